@@ -1,0 +1,1 @@
+"""Act: the action registry and the executors that turn planned actions into OS input."""

@@ -1,0 +1,1 @@
+"""The agent loop and its run traces."""

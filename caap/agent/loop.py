@@ -1,0 +1,268 @@
+"""The agent loop: observe → prompt → LLM → parse → execute, until done or out of budget.
+
+Several actions in one answer run in order; after each, the screen is captured again once it has
+settled, and if it changed the rest of the batch is dropped (it was planned for a screen that no
+longer exists) and the model is asked again. The frame captured after the last action is the one
+the next step observes, so no screen is captured twice.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from PIL import Image
+
+from caap.act.actions import ActionError, PlannedAction, ScreenState, execute, tool_schemas
+from caap.act.executor import Executor
+from caap.agent.trace import TraceWriter
+from caap.config import AgentConfig
+from caap.decide.demos import Demonstration
+from caap.decide.llm import LLMError, LLMReply
+from caap.decide.parser import bind_all, parse_reply
+from caap.decide.prompter import CaapPrompter, HistoryEntry, PromptContext
+from caap.elements import Element
+from caap.observe.screen import Observer, Screen, changed_pixels
+from caap.observe.tracking import IdTracker
+
+
+class Planner(Protocol):
+    """What the loop needs from an LLM client."""
+
+    def complete(self, prompt: str, tools: list[dict[str, Any]] | None = None) -> LLMReply: ...
+
+
+# Why an episode ended.
+DONE, FAILED, FINISHED = "done", "failed", "finished"
+MAX_STEPS, TIMEOUT, OVER_BUDGET = "max_steps", "timeout", "over_budget"
+STOPPED, INVALID_ANSWERS, LLM_ERROR = "stopped", "invalid_answers", "llm_error"
+
+
+@dataclass
+class EpisodeResult:
+    status: str
+    reason: str
+    steps: int
+    actions: list[dict[str, Any]] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = 0.0
+    seconds: float = 0.0
+    last_step: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "reason": self.reason,
+            "steps": self.steps,
+            "actions": self.actions,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": self.cost_usd,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class Agent:
+    def __init__(
+        self,
+        *,
+        screen: Screen,
+        observer: Observer,
+        executor: Executor,
+        planner: Planner,
+        prompter: CaapPrompter,
+        config: AgentConfig | None = None,
+        trace: TraceWriter | None = None,
+        demonstrations: list[Demonstration] | None = None,
+        stop: threading.Event | None = None,
+        is_finished: Callable[[], bool] | None = None,
+        on_step: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.screen = screen
+        self.observer = observer
+        self.executor = executor
+        self.planner = planner
+        self.prompter = prompter
+        self.config = config or AgentConfig()
+        self.trace = trace
+        self.demonstrations = demonstrations or []
+        self.stop = stop or threading.Event()
+        self.is_finished = is_finished
+        self.on_step = on_step
+
+    def _tools(self) -> list[dict[str, Any]] | None:
+        o = self.prompter.options
+        return tool_schemas(o.actions) if o.mode == "tools" else None
+
+    def run(self, task: str) -> EpisodeResult:
+        cfg = self.config
+        started = time.monotonic()
+        tracker = IdTracker(cfg.row_tolerance_px)
+        history: list[HistoryEntry] = []
+        last_response: str | None = None
+        errors: list[ActionError] = []
+        invalid_streak = 0
+        result = EpisodeResult(status=MAX_STEPS, reason=f"reached the step limit ({cfg.max_steps})", steps=0)
+        cost_known = True
+        tools = self._tools()
+
+        frame = self.screen.capture()
+        for step in range(1, cfg.max_steps + 1):
+            elapsed = time.monotonic() - started
+            stop_reason = self._should_stop(elapsed, result, cost_known)
+            if stop_reason:
+                result.status, result.reason = stop_reason
+                break
+            result.steps = step
+            record: dict[str, Any] = {"step": step, "t": round(elapsed, 3)}
+            timings: dict[str, float] = {}
+
+            t0 = time.perf_counter()
+            elements = tracker.update(self.observer.observe(frame))
+            timings["observe"] = time.perf_counter() - t0
+            record["elements"] = [e.to_json() for e in elements]
+            if self.trace:
+                record["screenshot"] = self.trace.screenshot(step, frame)
+
+            t0 = time.perf_counter()
+            ctx = PromptContext(task, elements, history, last_response, errors, self.demonstrations)
+            prompt = self.prompter.build(ctx)
+            timings["prompt"] = time.perf_counter() - t0
+            record["prompt"] = {
+                "text": prompt.text, "estimated_tokens": prompt.tokens, "trims": prompt.trims,
+                "over_budget": prompt.over_budget,
+            }
+
+            t0 = time.perf_counter()
+            try:
+                reply = self.planner.complete(prompt.text, tools)
+            except LLMError as exc:
+                timings["llm"] = time.perf_counter() - t0
+                record.update(timings=_ms(timings), error=str(exc))
+                self._emit(record)
+                result.status, result.reason = LLM_ERROR, str(exc)
+                break
+            timings["llm"] = time.perf_counter() - t0
+            record["response"] = reply.to_json()
+            result.prompt_tokens += reply.usage.prompt_tokens
+            result.completion_tokens += reply.usage.completion_tokens
+            if reply.cost_usd is None:
+                cost_known = False
+            else:
+                result.cost_usd = (result.cost_usd or 0.0) + reply.cost_usd
+            last_response = reply.content or _tool_calls_text(reply)
+
+            parsed = parse_reply(reply.content, reply.tool_calls)
+            screen_state = ScreenState(elements, frame.width, frame.height)
+            planned, bind_errors = bind_all(parsed.proposals, screen_state)
+            errors = parsed.errors + bind_errors
+            record["proposals"] = [p.to_json() for p in parsed.proposals]
+            record["errors"] = [e.to_json() for e in errors]
+
+            if planned:
+                invalid_streak = 0
+            else:
+                invalid_streak += 1
+
+            executed, frame, terminal, act_timings = self._execute_batch(planned, history, frame)
+            timings.update(act_timings)
+            record["actions"] = executed
+            result.actions.extend(executed)
+            record["timings_ms"] = _ms(timings)
+            record["cost_usd"] = reply.cost_usd
+            self._emit(record)
+            result.last_step = record
+
+            if terminal is not None:
+                reason = str(terminal.args.get("reason") or ("the model declared the task complete"
+                                                             if terminal.name == "done" else "the model gave up"))
+                result.status, result.reason = (DONE if terminal.name == "done" else FAILED), reason
+                break
+            if self.stop.is_set():
+                result.status, result.reason = STOPPED, "stopped on request"
+                break
+            if self.is_finished is not None and self.is_finished():
+                result.status, result.reason = FINISHED, "the environment reports the task finished"
+                break
+            if invalid_streak >= cfg.max_invalid_answers:
+                result.status = INVALID_ANSWERS
+                result.reason = f"{invalid_streak} answers in a row had no usable action"
+                break
+            if not planned:
+                # Nothing ran, but the screen may still have moved on by itself.
+                frame = self.screen.capture()
+
+        result.seconds = time.monotonic() - started
+        if not cost_known:
+            result.cost_usd = None
+        if self.trace:
+            self.trace.finish(result.to_json())
+        return result
+
+    def _should_stop(self, elapsed: float, result: EpisodeResult, cost_known: bool) -> tuple[str, str] | None:
+        cfg = self.config
+        if self.stop.is_set():
+            return STOPPED, "stopped on request"
+        if elapsed >= cfg.max_seconds:
+            return TIMEOUT, f"ran out of time ({cfg.max_seconds:g}s)"
+        if cfg.max_cost_usd is not None and cost_known and (result.cost_usd or 0.0) >= cfg.max_cost_usd:
+            return OVER_BUDGET, f"spent the cost budget (${cfg.max_cost_usd:g})"
+        return None
+
+    def _execute_batch(
+        self, planned: list[PlannedAction], history: list[HistoryEntry], frame: Image.Image
+    ) -> tuple[list[dict[str, Any]], Image.Image, PlannedAction | None, dict[str, float]]:
+        executed: list[dict[str, Any]] = []
+        timings = {"act": 0.0, "settle": 0.0}
+        for index, action in enumerate(planned):
+            if action.terminal:
+                executed.append({**action.to_json(), "outcome": action.name})
+                return executed, frame, action, timings
+            if self.stop.is_set():  # halt before the next OS event
+                break
+            number = (history[-1].number if history else 1) + 1
+            t0 = time.perf_counter()
+            execute(action, self.executor)
+            t1 = time.perf_counter()
+            after = self.screen.settle(frame)
+            t2 = time.perf_counter()
+            timings["act"] += t1 - t0
+            timings["settle"] += t2 - t1
+            changed = changed_pixels(frame, after)
+            screen_changed = changed > self.config.change_threshold_px
+            outcome = "the screen changed" if screen_changed else "no visible change"
+            remaining = len(planned) - index - 1
+            if screen_changed and remaining and not planned[index + 1].terminal:
+                outcome += f"; the {remaining} action(s) planned after it were dropped"
+            history.append(HistoryEntry(number, action, outcome))
+            executed.append({**action.to_json(), "number": number, "outcome": outcome,
+                             "changed_px": changed, "act_ms": round((t1 - t0) * 1000, 2),
+                             "settle_ms": round((t2 - t1) * 1000, 2)})
+            frame = after
+            if screen_changed and remaining and not planned[index + 1].terminal:
+                break
+        return executed, frame, None, timings
+
+    def _emit(self, record: dict[str, Any]) -> None:
+        if self.trace:
+            self.trace.step(record)
+        if self.on_step:
+            self.on_step(record)
+
+
+def _ms(timings: dict[str, float]) -> dict[str, float]:
+    return {k: round(v * 1000, 2) for k, v in timings.items()}
+
+
+def _tool_calls_text(reply: LLMReply) -> str:
+    """A tool-calling answer with no prose is remembered as its calls, in the paper's text form."""
+    return "\n".join(f"Action=(Action: functions.{c.name}, Argument: {c.arguments})" for c in reply.tool_calls)
+
+
+def initial_elements(observer: Observer, image: Image.Image, row_tolerance: int = 5) -> list[Element]:
+    """Elements of a single screen with ids, as the first step of an episode would number them."""
+    return IdTracker(row_tolerance).update(observer.observe(image))

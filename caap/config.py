@@ -1,0 +1,212 @@
+"""Configuration: one validated TOML file, overridden by environment variables, overridden by flags.
+
+Where the file comes from: ``--config PATH``, else ``$CAAP_CONFIG``, else ``./caap.toml``, else
+``~/.config/caap/config.toml``; none is required. Environment variables: the standard
+``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` and ``OPENAI_MODEL``, and ``CAAP_<SECTION>__<FIELD>`` for
+any field (``CAAP_AGENT__MAX_STEPS=10``, ``CAAP_LLM__MODE=text``). The API key is a secret: it is
+never printed, never written to a trace, and ``redacted()`` is what gets recorded.
+
+Example ``caap.toml``::
+
+    [llm]
+    base_url = "http://127.0.0.1:8000/v1"   # any OpenAI-compatible server
+    model = "gpt-4o"
+    mode = "tools"                           # or "text": the paper's Action_N=(...) lines
+    [llm.prices."gpt-4o"]                    # USD per million tokens
+    input = 2.5
+    output = 10.0
+    [prompt]
+    token_budget = 12000
+    [agent]
+    max_steps = 30
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+
+class Price(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    input: float = Field(ge=0, description="USD per million prompt tokens")
+    output: float = Field(ge=0, description="USD per million completion tokens")
+    cached_input: float | None = Field(default=None, ge=0)
+
+
+# List prices at the time of writing, USD per million tokens; override or extend in the config
+# file, since they change. A model missing here has unknown cost (reported as such).
+DEFAULT_PRICES: dict[str, Price] = {
+    "gpt-4o": Price(input=2.5, output=10.0, cached_input=1.25),
+    "gpt-4o-mini": Price(input=0.15, output=0.6, cached_input=0.075),
+    "gpt-4.1": Price(input=2.0, output=8.0, cached_input=0.5),
+    "gpt-4.1-mini": Price(input=0.4, output=1.6, cached_input=0.1),
+    "gpt-4-turbo": Price(input=10.0, output=30.0),
+    "gpt-4-0125-preview": Price(input=10.0, output=30.0),
+}
+
+
+class LLMConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint; None = OpenAI")
+    api_key: SecretStr | None = None
+    model: str = "gpt-4o"
+    mode: Literal["tools", "text"] = "tools"
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(default=2048, ge=1)
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=5, ge=0, le=20)
+    backoff_initial_s: float = Field(default=1.0, ge=0)
+    backoff_max_s: float = Field(default=30.0, ge=0)
+    prices: dict[str, Price] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+
+    @field_validator("prices", mode="after")
+    @classmethod
+    def _extend_default_prices(cls, value: dict[str, Price]) -> dict[str, Price]:
+        # A config that prices its own model still knows the common ones.
+        return {**DEFAULT_PRICES, **value}
+
+
+class PromptConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    demonstrations: bool = True
+    rationales: bool = True
+    cot: bool = True
+    token_budget: int = Field(default=12000, ge=500)
+    max_demonstrations: int = Field(default=3, ge=0)
+
+
+class AgentConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_steps: int = Field(default=30, ge=1)
+    max_seconds: float = Field(default=600.0, gt=0)
+    max_cost_usd: float | None = Field(default=2.0, ge=0)
+    max_invalid_answers: int = Field(default=3, ge=1, description="consecutive answers with no usable action")
+    change_threshold_px: int = Field(
+        default=16, ge=0, description="pixels that must differ for the screen to count as changed"
+    )
+    row_tolerance_px: int = Field(default=5, ge=0)
+
+
+class TraceConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    dir: Path = Path("runs")
+    screenshots: bool = True
+
+
+class CaapConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    prompt: PromptConfig = Field(default_factory=PromptConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    trace: TraceConfig = Field(default_factory=TraceConfig)
+
+    def redacted(self) -> dict[str, Any]:
+        """The config as JSON with the API key replaced: what traces record."""
+        data = self.model_dump(mode="json")
+        data["llm"]["api_key"] = "***" if self.llm.api_key else None
+        return data
+
+
+class ConfigError(ValueError):
+    """A config file or variable that cannot be used; the message names where and which field."""
+
+
+def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
+    *parents, leaf = dotted.split(".")
+    for p in parents:
+        tree = tree.setdefault(p, {})
+    tree[leaf] = value
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
+def find_config_file(explicit: str | Path | None = None, environ: dict[str, str] | None = None) -> Path | None:
+    if explicit:
+        return Path(explicit)
+    env = (os.environ if environ is None else environ).get("CAAP_CONFIG")
+    if env:
+        return Path(env)
+    for candidate in (Path("caap.toml"), Path.home() / ".config" / "caap" / "config.toml"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _env_layer(environ: dict[str, str]) -> dict[str, Any]:
+    layer: dict[str, Any] = {}
+    standard = {"OPENAI_BASE_URL": "llm.base_url", "OPENAI_API_KEY": "llm.api_key", "OPENAI_MODEL": "llm.model"}
+    for var, dotted in standard.items():
+        if environ.get(var):
+            _set(layer, dotted, environ[var])
+    for var, value in environ.items():
+        if var.startswith("CAAP_") and "__" in var:
+            section, _, name = var[len("CAAP_"):].partition("__")
+            _set(layer, f"{section.lower()}.{name.lower()}", value)
+    return layer
+
+
+def load_config(
+    path: str | Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    environ: dict[str, str] | None = None,
+) -> CaapConfig:
+    """Defaults < file < environment < ``overrides`` (dotted keys such as ``"llm.model"``; None
+    values are ignored, so unset flags can be passed straight through)."""
+    environ = dict(os.environ) if environ is None else environ
+    data: dict[str, Any] = {}
+    source = "defaults"
+    file = find_config_file(path, environ)
+    if file is not None:
+        try:
+            data = tomllib.loads(file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{file}: config file not found") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{file}: cannot read config ({exc})") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{file}: not valid TOML ({exc})") from None
+        source = str(file)
+    env_layer = _env_layer(environ)
+    _merge(data, env_layer)
+    flag_layer: dict[str, Any] = {}
+    for dotted, value in (overrides or {}).items():
+        if value is not None:
+            _set(flag_layer, dotted, value)
+    _merge(data, flag_layer)
+    try:
+        return CaapConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        origin = source
+        if _has(env_layer, err["loc"]):
+            origin = "environment"
+        if _has(flag_layer, err["loc"]):
+            origin = "command-line flags"
+        raise ConfigError(f"config ({origin}): {where}: {err['msg']}") from None
+
+
+def _has(tree: dict[str, Any], loc: tuple[Any, ...]) -> bool:
+    node: Any = tree
+    for part in loc:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True

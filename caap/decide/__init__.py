@@ -1,0 +1,1 @@
+"""Decide: demonstrations and context → CAAP prompt → LLM → parsed, validated actions."""

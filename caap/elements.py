@@ -1,0 +1,182 @@
+"""Element records: one detected-and-read UI element, and the list of them for one screen.
+
+The JSON form is the contract of ``caap observe --json`` (DESIGN §7): ``{"elements": [{"id",
+"type", "bbox", "text", "checked", "focused", "highlighted", "subtype", "score"}], ...}`` with
+absent attributes as null. The prompt form is the paper's: centre and extent per axis.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from caap.geometry import Box, as_box, centre
+from caap.taxonomy import ATTRIBUTES, BOOLEAN_ATTRIBUTES, SUBTYPE, ElementType, attributes_of, subtypes_of
+
+
+class Element(BaseModel):
+    """One UI element on a captured screen. ``bbox`` is in captured-image pixels (see geometry)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=False, use_enum_values=False)
+
+    id: int | None = Field(default=None, ge=1, description="stable id within an episode; 1-based")
+    type: ElementType
+    bbox: Box
+    text: str | None = None
+    subtype: str | None = None
+    checked: bool | None = None
+    focused: bool | None = None
+    highlighted: bool | None = None
+    score: float | None = Field(default=None, ge=0.0, le=1.0, description="detector confidence")
+    visible: bool = True
+
+    @field_validator("bbox", mode="before")
+    @classmethod
+    def _box(cls, value: Any) -> Box:
+        if not isinstance(value, list | tuple):
+            raise ValueError("bbox must be a list [x1, y1, x2, y2]")
+        return as_box(value)
+
+    @model_validator(mode="after")
+    def _attributes_fit_type(self) -> Element:
+        allowed = attributes_of(self.type)
+        for name in ATTRIBUTES:
+            if getattr(self, name) is not None and name not in allowed:
+                raise ValueError(
+                    f"a {self.type.value} element has no '{name}' attribute "
+                    f"(allowed: {', '.join(allowed) or 'none'})"
+                )
+        if self.subtype is not None and self.subtype not in subtypes_of(self.type):
+            raise ValueError(
+                f"'{self.subtype}' is not a {self.type.value} subtype "
+                f"(one of: {', '.join(subtypes_of(self.type))})"
+            )
+        return self
+
+    # --- geometry -------------------------------------------------------------------------------
+    @property
+    def centre(self) -> tuple[int, int]:
+        return centre(self.bbox)
+
+    @property
+    def label(self) -> str:
+        return f"element_{self.id}" if self.id is not None else "element_?"
+
+    # --- JSON -----------------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        """The observe-contract record: every attribute present, absent ones null."""
+        record: dict[str, Any] = {"id": self.id, "type": self.type.value, "bbox": list(self.bbox)}
+        for name in ATTRIBUTES:
+            record[name] = getattr(self, name)
+        record["score"] = self.score
+        if not self.visible:
+            record["visible"] = False
+        return record
+
+    # --- prompt ---------------------------------------------------------------------------------
+    def describe(self, *, with_visibility: bool = False) -> str:
+        """``{type: button, X: 50 [2-98], Y: 114 [99-130], text: "Submit", focused: False}``.
+
+        Attributes the type carries but whose value is unknown (null) are left out, so the model
+        never reads a guess.
+        """
+        x1, y1, x2, y2 = self.bbox
+        cx, cy = self.centre
+        parts = [f"type: {self.type.value}", f"X: {cx} [{x1}-{x2}]", f"Y: {cy} [{y1}-{y2}]"]
+        for name in attributes_of(self.type):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if name in BOOLEAN_ATTRIBUTES:
+                parts.append(f"{name}: {bool(value)}")
+            elif name == SUBTYPE:
+                parts.append(f"{name}: {value}")
+            else:
+                parts.append(f"{name}: {quote(value)}")
+        if with_visibility or not self.visible:
+            parts.append(f"visible: {self.visible}")
+        return "{" + ", ".join(parts) + "}"
+
+    def prompt_line(self) -> str:
+        return f"- ID: {self.label}, data: {self.describe()}"
+
+
+def quote(text: str) -> str:
+    """Quote text for the prompt: JSON string escaping, so quotes, backslashes and newlines in OCR
+    output can never break the line structure the model reads."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+class ElementFileError(ValueError):
+    """An element file that cannot be used; the message names the file and the field."""
+
+
+def _field_path(loc: Sequence[Any]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def parse_elements(data: Any, *, source: str = "<data>") -> list[Element]:
+    """Elements from observe-contract JSON: ``{"elements": [...]}`` or a bare list."""
+    items = data.get("elements") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise ElementFileError(f"{source}: expected {{\"elements\": [...]}} or a list of elements")
+    elements: list[Element] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise ElementFileError(f"{source}: elements[{index}] is not an object")
+        try:
+            elements.append(Element.model_validate(item))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = _field_path(err["loc"])
+            field = f".{where}" if where else ""
+            raise ElementFileError(f"{source}: elements[{index}]{field}: {err['msg']}") from None
+    ids = [e.id for e in elements if e.id is not None]
+    if len(ids) != len(set(ids)):
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        raise ElementFileError(f"{source}: duplicate element ids {dup}")
+    return elements
+
+
+def load_elements(path: str | Path) -> list[Element]:
+    """Read an element file written by ``caap observe --json`` (the first object if JSON Lines)."""
+    path = Path(path)
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ElementFileError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ElementFileError(f"{path}: cannot read ({exc})") from None
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        first = raw.strip().splitlines()[0] if raw.strip() else ""
+        try:
+            data = json.loads(first)
+        except json.JSONDecodeError as exc:
+            raise ElementFileError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    return parse_elements(data, source=str(path))
+
+
+def dump_elements(elements: Iterable[Element]) -> dict[str, Any]:
+    return {"elements": [e.to_json() for e in elements]}
+
+
+COORDINATE_NOTE = (
+    "(Coordinates read as: X: centre_x [left_x-right_x], Y: centre_y [top_y-bottom_y], in screen pixels "
+    "from the top-left corner of the captured area.)"
+)
+
+
+def render_element_list(elements: Sequence[Element]) -> str:
+    """The element list block of the prompt, one line per element, in the given order."""
+    if not elements:
+        return "(no elements detected: the screen looks empty)"
+    return "\n".join(e.prompt_line() for e in elements)

@@ -1,0 +1,58 @@
+"""Coordinate conventions shared by every stage.
+
+A box is ``(x1, y1, x2, y2)`` in integer pixels of the *captured image*: ``(x1, y1)`` is the
+top-left pixel inside the box and ``(x2, y2)`` the first pixel past its bottom-right corner, so
+``width = x2 - x1``. The centre used for clicking and for the prompt is the integer floor of the
+midpoint. Mapping captured-image pixels to OS input coordinates is the executor's business and
+happens in exactly one place (the screen mapping), never here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+Box = tuple[int, int, int, int]
+
+
+def as_box(values: Sequence[float]) -> Box:
+    """Round a 4-sequence to an integer box, checking that it is well formed."""
+    if len(values) != 4:
+        raise ValueError(f"a box needs 4 numbers [x1, y1, x2, y2], got {len(values)}")
+    x1, y1, x2, y2 = (round(float(v)) for v in values)
+    if x2 <= x1 or y2 <= y1:
+        raise ValueError(f"box {[x1, y1, x2, y2]} is empty: x2 must exceed x1 and y2 exceed y1")
+    return (x1, y1, x2, y2)
+
+
+def centre(box: Box) -> tuple[int, int]:
+    return ((box[0] + box[2]) // 2, (box[1] + box[3]) // 2)
+
+
+def area(box: Box) -> int:
+    return max(0, box[2] - box[0]) * max(0, box[3] - box[1])
+
+
+def intersection(a: Box, b: Box) -> int:
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return w * h if w > 0 and h > 0 else 0
+
+
+def iou(a: Box, b: Box) -> float:
+    inter = intersection(a, b)
+    if inter == 0:
+        return 0.0
+    return inter / float(area(a) + area(b) - inter)
+
+
+def clip(box: Box, width: int, height: int) -> Box | None:
+    """Clip a box to an image of the given size; None when nothing of it is left."""
+    x1, y1 = max(0, box[0]), max(0, box[1])
+    x2, y2 = min(width, box[2]), min(height, box[3])
+    if x2 <= x1 or y2 <= y1:
+        return None
+    return (x1, y1, x2, y2)
+
+
+def contains(box: Box, x: int, y: int) -> bool:
+    return box[0] <= x < box[2] and box[1] <= y < box[3]

@@ -1,0 +1,1 @@
+"""Observe: screen pixels → element list (capture, detector, reader, ordering, stable ids)."""

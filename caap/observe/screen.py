@@ -1,0 +1,82 @@
+"""The screen and observer interfaces the agent loop depends on, and their file-based forms.
+
+Live capture (mss) and the vision models implement the same interfaces; the loop never knows which
+one it has.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from PIL import Image, UnidentifiedImageError
+
+from caap.elements import Element
+
+
+class ScreenError(RuntimeError):
+    """The screen cannot be captured; the message says why."""
+
+
+class Screen(ABC):
+    """Something that yields screenshots of the area the agent acts on."""
+
+    @abstractmethod
+    def capture(self) -> Image.Image:
+        """The current screen as an RGB image; its pixels are the coordinate space of actions."""
+
+    def settle(self, previous: Image.Image) -> Image.Image:
+        """The screen after an action once it stopped changing. Live screens wait for consecutive
+        equal frames; a static screen has nothing to wait for."""
+        return self.capture()
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release the capture backend."""
+
+
+@runtime_checkable
+class Observer(Protocol):
+    """Screenshot → elements (without ids; the loop's tracker assigns them)."""
+
+    def observe(self, image: Image.Image) -> list[Element]: ...
+
+
+def load_image(path: str | Path) -> Image.Image:
+    path = Path(path)
+    try:
+        with Image.open(path) as img:
+            return img.convert("RGB")
+    except FileNotFoundError:
+        raise ScreenError(f"{path}: no such image file") from None
+    except (UnidentifiedImageError, OSError) as exc:
+        raise ScreenError(f"{path}: not a readable image ({exc})") from None
+
+
+class ImageScreen(Screen):
+    """A screenshot file standing in for the screen (``caap run --screenshot``)."""
+
+    def __init__(self, image: Image.Image) -> None:
+        self.image = image
+
+    def capture(self) -> Image.Image:
+        return self.image
+
+
+class StaticObserver:
+    """Returns a fixed element list (``caap run --elements``), whatever the image."""
+
+    def __init__(self, elements: list[Element]) -> None:
+        self.elements = elements
+
+    def observe(self, image: Image.Image) -> list[Element]:
+        return [e.model_copy() for e in self.elements]
+
+
+def changed_pixels(a: Image.Image, b: Image.Image) -> int:
+    """How many pixels differ between two frames (a size change counts as all of them)."""
+    if a.size != b.size:
+        return max(a.width * a.height, b.width * b.height)
+    diff = np.asarray(a.convert("RGB"), dtype=np.int16) - np.asarray(b.convert("RGB"), dtype=np.int16)
+    return int(np.count_nonzero(np.abs(diff).max(axis=2) > 8))

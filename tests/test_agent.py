@@ -1,0 +1,206 @@
+"""The agent loop end to end: scripted screens, the real openai client, a scripted HTTP endpoint."""
+
+import json
+import threading
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scripted_app import AppExecutor, AppObserver, dropdown_app
+
+from caap.agent.loop import Agent
+from caap.agent.trace import TraceWriter, read_steps
+from caap.config import AgentConfig, LLMConfig, Price
+from caap.decide.llm import LLMClient, LLMReply, Usage
+from caap.decide.parser import ToolCall
+from caap.decide.prompter import CaapPrompter, PromptOptions
+from caap.testing.llm_server import Failure, Reply, ScriptedLLMServer
+
+TASK = "Select Helli from the list and click Submit."
+KEY = "sk-caap-test-key-0123456789"
+
+
+def make_agent(server, tmp_path, mode, app=None, **agent_kw):
+    app = app or dropdown_app()
+    cfg = LLMConfig(base_url=server.base_url, model="scripted", api_key=KEY, mode=mode, timeout_s=0.5,
+                    backoff_initial_s=0.01, backoff_max_s=0.02, prices={"scripted": Price(input=10, output=30)})
+    trace = TraceWriter(tmp_path / "runs", TASK, secrets=[KEY])
+    agent = Agent(screen=app, observer=AppObserver(app), executor=AppExecutor(app), planner=LLMClient(cfg),
+                  prompter=CaapPrompter(PromptOptions(mode=mode)), config=AgentConfig(**agent_kw), trace=trace)
+    return agent, app, trace
+
+
+TEXT_SCRIPT = [
+    Reply(text="Progress: started.\nPlan: open the list, pick Helli, submit.\n"
+               "Action_2=(Action: functions.click_element, Argument: {element_id: 1})\n"
+               "Action_3=(Action: functions.click_element, Argument: {element_id: 2})"),
+    Reply(text="The list is open. Helli is element_4.\n**Action_3**=(Action: functions.click_element, Argument: {element_id: element_4})"),
+    Reply(text="Helli is chosen.\nAction_4=(Action: functions.click_element, Argument: {element_id: 2})\n"
+               "Action_5=(Action: functions.done, Argument: {reason: \"submitted\"})"),
+]
+TOOL_SCRIPT = [
+    Reply(text="Open the list first.", tool_calls=[("click_element", {"element_id": 1}), ("click_element", {"element_id": 2})]),
+    Reply(tool_calls=[("click_element", '{"element_id": "element_4"}')]),
+    Reply(text="Submit now.", tool_calls=[("click_element", {"element_id": 2}), ("done", {"reason": "submitted"})]),
+]
+
+
+@pytest.mark.parametrize(("mode", "script"), [("text", TEXT_SCRIPT), ("tools", TOOL_SCRIPT)])
+def test_three_step_episode(tmp_path, mode, script):
+    # A 429, a 500 and a timeout are injected before the second answer; the episode must not notice.
+    script = [script[0], Failure(status=429, retry_after=0), Failure(status=500), Failure(status=0, delay_s=1.0),
+              script[1], script[2]]
+    with ScriptedLLMServer(script) as server:
+        agent, app, trace = make_agent(server, tmp_path, mode)
+        result = agent.run(TASK)
+        requests = server.requests
+
+    assert result.status == "done" and result.reason == "submitted" and result.steps == 3
+    assert app.visited == ["closed", "open", "chosen", "submitted"]
+    # Executed: the click on the dropdown changed the screen, so the planned click on Submit (made
+    # for a screen that no longer existed) was dropped; then Helli, then Submit, then done.
+    names = [(a["name"], (a["element"] or {}).get("text"), a.get("point")) for a in result.actions]
+    assert names == [("click_element", "Theodora", [76, 65]), ("click_element", "Helli", [76, 100]),
+                     ("click_element", "Submit", [49, 96]), ("done", None, None)]
+    clicks = [kw for name, kw in agent.executor.calls if name == "click"]
+    assert [(c["x"], c["y"]) for c in clicks] == [(76, 65), (76, 100), (49, 96)]
+    assert "dropped" in result.actions[0]["outcome"]
+    assert "1 action(s) planned after it were dropped" in prompts_of(requests)[-1]
+    assert app.captures == 4  # one initial frame + one per executed action: no frame taken twice
+
+    # What the model was sent.
+    prompts = [r["messages"][0]["content"] for r in requests]
+    assert len(prompts) == 6
+    assert ("tools" in requests[0]) == (mode == "tools")
+    assert "Your Previous Answer" not in prompts[0] and "Your Previous Answer" in prompts[-1]
+    assert "action_2: {name: click_element, arg: {element_id: 1, type: dropdown" in prompts[-1]
+    assert '- ID: element_4, data: {type: tabled_text, X: 76 [1-152], Y: 100 [93-108], text: "Helli"' in prompts[1]
+    assert '- ID: element_2, data: {type: button' in prompts[1] and "visible: False" in prompts[1]
+    # Submit kept its id across the screen where it was hidden.
+    assert '- ID: element_2, data: {type: button, X: 49 [1-98], Y: 96 [80-112], text: "Submit", focused: False}' in prompts[-1]
+
+    # The trace.
+    steps = read_steps(trace.dir)
+    assert [s["step"] for s in steps] == [1, 2, 3]
+    for s in steps:
+        assert (trace.dir / s["screenshot"]).is_file()
+        assert s["prompt"]["text"] and s["response"] and s["timings_ms"]["llm"] > 0
+        assert s["response"]["usage"]["prompt_tokens"] > 0 and s["cost_usd"] > 0
+    assert steps[1]["response"]["retries"] == 3
+    assert steps[1]["response"]["attempts"] == ["rate limited (429)", "server error (500)", "timed out after 0.5s"]
+    assert [a["name"] for a in steps[2]["actions"]] == ["click_element", "done"]
+    summary = json.loads((trace.dir / "summary.json").read_text())
+    assert summary["status"] == "done" and summary["steps"] == 3
+    assert summary["cost_usd"] == pytest.approx(sum(s["cost_usd"] for s in steps))
+    run = json.loads((trace.dir / "run.json").read_text()) if (trace.dir / "run.json").exists() else {}
+    assert "api_key" not in json.dumps(run) or run["config"]["llm"]["api_key"] == "***"
+    for f in trace.dir.iterdir():
+        assert KEY.encode() not in f.read_bytes()
+
+
+def prompts_of(requests):
+    return [r["messages"][0]["content"] for r in requests]
+
+
+class ListPlanner:
+    """An in-process planner for loop mechanics (no HTTP): answers from a list, then repeats the last."""
+
+    def __init__(self, answers, cost=0.0):
+        self.answers = list(answers)
+        self.cost = cost
+        self.prompts = []
+
+    def complete(self, prompt, tools=None):
+        self.prompts.append(prompt)
+        answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        calls = answer if isinstance(answer, list) else []
+        return LLMReply(content="" if calls else answer, tool_calls=calls, usage=Usage(10, 5), latency_s=0.0,
+                        cost_usd=self.cost, retries=0, model="list")
+
+
+def loop_agent(planner, **cfg):
+    app = dropdown_app()
+    return Agent(screen=app, observer=AppObserver(app), executor=AppExecutor(app), planner=planner,
+                 prompter=CaapPrompter(PromptOptions(mode="text")), config=AgentConfig(**cfg)), app
+
+
+def test_invalid_answers_are_reported_back_then_the_episode_stops():
+    planner = ListPlanner(["I am not sure.", "Action_2=(Action: functions.click_element, Argument: {element_id: 42})",
+                           "Action_2=(Action: functions.teleport)"])
+    agent, app = loop_agent(planner, max_invalid_answers=3)
+    result = agent.run(TASK)
+    assert result.status == "invalid_answers" and result.steps == 3 and app.state == "closed"
+    assert "the answer contained no action" in planner.prompts[1]
+    assert "element_42 is not on the current screen" in planner.prompts[2]
+
+
+def test_recovers_after_an_invalid_answer():
+    planner = ListPlanner(["no idea", "Action_2=(Action: functions.click_element, Argument: {element_id: 1})",
+                           "Action_3=(Action: functions.fail, Argument: {reason: \"cannot find it\"})"])
+    agent, app = loop_agent(planner)
+    result = agent.run(TASK)
+    assert result.status == "failed" and result.reason == "cannot find it" and app.state == "open"
+
+
+def test_step_limit_time_limit_and_cost_budget():
+    click = "Action_2=(Action: functions.click_new_point, Argument: {x: 150, y: 200})"  # changes nothing
+    result = loop_agent(ListPlanner([click]), max_steps=4)[0].run(TASK)
+    assert result.status == "max_steps" and result.steps == 4
+    result = loop_agent(ListPlanner([click], cost=0.3), max_cost_usd=1.0)[0].run(TASK)
+    assert result.status == "over_budget" and result.steps == 4 and result.cost_usd == pytest.approx(1.2)
+    result = loop_agent(ListPlanner([click]), max_seconds=1e-9)[0].run(TASK)
+    assert result.status == "timeout" and result.steps == 0
+
+
+def test_stop_request_halts_before_the_next_os_event():
+    stop = threading.Event()
+    planner = ListPlanner(["Action_2=(Action: functions.click_new_point, Argument: {x: 150, y: 200})\n"
+                           "Action_3=(Action: functions.click_new_point, Argument: {x: 151, y: 200})"])
+    agent, _ = loop_agent(planner)
+    agent.stop = stop
+    original = agent.executor.click
+
+    def click_then_stop(*a, **kw):
+        original(*a, **kw)
+        stop.set()  # e.g. the user pressed the stop hotkey during the first click
+
+    agent.executor.click = click_then_stop
+    result = agent.run(TASK)
+    assert result.status == "stopped"
+    assert [n for n, _ in agent.executor.calls] == ["click"]  # the second click never happened
+
+
+def test_llm_failure_ends_the_episode_with_the_reason(tmp_path):
+    with ScriptedLLMServer([Failure(status=500)] * 10) as server:
+        agent, _, trace = make_agent(server, tmp_path, "text")
+        agent.planner.config = agent.planner.config.model_copy(update={"max_retries": 1})
+        result = agent.run(TASK)
+    assert result.status == "llm_error" and "no answer after 2 attempts" in result.reason
+    steps = read_steps(trace.dir)
+    assert "no answer" in steps[0]["error"]
+    assert json.loads((trace.dir / "summary.json").read_text())["status"] == "llm_error"
+
+
+def test_tool_call_answer_without_prose_is_remembered_for_the_next_prompt():
+    planner = ListPlanner([[ToolCall("click_element", '{"element_id": 1}')], "Action_3=(Action: functions.done)"])
+    agent, _ = loop_agent(planner)
+    agent.run(TASK)
+    assert "functions.click_element" in planner.prompts[1].split("### Your Previous Answer ###")[1]
+
+
+ANSWERS = st.one_of(
+    st.text(max_size=200),
+    st.builds(lambda n, a: f"Action_2=(Action: functions.{n}, Argument: {a})",
+              st.sampled_from(["click_element", "type_text", "scroll", "press_key", "x", "done", "drag_mouse_move"]),
+              st.text(max_size=40)),
+    st.lists(st.builds(ToolCall, st.sampled_from(["click_element", "fail", "nope", "wait"]), st.text(max_size=30)),
+             min_size=1, max_size=2),
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(answers=st.lists(ANSWERS, min_size=1, max_size=3))
+def test_fuzz_nothing_escapes_the_loop(answers):
+    agent, _ = loop_agent(ListPlanner(answers), max_steps=3)
+    result = agent.run(TASK)
+    assert result.status in {"done", "failed", "max_steps", "invalid_answers"}

@@ -1,0 +1,121 @@
+import json
+
+import pytest
+
+from caap.elements import Element, ElementFileError, dump_elements, load_elements, parse_elements
+from caap.observe.order import reading_order
+from caap.observe.tracking import IdTracker
+from caap.taxonomy import DETECTOR_CLASSES, ElementType, attributes_of
+
+
+def test_prompt_line_matches_the_paper_format():
+    e = Element(id=3, type="button", bbox=[2, 99, 98, 130], text="Submit", focused=False)
+    assert e.prompt_line() == '- ID: element_3, data: {type: button, X: 50 [2-98], Y: 114 [99-130], text: "Submit", focused: False}'
+
+
+def test_prompt_line_escapes_text_and_omits_unknown_attributes():
+    e = Element(id=1, type="text", bbox=[0, 0, 10, 10], text='say "hi"\nnow \\ ok')
+    assert e.describe() == '{type: text, X: 5 [0-10], Y: 5 [0-10], text: "say \\"hi\\"\\nnow \\\\ ok"}'
+    icon = Element(id=2, type="icon", bbox=[0, 0, 8, 8], subtype="like", checked=True)
+    assert icon.describe().endswith("subtype: like, checked: True}")
+    hidden = Element(id=4, type="checkbox", bbox=[0, 0, 8, 8], text="a", checked=False, visible=False)
+    assert hidden.describe().endswith("checked: False, visible: False}")
+
+
+def test_taxonomy_rejects_attributes_a_type_does_not_carry():
+    with pytest.raises(ValueError, match="button element has no 'checked'"):
+        Element(type="button", bbox=[0, 0, 5, 5], checked=True)
+    with pytest.raises(ValueError, match="not a shape subtype"):
+        Element(type="shape", bbox=[0, 0, 5, 5], subtype="like")
+    with pytest.raises(ValueError, match="empty"):
+        Element(type="text", bbox=[5, 0, 5, 5])
+    assert ElementType.UNKNOWN not in DETECTOR_CLASSES
+    assert attributes_of("radio") == ("text", "checked")
+
+
+def test_json_round_trip_follows_the_observe_contract(tmp_path, dropdown_screen):
+    data = dump_elements(dropdown_screen)
+    record = data["elements"][0]
+    assert set(record) == {"id", "type", "bbox", "text", "checked", "focused", "highlighted", "subtype", "score"}
+    assert record["checked"] is None and record["focused"] is False
+    path = tmp_path / "els.json"
+    path.write_text(json.dumps(data))
+    assert load_elements(path) == dropdown_screen
+    # JSON Lines from `caap observe` on several images: the first object is used.
+    path.write_text(json.dumps({"image": "a.png", **data}) + "\n" + json.dumps(data) + "\n")
+    assert load_elements(path) == dropdown_screen
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "not valid JSON"),
+        ('{"items": []}', 'expected {"elements"'),
+        ('{"elements": [{"type": "button", "box": [0,0,5,5]}]}', r"elements\[0\]\.(bbox|box)"),
+        ('{"elements": [{"type": "buton", "bbox": [0,0,5,5]}]}', r"elements\[0\]\.type"),
+        ('{"elements": [{"type": "button", "bbox": [0,0,5]}]}', r"elements\[0\]\.bbox"),
+        ('{"elements": [{"id": 1, "type": "text", "bbox": [0,0,5,5]}, {"id": 1, "type": "text", "bbox": [0,0,5,5]}]}',
+         "duplicate element ids"),
+    ],
+)
+def test_bad_element_files_name_file_and_field(tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(ElementFileError, match=message) as info:
+        load_elements(path)
+    assert str(path) in str(info.value)
+
+
+def test_missing_element_file(tmp_path):
+    with pytest.raises(ElementFileError, match="no such file"):
+        load_elements(tmp_path / "nope.json")
+
+
+def _el(x, y, w=20, h=10, t="text", text=None):
+    return Element(type=t, bbox=[x, y, x + w, y + h], text=text)
+
+
+def test_reading_order_groups_rows_tolerating_small_offsets():
+    a, b, c, d = _el(50, 12, text="b"), _el(5, 10, text="a"), _el(5, 40, text="c"), _el(90, 14, text="b2")
+    assert [e.text for e in reading_order([d, c, a, b])] == ["a", "b", "b2", "c"]
+    # 10 px apart is a new row with the default tolerance of 5.
+    assert [e.text for e in reading_order([_el(50, 10, text="x"), _el(5, 20, text="y")])] == ["x", "y"]
+
+
+def test_ids_are_stable_vanished_elements_are_marked_and_new_ids_are_fresh():
+    tracker = IdTracker()
+    dropdown = Element(type="dropdown", bbox=[1, 55, 152, 76], text="Storm")
+    submit = Element(type="button", bbox=[1, 80, 98, 112], text="Submit")
+    first = tracker.update([submit, dropdown])
+    assert [(e.id, e.text) for e in first] == [(1, "Storm"), (2, "Submit")]
+
+    options = [Element(type="tabled_text", bbox=[1, 77 + 16 * i, 152, 92 + 16 * i], text=t)
+               for i, t in enumerate(["Selie", "Janella"])]
+    second = tracker.update([dropdown, *options])
+    by_text = {e.text: e for e in second}
+    assert by_text["Storm"].id == 1 and by_text["Selie"].id == 3 and by_text["Janella"].id == 4
+    assert by_text["Submit"].id == 2 and by_text["Submit"].visible is False
+    assert second[-1].text == "Submit"  # vanished ones come after the visible list
+
+    # The dropdown now shows the choice (same place → same id); Submit reappears with its old id;
+    # the options vanish and are carried once.
+    third = tracker.update([dropdown.model_copy(update={"text": "Janella"}), submit])
+    assert [(e.id, e.text, e.visible) for e in third] == [
+        (1, "Janella", True), (2, "Submit", True), (3, "Selie", False), (4, "Janella", False)]
+    fourth = tracker.update([submit])
+    assert [(e.id, e.visible) for e in fourth] == [(2, True), (1, False)]
+    # A brand-new element never reuses an id.
+    fifth = tracker.update([submit, _el(0, 0, text="new")])
+    assert max(e.id for e in fifth) == 5
+
+
+def test_scrolled_element_keeps_its_id_by_text_and_size():
+    tracker = IdTracker()
+    tracker.update([_el(0, 100, 60, 12, "tabled_text", "Cassandry")])
+    moved = tracker.update([_el(0, 40, 60, 12, "tabled_text", "Cassandry")])
+    assert moved[0].id == 1 and len(moved) == 1
+
+
+def test_parse_elements_accepts_bare_list():
+    els = parse_elements([{"type": "scrollbar", "bbox": [150, 0, 160, 210]}])
+    assert els[0].type is ElementType.SCROLLBAR
