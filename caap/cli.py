@@ -72,22 +72,22 @@ def run(
         "--demo", help="Demonstration file or directory of them (repeatable).")] = None,
     config: ConfigOpt = None,
     base_url: Annotated[str | None, typer.Option(
-        help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 [env: OPENAI_BASE_URL].")] = None,
-    model: Annotated[str | None, typer.Option(help="Model name [env: OPENAI_MODEL; default gpt-4o].")] = None,
+        help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (env: OPENAI_BASE_URL).")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name (env: OPENAI_MODEL; default gpt-4o).")] = None,
     mode: Annotated[str | None, typer.Option(
         help="'tools': actions offered as function schemas (tool calling); 'text': listed in the prompt "
         "and read back from Action_N=(...) lines.")] = None,
-    temperature: Annotated[float | None, typer.Option(help="Sampling temperature [default 0].")] = None,
-    max_steps: Annotated[int | None, typer.Option(help="Stop after this many LLM calls [default 30].")] = None,
-    max_seconds: Annotated[float | None, typer.Option(help="Stop after this much wall time [default 600].")] = None,
-    max_cost: Annotated[float | None, typer.Option(help="Stop once this many USD are spent [default 2].")] = None,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature (default 0).")] = None,
+    max_steps: Annotated[int | None, typer.Option(help="Stop after this many LLM calls (default 30).")] = None,
+    max_seconds: Annotated[float | None, typer.Option(help="Stop after this much wall time (default 600).")] = None,
+    max_cost: Annotated[float | None, typer.Option(help="Stop once this many USD are spent (default 2).")] = None,
     token_budget: Annotated[int | None, typer.Option(
         help="Shorten the prompt (oldest demos first, then oldest history) beyond this many tokens.")] = None,
     no_demos: Annotated[bool, typer.Option("--no-demos", help="Ablation: leave demonstrations out.")] = False,
     no_rationales: Annotated[bool, typer.Option(
         "--no-rationales", help="Ablation: show demonstrations without their rationales.")] = False,
     no_cot: Annotated[bool, typer.Option("--no-cot", help="Ablation: leave the reasoning instructions out.")] = False,
-    trace_dir: Annotated[Path | None, typer.Option(help="Where run traces go [default ./runs].")] = None,
+    trace_dir: Annotated[Path | None, typer.Option(help="Where run traces go (default: ./runs).")] = None,
     no_trace: Annotated[bool, typer.Option("--no-trace", help="Write no trace directory.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:

@@ -2,7 +2,8 @@
 
 Where the file comes from: ``--config PATH``, else ``$CAAP_CONFIG``, else ``./caap.toml``, else
 ``~/.config/caap/config.toml``; none is required. Environment variables: the standard
-``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` and ``OPENAI_MODEL``, and ``CAAP_<SECTION>__<FIELD>`` for
+``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` and ``OPENAI_MODEL`` (for Azure also ``AZURE_OPENAI_ENDPOINT``,
+``AZURE_OPENAI_API_KEY`` and ``OPENAI_API_VERSION``), and ``CAAP_<SECTION>__<FIELD>`` for
 any field (``CAAP_AGENT__MAX_STEPS=10``, ``CAAP_LLM__MODE=text``). The API key is a secret: it is
 never printed, never written to a trace, and ``redacted()`` is what gets recorded.
 
@@ -55,7 +56,10 @@ class LLMConfig(BaseModel):
 
     base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint; None = OpenAI")
     api_key: SecretStr | None = None
-    model: str = "gpt-4o"
+    api_version: str | None = Field(
+        default=None, description="Azure OpenAI API version; set it to talk to an Azure resource at base_url"
+    )
+    model: str = Field(default="gpt-4o", description="model name (the deployment name on Azure)")
     mode: Literal["tools", "text"] = "tools"
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int | None = Field(default=2048, ge=1)
@@ -151,7 +155,12 @@ def find_config_file(explicit: str | Path | None = None, environ: dict[str, str]
 
 def _env_layer(environ: dict[str, str]) -> dict[str, Any]:
     layer: dict[str, Any] = {}
-    standard = {"OPENAI_BASE_URL": "llm.base_url", "OPENAI_API_KEY": "llm.api_key", "OPENAI_MODEL": "llm.model"}
+    standard = {
+        "AZURE_OPENAI_ENDPOINT": "llm.base_url", "AZURE_OPENAI_API_KEY": "llm.api_key",
+        "OPENAI_API_VERSION": "llm.api_version",
+        # The plain OpenAI variables win over the Azure ones when both are set.
+        "OPENAI_BASE_URL": "llm.base_url", "OPENAI_API_KEY": "llm.api_key", "OPENAI_MODEL": "llm.model",
+    }
     for var, dotted in standard.items():
         if environ.get(var):
             _set(layer, dotted, environ[var])

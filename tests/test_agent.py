@@ -204,3 +204,54 @@ def test_fuzz_nothing_escapes_the_loop(answers):
     agent, _ = loop_agent(ListPlanner(answers), max_steps=3)
     result = agent.run(TASK)
     assert result.status in {"done", "failed", "max_steps", "invalid_answers"}
+
+
+CHILD = r"""
+import sys
+sys.path.insert(0, {tests!r})
+from scripted_app import AppExecutor, AppObserver, dropdown_app
+from caap.agent.loop import Agent
+from caap.agent.trace import TraceWriter
+from caap.config import AgentConfig, LLMConfig
+from caap.decide.llm import LLMClient
+from caap.decide.prompter import CaapPrompter, PromptOptions
+app = dropdown_app()
+trace = TraceWriter({root!r}, "crash test")
+trace.start({{"task": "crash test"}})
+agent = Agent(screen=app, observer=AppObserver(app), executor=AppExecutor(app),
+              planner=LLMClient(LLMConfig(base_url={url!r}, model="scripted", mode="text", timeout_s=60)),
+              prompter=CaapPrompter(PromptOptions(mode="text")), config=AgentConfig(), trace=trace)
+agent.run("Select Helli from the list and click Submit.")
+"""
+
+
+def test_a_killed_run_keeps_every_finished_step(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    script = [TEXT_SCRIPT[0], TEXT_SCRIPT[1], Reply(text="too late", delay_s=30)]
+    root = tmp_path / "runs"
+    with ScriptedLLMServer(script) as server:
+        code = CHILD.format(tests=str(Path(__file__).parent), root=str(root), url=server.base_url)
+        proc = subprocess.Popen([sys.executable, "-c", code])
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and len(server.requests) < 3:
+                assert proc.poll() is None, "the child run ended early"
+                time.sleep(0.05)
+            assert len(server.requests) == 3  # the third LLM call is in flight
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    trace_dir = next(root.iterdir())
+    steps = read_steps(trace_dir)
+    assert [s["step"] for s in steps] == [1, 2]
+    assert steps[1]["actions"][0]["element"]["text"] == "Helli"
+    assert (trace_dir / "step_003.png").is_file()  # the step in flight had saved its screenshot
+    assert (trace_dir / "run.json").is_file() and not (trace_dir / "summary.json").exists()

@@ -82,3 +82,12 @@ def test_price_lookup_by_prefix():
     assert price_for("gpt-4o-2024-08-06", prices).input == 1
     assert price_for("gpt-4o-mini-2024", prices).input == 3
     assert price_for("llama3", prices) is None
+
+
+def test_azure_endpoint_with_api_version():
+    with ScriptedLLMServer([Reply(text="hi")], models=["my-deployment"], api_key="azure-key") as server:
+        root = server.base_url.removesuffix("/v1")
+        cfg = LLMConfig(base_url=root, api_version="2024-10-21", api_key="azure-key", model="my-deployment")
+        assert LLMClient(cfg).complete("p").content == "hi"
+        assert "/openai/deployments/my-deployment/chat/completions?api-version=2024-10-21" in server.requests[0]["_path"]
+        assert server.headers[0]["api-key"] == "azure-key"

@@ -471,7 +471,7 @@ register(ActionSpec(
     "Turn the mouse wheel over a screen element (or over the middle of the screen when no element "
     "is given) to reveal content above, below or beside it.",
     (
-        Param("direction", "string", "Which way the content should move into view.",
+        Param("direction", "string", "Which way to scroll: 'down' brings what is below into view.",
               choices=("up", "down", "left", "right")),
         Param("amount", "integer", "Wheel clicks; each moves the content a few lines.",
               required=False, default=3, minimum=1, maximum=25),

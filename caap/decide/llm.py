@@ -96,9 +96,20 @@ class LLMClient:
                 )
             key = PLACEHOLDER_KEY
         self.endpoint = config.base_url or "https://api.openai.com/v1"
-        self._client = openai.OpenAI(
-            api_key=key, base_url=config.base_url, timeout=config.timeout_s, max_retries=0
-        )
+        self._client: openai.OpenAI
+        if config.api_version:
+            if not config.base_url:
+                raise LLMError(
+                    "llm.api_version is set (Azure) but no endpoint: set --base-url or AZURE_OPENAI_ENDPOINT"
+                )
+            self._client = openai.AzureOpenAI(
+                azure_endpoint=config.base_url, api_version=config.api_version, api_key=key,
+                timeout=config.timeout_s, max_retries=0,
+            )
+        else:
+            self._client = openai.OpenAI(
+                api_key=key, base_url=config.base_url, timeout=config.timeout_s, max_retries=0
+            )
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:

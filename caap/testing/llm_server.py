@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 from caap.decide.tokens import estimate_tokens
 
@@ -171,6 +172,8 @@ class ScriptedLLMServer:
                     return True
                 if self.headers.get("Authorization") == f"Bearer {server.api_key}":
                     return True
+                if self.headers.get("api-key") == server.api_key:  # Azure's header
+                    return True
                 self._send(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
                                            "code": "invalid_api_key"}})
                 return False
@@ -178,7 +181,7 @@ class ScriptedLLMServer:
             def do_GET(self) -> None:
                 if not self._authorised():
                     return
-                if self.path.rstrip("/").endswith("/models"):
+                if urlsplit(self.path).path.rstrip("/").endswith("/models"):
                     self._send(200, {"object": "list", "data": [
                         {"id": m, "object": "model", "created": 0, "owned_by": "caap"} for m in server.models]})
                 else:
@@ -191,7 +194,8 @@ class ScriptedLLMServer:
                     server.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if not self._authorised():
                     return
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                route = urlsplit(self.path).path.rstrip("/")
+                if not route.endswith("/chat/completions"):
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
                     return
                 try:
@@ -199,6 +203,11 @@ class ScriptedLLMServer:
                 except json.JSONDecodeError:
                     self._send(400, {"error": {"message": "body is not JSON"}})
                     return
+                # Azure names the deployment in the path: /openai/deployments/NAME/chat/completions.
+                parts = route.split("/")
+                if "deployments" in parts:
+                    body.setdefault("model", parts[parts.index("deployments") + 1])
+                    body["_path"] = self.path
                 if body.get("model") not in server.models:
                     self._send(404, {"error": {"message": f"The model `{body.get('model')}` does not exist",
                                                "type": "invalid_request_error", "code": "model_not_found"}})
