@@ -133,3 +133,16 @@ def test_console_script_is_installed(tmp_path):
     assert json.loads(proc.stdout)["actions"][0]["name"] == "point_element"
     version = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
     assert version.stdout.strip().startswith("caap ")
+
+
+def test_demonstrations_reach_the_prompt_and_can_be_ablated():
+    demo = ROOT / "examples" / "select-list.demo.json"
+    with ScriptedLLMServer([Reply(text="Action_2=(Action: functions.done)")] * 2, models=["gpt-4o"]) as server:
+        env = {"OPENAI_BASE_URL": server.base_url}
+        assert caap("run", TASK, "--elements", str(ELEMENTS), "--dry-run", "--no-trace", "--demo", str(demo), env=env).exit_code == 0
+        assert caap("run", TASK, "--elements", str(ELEMENTS), "--dry-run", "--no-trace", "--demo", str(demo),
+                    "--no-demos", env=env).exit_code == 0
+        with_demo, without = (r["messages"][0]["content"] for r in server.requests)
+    assert "DEMO_1 = {\nTASK: Select Janella" in with_demo
+    assert 'demo_action_3: {name: click_element, arg: {type: tabled_text, X: 76 [0-152], Y: 117 [109-126], text: "Janella"' in with_demo
+    assert "DEMO_1" not in without
