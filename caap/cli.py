@@ -57,17 +57,23 @@ def _load(config: Path | None, overrides: dict[str, Any]) -> CaapConfig:
         fail(str(exc))
 
 
+EXIT_CODES = {"done": 0, "finished": 0, "max_steps": 3, "timeout": 3, "over_budget": 3, "failed": 3,
+              "invalid_answers": 3, "stopped": 130, "llm_error": 1, "screen_error": 1, "act_error": 1}
+
+
 @app.command()
 def run(
     task: Annotated[str, typer.Argument(help="What to do, in plain language (e.g. 'Select EiTE and click Submit').")],
     screenshot: Annotated[Path | None, typer.Option(
-        help="Plan on this image file instead of the live screen (use with --dry-run).")] = None,
+        help="Plan on this image file instead of the live screen (with --dry-run).")] = None,
     elements: Annotated[Path | None, typer.Option(
         help="Read the element list from this JSON file (the format `caap observe --json` prints) "
-        "instead of running the vision models.")] = None,
+        "instead of running the vision models; on a live screen the list stays fixed (fixed-layout apps, "
+        "testing).")] = None,
     dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Plan one step and print the actions with their target pixels; touch nothing.")] = False,
-    show_prompt: Annotated[bool, typer.Option("--show-prompt", help="Print the prompt sent to the LLM.")] = False,
+        "--dry-run", help="Plan one step and print the actions with their target pixels; draw them on the "
+        "screenshot in the trace; touch nothing.")] = False,
+    show_prompt: Annotated[bool, typer.Option("--show-prompt", help="Print each prompt sent to the LLM.")] = False,
     demo: Annotated[list[Path] | None, typer.Option(
         "--demo", help="Demonstration file or directory of them (repeatable).")] = None,
     config: ConfigOpt = None,
@@ -87,23 +93,50 @@ def run(
     no_rationales: Annotated[bool, typer.Option(
         "--no-rationales", help="Ablation: show demonstrations without their rationales.")] = False,
     no_cot: Annotated[bool, typer.Option("--no-cot", help="Ablation: leave the reasoning instructions out.")] = False,
+    monitor: Annotated[int | None, typer.Option(help="Live: capture this monitor (1 = first, 0 = all).")] = None,
+    region: Annotated[str | None, typer.Option(
+        help="Live: capture only LEFT,TOP,WIDTH,HEIGHT (OS pixels).")] = None,
+    window: Annotated[str | None, typer.Option(
+        help="Live: capture the window whose title matches this regular expression (X11, via xdotool).")] = None,
+    backend: Annotated[str | None, typer.Option(
+        help="Live: OS input through 'pyautogui' (default) or 'xdotool' (X11).")] = None,
+    stop_hotkey: Annotated[str | None, typer.Option(
+        help="Live: the global hotkey that stops the agent before its next OS event (default <ctrl>+<alt>+x, "
+        "i.e. Ctrl+Alt+X).")] = None,
+    no_confirm: Annotated[bool, typer.Option(
+        "--no-confirm", help="Live: do not ask before risky actions (password fields, delete/send/pay/buy).")] = False,
+    no_failsafe: Annotated[bool, typer.Option(
+        "--no-failsafe", help="Live: disable pyautogui's fail-safe (pointer into a screen corner aborts).")] = False,
     trace_dir: Annotated[Path | None, typer.Option(help="Where run traces go (default: ./runs).")] = None,
     no_trace: Annotated[bool, typer.Option("--no-trace", help="Write no trace directory.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
-    """Carry out TASK. With --screenshot and --dry-run, plan one step on an image file.
+    """Carry out TASK on the live screen, or plan one step (--dry-run) on it or on an image file.
+
+    Live runs act with real mouse and keyboard input. Press Ctrl+Alt+X (the stop hotkey, see
+    --stop-hotkey) to stop the agent before its next OS event; moving the mouse pointer into a screen
+    corner also stops it (pyautogui fail-safe). Actions on password-like fields and on
+    delete/send/pay/buy buttons wait for your yes on the terminal; no answer means no.
 
     The LLM endpoint comes from --base-url/--model, the config file, or OPENAI_BASE_URL,
     OPENAI_API_KEY and OPENAI_MODEL, so any OpenAI-compatible server works.
+
+    Exit codes: 0 done, 3 gave up or hit a limit, 1 LLM/screen/executor error, 2 bad input, 130 stopped.
     """
+    import threading
+
+    from caap.act.backends import ExecutorError, make_executor
+    from caap.act.dryrun import draw_calls
     from caap.act.executor import RecordingExecutor
+    from caap.act.safety import ConfirmationGate, ConfirmRule, SafetyError, StopHotkey, describe_hotkey, terminal_ask
     from caap.agent.loop import Agent
     from caap.agent.trace import TraceWriter
     from caap.decide.demos import DemoFileError, load_demos
     from caap.decide.llm import LLMClient, LLMError
     from caap.decide.prompter import CaapPrompter, PromptOptions
     from caap.elements import ElementFileError, load_elements
-    from caap.observe.screen import ImageScreen, ScreenError, StaticObserver, load_image
+    from caap.observe.capture import CaptureTarget, LiveScreen, SettleOptions
+    from caap.observe.screen import ImageScreen, Screen, ScreenError, StaticObserver, load_image
 
     if mode is not None and mode not in ("tools", "text"):
         fail(f"--mode must be 'tools' or 'text', not {mode!r}")
@@ -114,30 +147,31 @@ def run(
         "prompt.demonstrations": False if no_demos else None,
         "prompt.rationales": False if no_rationales else None,
         "prompt.cot": False if no_cot else None,
+        "screen.monitor": monitor, "screen.region": region, "screen.window": window,
+        "executor.backend": backend, "executor.failsafe": False if no_failsafe else None,
+        "safety.stop_hotkey": stop_hotkey, "safety.confirm": False if no_confirm else None,
     })
-
-    if screenshot is None and elements is None:
-        fail("live runs need screen capture and OS input, which are not part of this build yet; "
-             "plan on a file instead: caap run TASK --screenshot IMAGE --elements FILE --dry-run")
-    if not dry_run:
-        fail("planning on a file (--screenshot/--elements) only makes sense with --dry-run: "
-             "there is no live screen to act on")
+    live = screenshot is None
+    if not live and not dry_run:
+        fail("an image file cannot be acted on: add --dry-run to plan on --screenshot, or leave --screenshot "
+             "out to act on the live screen")
     if elements is None:
-        fail("no element list: pass --elements FILE (the vision models that read a screenshot by "
-             "themselves are not part of this build yet)")
+        fail("no element list: pass --elements FILE (the vision models that read the screen by themselves "
+             "are not part of this build yet)")
 
     try:
         element_list = load_elements(elements)
-        if screenshot is not None:
-            image = load_image(screenshot)
-        else:
-            from PIL import Image
-
-            # No image: a blank canvas just large enough for every element.
-            w = max((e.bbox[2] for e in element_list), default=1)
-            h = max((e.bbox[3] for e in element_list), default=1)
-            image = Image.new("RGB", (w, h), "white")
         demos = load_demos(demo or [])
+        screen: Screen
+        if live:
+            sc = cfg.screen
+            target = CaptureTarget.parse(monitor=sc.monitor, region=sc.region, window=sc.window)
+            settle = SettleOptions(sc.settle_min_s, sc.settle_interval_s, sc.settle_timeout_s)
+            screen = LiveScreen(target, settle=settle)
+            screen.capture()  # fail now, with a clear message, if there is no display
+        else:
+            assert screenshot is not None
+            screen = ImageScreen(load_image(screenshot))
     except (ElementFileError, ScreenError, DemoFileError) as exc:
         fail(str(exc))
 
@@ -151,44 +185,84 @@ def run(
     except LLMError as exc:
         fail(str(exc))
 
+    stop = threading.Event()
+    hotkey = None
+    gate = None
+    executor: Any
+    if dry_run:
+        executor = RecordingExecutor()
+    else:
+        try:
+            executor = make_executor(cfg.executor.backend, lambda: screen.mapping, failsafe=cfg.executor.failsafe)
+            hotkey = StopHotkey(stop, cfg.safety.stop_hotkey).start()
+        except (ExecutorError, SafetyError) as exc:
+            fail(str(exc))
+        if cfg.safety.confirm:
+            ask = terminal_ask(cfg.safety.confirm_timeout_s)
+            if cfg.safety.rules is None:
+                gate = ConfirmationGate(ask=ask)
+            else:
+                gate = ConfirmationGate([ConfirmRule(tuple(r.actions), r.target, r.reason)
+                                         for r in cfg.safety.rules], ask=ask)
+        err.print(f"caap: acting on the live screen with {cfg.executor.backend}. Press "
+                  f"{describe_hotkey(cfg.safety.stop_hotkey)} to stop"
+                  + ("; or move the mouse into a screen corner." if cfg.executor.failsafe
+                     and cfg.executor.backend == "pyautogui" else "."), highlight=False)
+
     secret = cfg.llm.api_key.get_secret_value() if cfg.llm.api_key else None
     trace = None if no_trace else TraceWriter(cfg.trace.dir, task, secrets=[secret] if secret else [],
                                               screenshots=cfg.trace.screenshots)
     if trace:
-        trace.start({"task": task, "config": cfg.redacted(), "caap_version": __version__,
-                     "dry_run": True, "screenshot": str(screenshot) if screenshot else None,
+        trace.start({"task": task, "config": cfg.redacted(), "caap_version": __version__, "dry_run": dry_run,
+                     "live": live, "screenshot": str(screenshot) if screenshot else None,
                      "elements_file": str(elements)})
 
     def on_step(record: dict[str, Any]) -> None:
         if show_prompt:
-            out.rule("prompt")
+            out.rule(f"prompt (step {record['step']})")
             out.print(record["prompt"]["text"], markup=False, highlight=False)
             out.rule()
+        if not dry_run and not as_json:
+            done = ", ".join(f"{a['name']}({a.get('outcome')})" for a in record.get("actions", [])) or "nothing"
+            err.print(f"step {record['step']}: {done}", highlight=False, soft_wrap=True)
 
-    executor = RecordingExecutor()
     agent = Agent(
-        screen=ImageScreen(image), observer=StaticObserver(element_list), executor=executor,
-        planner=planner, prompter=prompter, config=cfg.agent.model_copy(update={"max_steps": 1}),
-        trace=trace, demonstrations=demos, on_step=on_step,
+        screen=screen, observer=StaticObserver(element_list), executor=executor, planner=planner,
+        prompter=prompter, config=cfg.agent.model_copy(update={"max_steps": 1}) if dry_run else cfg.agent,
+        trace=trace, demonstrations=demos, on_step=on_step, stop=stop, approve=gate,
     )
-    result = agent.run(task)
+    try:
+        result = agent.run(task)
+    finally:
+        if hotkey:
+            hotkey.stop()
+        screen.close()
     step = result.last_step or {}
-    if trace:
-        step_image = _draw_actions(image, step.get("actions", []))
-        trace.save_image("step_001_actions.png", step_image)
+    drawn = None
+    if dry_run and agent.last_frame is not None:
+        drawn = draw_calls(agent.last_frame, executor.calls)
+        if trace:
+            trace.save_image("step_001_actions.png", drawn)
 
     if as_json:
         payload = {**result.to_json(), "errors": step.get("errors", []),
                    "response": (step.get("response") or {}).get("content"),
-                   "trace_dir": str(trace.dir) if trace else None,
-                   "os_events": [{"call": n, **kw} for n, kw in executor.calls]}
+                   "trace_dir": str(trace.dir) if trace else None}
+        if dry_run:
+            payload["os_events"] = [{"call": n, **kw} for n, kw in executor.calls]
         sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
-    else:
+    elif dry_run:
         _print_plan(step, result.status, result.reason)
-        if trace:
-            out.print(f"trace: {trace.dir}", highlight=False)
-    if result.status == "llm_error":
-        raise typer.Exit(1)
+    else:
+        out.print(f"{result.status}: {result.reason} ({result.steps} steps, {result.seconds:.1f}s, "
+                  f"cost {'unknown' if result.cost_usd is None else f'${result.cost_usd:.4f}'})", highlight=False)
+    if trace and not as_json:
+        out.print(f"trace: {trace.dir}", highlight=False)
+    code = 0 if dry_run and result.status == "max_steps" else EXIT_CODES.get(result.status, 1)
+    if code == 1 and (as_json or not dry_run):
+        err.print(f"[bold red]error:[/] {result.reason}", highlight=False, soft_wrap=True)
+    if code:
+        raise typer.Exit(code)
 
 
 def _print_plan(step: dict[str, Any], status: str, reason: str) -> None:
@@ -213,21 +287,51 @@ def _print_plan(step: dict[str, Any], status: str, reason: str) -> None:
         err.print(f"[yellow]rejected:[/] {e['message']}", highlight=False, soft_wrap=True)
 
 
-def _draw_actions(image: Any, actions: list[dict[str, Any]]) -> Any:
-    """A copy of the screenshot with each planned action's target marked and numbered."""
-    from PIL import ImageDraw
+@app.command()
+def calibrate(
+    backend: Annotated[str, typer.Option(help="OS input backend to check: 'pyautogui' or 'xdotool'.")] = "pyautogui",
+    monitor: Annotated[int, typer.Option(help="Monitor to capture (mss numbering: 1 = first).")] = 1,
+    grid: Annotated[int, typer.Option(help="Markers per side of the grid.", min=2, max=8)] = 3,
+    tolerance: Annotated[float, typer.Option(help="Largest acceptable error in pixels.")] = 1.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Check that clicks land where the capture says: open a window with markers, find them in a
+    screenshot, click each through the executor, and measure where the clicks arrived.
 
-    canvas = image.convert("RGB").copy()
-    draw = ImageDraw.Draw(canvas)
-    for i, a in enumerate(actions, start=1):
-        if a.get("element"):
-            draw.rectangle(a["element"]["bbox"], outline=(255, 0, 0), width=1)
-        if a.get("point"):
-            x, y = a["point"]
-            draw.line([(x - 4, y), (x + 4, y)], fill=(255, 0, 0))
-            draw.line([(x, y - 4), (x, y + 4)], fill=(255, 0, 0))
-            draw.text((x + 3, y + 2), str(i), fill=(255, 0, 0))
-    return canvas
+    Needs a display (X11 on Linux: $DISPLAY; it may be an Xvfb). Exit code 1 when the largest error
+    exceeds --tolerance.
+    """
+    from caap.act.backends import ExecutorError, make_executor
+    from caap.act.calibrate import CalibrationError
+    from caap.act.calibrate import calibrate as run_calibration
+    from caap.observe.capture import CaptureTarget, LiveScreen
+    from caap.observe.screen import ScreenError
+
+    screen = LiveScreen(CaptureTarget(kind="monitor", monitor=monitor))
+    try:
+        screen.capture()
+        executor = make_executor(backend, lambda: screen.mapping)
+        result = run_calibration(screen, executor, grid=grid)
+    except (ScreenError, ExecutorError, CalibrationError) as exc:
+        fail(str(exc))
+    finally:
+        screen.close()
+    ok = result.max_error <= tolerance
+    if as_json:
+        sys.stdout.write(json.dumps({"backend": backend, "max_error_px": result.max_error,
+                                     "mean_error_px": result.mean_error, "points": result.points,
+                                     "scale": screen.mapping.scale, "ok": ok}) + "\n")
+    else:
+        table = Table(title=f"calibration ({backend}, scale {screen.mapping.scale:g})")
+        for col in ("image pixel", "expected (OS)", "landed (OS)", "error px"):
+            table.add_column(col)
+        for p in result.points:
+            table.add_row(str(p["image"]), str(p["expected_os"]), str(p["landed_os"]), f"{p['error_px']:.2f}")
+        out.print(table)
+        out.print(f"max error {result.max_error:.2f} px, mean {result.mean_error:.2f} px: "
+                  + ("OK" if ok else f"above the {tolerance:g} px tolerance"), highlight=False)
+    if not ok:
+        raise typer.Exit(1)
 
 
 @app.command("actions")

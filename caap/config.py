@@ -99,6 +99,41 @@ class AgentConfig(BaseModel):
     row_tolerance_px: int = Field(default=5, ge=0)
 
 
+class ScreenConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    monitor: int | None = Field(default=None, ge=0, description="mss monitor number (1 = first; 0 = all)")
+    region: str | None = Field(default=None, description="LEFT,TOP,WIDTH,HEIGHT in OS pixels")
+    window: str | None = Field(default=None, description="regular expression for a window title (X11)")
+    settle_min_s: float = Field(default=0.05, ge=0)
+    settle_interval_s: float = Field(default=0.04, gt=0)
+    settle_timeout_s: float = Field(default=3.0, gt=0)
+
+
+class ExecutorConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["pyautogui", "xdotool"] = "pyautogui"
+    failsafe: bool = Field(default=True, description="pyautogui: moving the pointer into a corner aborts")
+
+
+class ConfirmRuleConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    actions: list[str]
+    target: str = Field(description="regular expression on the target element's text or its label")
+    reason: str
+
+
+class SafetyConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    stop_hotkey: str = Field(default="<ctrl>+<alt>+x", description="pynput hotkey syntax")
+    confirm: bool = Field(default=True, description="ask before actions matching the rules")
+    confirm_timeout_s: float = Field(default=30.0, gt=0)
+    rules: list[ConfirmRuleConfig] | None = Field(default=None, description="None: the built-in rules")
+
+
 class TraceConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -112,6 +147,9 @@ class CaapConfig(BaseModel):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     prompt: PromptConfig = Field(default_factory=PromptConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
+    screen: ScreenConfig = Field(default_factory=ScreenConfig)
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
+    safety: SafetyConfig = Field(default_factory=SafetyConfig)
     trace: TraceConfig = Field(default_factory=TraceConfig)
 
     def redacted(self) -> dict[str, Any]:

@@ -9,7 +9,9 @@ happens in exactly one place (the screen mapping), never here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 Box = tuple[int, int, int, int]
 
@@ -56,3 +58,33 @@ def clip(box: Box, width: int, height: int) -> Box | None:
 
 def contains(box: Box, x: int, y: int) -> bool:
     return box[0] <= x < box[2] and box[1] <= y < box[3]
+
+
+# --- captured image ↔ OS input -------------------------------------------------------------------
+# The one place where captured-image pixels become OS input coordinates. A capture covers a region
+# whose top-left corner sits at ``(left, top)`` in the OS's virtual-screen coordinates (the unit
+# mouse input uses; with several monitors the origin of each monitor is part of it and may be
+# negative). ``scale`` is image pixels per OS unit: 1 on ordinary screens, 2 on Retina/HiDPI where
+# the capture has twice the pixels of the logical screen.
+
+
+@dataclass(frozen=True)
+class ScreenMapping:
+    """Maps captured-image pixels to OS input coordinates and back."""
+
+    left: float
+    top: float
+    scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.scale <= 0:
+            raise ValueError(f"scale must be positive, got {self.scale}")
+
+    def to_os(self, x: float, y: float) -> tuple[int, int]:
+        """Image pixel (x, y) → OS input point. A pixel's centre decides which OS unit it falls in,
+        so on a 2x capture image pixels 10 and 11 both map to OS unit 5."""
+        return (math.floor(self.left + (x + 0.5) / self.scale), math.floor(self.top + (y + 0.5) / self.scale))
+
+    def to_image(self, ox: float, oy: float) -> tuple[int, int]:
+        """OS input point → an image pixel inside that OS unit (its centre, rounded down)."""
+        return (math.floor((ox - self.left + 0.5) * self.scale), math.floor((oy - self.top + 0.5) * self.scale))

@@ -15,8 +15,9 @@ def dropdown_screen() -> list[Element]:
 
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch, tmp_path):
-    """No test reads the developer's own endpoint, key or config."""
-    for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL", "CAAP_CONFIG"):
+    """No test reads the developer's own endpoint, key, config or display."""
+    for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL", "CAAP_CONFIG", "DISPLAY", "AZURE_OPENAI_ENDPOINT",
+                "AZURE_OPENAI_API_KEY", "OPENAI_API_VERSION"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)

@@ -41,7 +41,7 @@ def test_dry_run_plans_one_step_and_prints_target_pixels(tmp_path):
               "Action_3=(Action: functions.click_element, Argument: {element_id: 3})")
     with ScriptedLLMServer([Reply(text=answer)], models=["gpt-4o"]) as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-cli-secret-key"}
-        result = caap("run", TASK, "--screenshot", str(IMAGE), "--elements", str(ELEMENTS), "--dry-run",
+        result = caap("run", TASK, "--screenshot", str(IMAGE), "--screenshot", str(IMAGE), "--elements", str(ELEMENTS), "--dry-run",
                       "--mode", "text", "--show-prompt", "--trace-dir", str(tmp_path / "runs"), env=env)
     assert result.exit_code == 0, result.output
     out = result.output
@@ -56,7 +56,7 @@ def test_dry_run_plans_one_step_and_prints_target_pixels(tmp_path):
 
 def test_dry_run_json_output_and_ablation_flags(tmp_path):
     with ScriptedLLMServer([Reply(tool_calls=[("click_element", {"element_id": 2})])], models=["m"]) as server:
-        result = caap("run", TASK, "--elements", str(ELEMENTS), "--dry-run", "--json", "--no-cot", "--no-trace",
+        result = caap("run", TASK, "--screenshot", str(IMAGE), "--elements", str(ELEMENTS), "--dry-run", "--json", "--no-cot", "--no-trace",
                       "--base-url", server.base_url, "--model", "m")
         prompt = server.requests[0]["messages"][0]["content"]
         tools = server.requests[0]["tools"]
@@ -71,14 +71,15 @@ def test_dry_run_json_output_and_ablation_flags(tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--elements", "missing.json", "--dry-run"], "missing.json: no such file"),
+        (["--screenshot", str(IMAGE), "--elements", "missing.json", "--dry-run"], "missing.json: no such file"),
         (["--elements", str(ELEMENTS), "--screenshot", "nope.png", "--dry-run"], "nope.png: no such image file"),
-        (["--elements", str(ELEMENTS)], "only makes sense with --dry-run"),
+        (["--screenshot", str(IMAGE), "--elements", str(ELEMENTS)], "cannot be acted on"),
         (["--screenshot", str(IMAGE), "--dry-run"], "no element list"),
-        ([], "live runs need screen capture"),
-        (["--elements", str(ELEMENTS), "--dry-run", "--mode", "psychic"], "--mode must be"),
-        (["--elements", str(ELEMENTS), "--dry-run", "--demo", "nodemo.json"], "no such demonstration file"),
-        (["--elements", str(ELEMENTS), "--dry-run", "--max-steps", "0"], "agent.max_steps"),
+        (["--elements", str(ELEMENTS), "--dry-run"], "no display"),
+        (["--elements", str(ELEMENTS), "--region", "1,2,3"], "LEFT,TOP,WIDTH,HEIGHT"),
+        (["--screenshot", str(IMAGE), "--elements", str(ELEMENTS), "--dry-run", "--mode", "psychic"], "--mode must be"),
+        (["--screenshot", str(IMAGE), "--elements", str(ELEMENTS), "--dry-run", "--demo", "nodemo.json"], "no such demonstration file"),
+        (["--screenshot", str(IMAGE), "--elements", str(ELEMENTS), "--dry-run", "--max-steps", "0"], "agent.max_steps"),
     ],
 )
 def test_bad_input_gives_one_clear_error(tmp_path, args, message):
@@ -96,17 +97,18 @@ def test_corrupt_inputs(tmp_path):
     assert result.exit_code == 2 and "not a readable image" in result.output
     bad_json = tmp_path / "els.json"
     bad_json.write_text('{"elements": [{"type": "button", "bbox": [0, 0, 10, 10], "checked": true}]}')
-    result = caap("run", TASK, "--elements", str(bad_json), "--dry-run", env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    result = caap("run", TASK, "--screenshot", str(IMAGE), "--elements", str(bad_json), "--dry-run",
+                  env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
     assert result.exit_code == 2 and "elements[0]" in result.output and "no 'checked' attribute" in result.output
 
 
 def test_no_key_and_unreachable_endpoint(tmp_path):
-    result = caap("run", TASK, "--elements", str(ELEMENTS), "--dry-run", "--no-trace")
+    result = caap("run", TASK, "--screenshot", str(IMAGE), "--elements", str(ELEMENTS), "--dry-run", "--no-trace")
     assert result.exit_code == 2 and "no API key" in result.output
     with ScriptedLLMServer([Failure(status=500)] * 20, models=["gpt-4o"]) as server:
         cfg = tmp_path / "c.toml"
         cfg.write_text('[llm]\nmax_retries = 1\nbackoff_initial_s = 0.01\n')
-        result = caap("run", TASK, "--elements", str(ELEMENTS), "--dry-run", "--config", str(cfg),
+        result = caap("run", TASK, "--screenshot", str(IMAGE), "--elements", str(ELEMENTS), "--dry-run", "--config", str(cfg),
                       "--trace-dir", str(tmp_path / "runs"), env={"OPENAI_BASE_URL": server.base_url})
     assert result.exit_code == 1 and "no answer after 2 attempts" in result.output
     summary = json.loads(next((tmp_path / "runs").iterdir()).joinpath("summary.json").read_text())
@@ -127,7 +129,7 @@ def test_console_script_is_installed(tmp_path):
     with ScriptedLLMServer([Reply(text="Action_2=(Action: functions.point_element, Argument: {element_id: 3})")],
                            models=["gpt-4o"]) as server:
         env = {**os.environ, "OPENAI_BASE_URL": server.base_url}
-        proc = subprocess.run([exe, "run", TASK, "--elements", str(ELEMENTS), "--dry-run", "--json", "--no-trace"],
+        proc = subprocess.run([exe, "run", TASK, "--screenshot", str(IMAGE), "--elements", str(ELEMENTS), "--dry-run", "--json", "--no-trace"],
                               env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["actions"][0]["name"] == "point_element"
@@ -139,8 +141,8 @@ def test_demonstrations_reach_the_prompt_and_can_be_ablated():
     demo = ROOT / "examples" / "select-list.demo.json"
     with ScriptedLLMServer([Reply(text="Action_2=(Action: functions.done)")] * 2, models=["gpt-4o"]) as server:
         env = {"OPENAI_BASE_URL": server.base_url}
-        assert caap("run", TASK, "--elements", str(ELEMENTS), "--dry-run", "--no-trace", "--demo", str(demo), env=env).exit_code == 0
-        assert caap("run", TASK, "--elements", str(ELEMENTS), "--dry-run", "--no-trace", "--demo", str(demo),
+        assert caap("run", TASK, "--screenshot", str(IMAGE), "--elements", str(ELEMENTS), "--dry-run", "--no-trace", "--demo", str(demo), env=env).exit_code == 0
+        assert caap("run", TASK, "--screenshot", str(IMAGE), "--elements", str(ELEMENTS), "--dry-run", "--no-trace", "--demo", str(demo),
                     "--no-demos", env=env).exit_code == 0
         with_demo, without = (r["messages"][0]["content"] for r in server.requests)
     assert "DEMO_1 = {\nTASK: Select Janella" in with_demo

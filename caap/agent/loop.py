@@ -25,7 +25,7 @@ from caap.decide.llm import LLMError, LLMReply
 from caap.decide.parser import bind_all, parse_reply
 from caap.decide.prompter import CaapPrompter, HistoryEntry, PromptContext
 from caap.elements import Element
-from caap.observe.screen import Observer, Screen, changed_pixels
+from caap.observe.screen import Observer, Screen, ScreenError, changed_pixels
 from caap.observe.tracking import IdTracker
 
 
@@ -39,6 +39,7 @@ class Planner(Protocol):
 DONE, FAILED, FINISHED = "done", "failed", "finished"
 MAX_STEPS, TIMEOUT, OVER_BUDGET = "max_steps", "timeout", "over_budget"
 STOPPED, INVALID_ANSWERS, LLM_ERROR = "stopped", "invalid_answers", "llm_error"
+SCREEN_ERROR, ACT_ERROR = "screen_error", "act_error"
 
 
 @dataclass
@@ -81,6 +82,7 @@ class Agent:
         stop: threading.Event | None = None,
         is_finished: Callable[[], bool] | None = None,
         on_step: Callable[[dict[str, Any]], None] | None = None,
+        approve: Callable[[PlannedAction, list[Element]], str | None] | None = None,
     ) -> None:
         self.screen = screen
         self.observer = observer
@@ -93,27 +95,45 @@ class Agent:
         self.stop = stop or threading.Event()
         self.is_finished = is_finished
         self.on_step = on_step
+        self.approve = approve  # the confirmation gate: returns why an action is refused, or None
+        self.last_frame: Image.Image | None = None  # the frame the latest step decided on
 
     def _tools(self) -> list[dict[str, Any]] | None:
         o = self.prompter.options
         return tool_schemas(o.actions) if o.mode == "tools" else None
 
     def run(self, task: str) -> EpisodeResult:
-        cfg = self.config
+        """Run one episode; never raises for what the screen, the executor or the model do: the
+        outcome says how it ended. Ctrl-C ends it as stopped, with the trace closed properly."""
         started = time.monotonic()
+        result = EpisodeResult(status=MAX_STEPS, reason=f"reached the step limit ({self.config.max_steps})", steps=0)
+        self._cost_known = True
+        try:
+            self._episode(task, result, started)
+        except KeyboardInterrupt:
+            result.status, result.reason = STOPPED, "interrupted (Ctrl-C)"
+        except ScreenError as exc:
+            result.status, result.reason = SCREEN_ERROR, str(exc)
+        result.seconds = time.monotonic() - started
+        if not self._cost_known:
+            result.cost_usd = None
+        if self.trace:
+            self.trace.finish(result.to_json())
+        return result
+
+    def _episode(self, task: str, result: EpisodeResult, started: float) -> None:
+        cfg = self.config
         tracker = IdTracker(cfg.row_tolerance_px)
         history: list[HistoryEntry] = []
         last_response: str | None = None
         errors: list[ActionError] = []
         invalid_streak = 0
-        result = EpisodeResult(status=MAX_STEPS, reason=f"reached the step limit ({cfg.max_steps})", steps=0)
-        cost_known = True
         tools = self._tools()
 
         frame = self.screen.capture()
         for step in range(1, cfg.max_steps + 1):
             elapsed = time.monotonic() - started
-            stop_reason = self._should_stop(elapsed, result, cost_known)
+            stop_reason = self._should_stop(elapsed, result, self._cost_known)
             if stop_reason:
                 result.status, result.reason = stop_reason
                 break
@@ -121,6 +141,7 @@ class Agent:
             record: dict[str, Any] = {"step": step, "t": round(elapsed, 3)}
             timings: dict[str, float] = {}
 
+            self.last_frame = frame
             t0 = time.perf_counter()
             elements = tracker.update(self.observer.observe(frame))
             timings["observe"] = time.perf_counter() - t0
@@ -151,7 +172,7 @@ class Agent:
             result.prompt_tokens += reply.usage.prompt_tokens
             result.completion_tokens += reply.usage.completion_tokens
             if reply.cost_usd is None:
-                cost_known = False
+                self._cost_known = False
             else:
                 result.cost_usd = (result.cost_usd or 0.0) + reply.cost_usd
             last_response = reply.content or _tool_calls_text(reply)
@@ -161,22 +182,26 @@ class Agent:
             planned, bind_errors = bind_all(parsed.proposals, screen_state)
             errors = parsed.errors + bind_errors
             record["proposals"] = [p.to_json() for p in parsed.proposals]
-            record["errors"] = [e.to_json() for e in errors]
 
             if planned:
                 invalid_streak = 0
             else:
                 invalid_streak += 1
 
-            executed, frame, terminal, act_timings = self._execute_batch(planned, history, frame)
+            executed, frame, terminal, act_timings, failure = self._execute_batch(
+                planned, history, frame, elements, errors)
             timings.update(act_timings)
             record["actions"] = executed
+            record["errors"] = [e.to_json() for e in errors]
             result.actions.extend(executed)
             record["timings_ms"] = _ms(timings)
             record["cost_usd"] = reply.cost_usd
             self._emit(record)
             result.last_step = record
 
+            if failure is not None:
+                result.status, result.reason = failure
+                break
             if terminal is not None:
                 reason = str(terminal.args.get("reason") or ("the model declared the task complete"
                                                              if terminal.name == "done" else "the model gave up"))
@@ -196,13 +221,6 @@ class Agent:
                 # Nothing ran, but the screen may still have moved on by itself.
                 frame = self.screen.capture()
 
-        result.seconds = time.monotonic() - started
-        if not cost_known:
-            result.cost_usd = None
-        if self.trace:
-            self.trace.finish(result.to_json())
-        return result
-
     def _should_stop(self, elapsed: float, result: EpisodeResult, cost_known: bool) -> tuple[str, str] | None:
         cfg = self.config
         if self.stop.is_set():
@@ -214,19 +232,32 @@ class Agent:
         return None
 
     def _execute_batch(
-        self, planned: list[PlannedAction], history: list[HistoryEntry], frame: Image.Image
-    ) -> tuple[list[dict[str, Any]], Image.Image, PlannedAction | None, dict[str, float]]:
+        self, planned: list[PlannedAction], history: list[HistoryEntry], frame: Image.Image,
+        elements: list[Element], errors: list[ActionError],
+    ) -> tuple[list[dict[str, Any]], Image.Image, PlannedAction | None, dict[str, float], tuple[str, str] | None]:
+        """Run the batch in order; ``errors`` (reported in the next prompt) gains any refusal. The
+        last item is (status, reason) when the executor failed and the episode must end."""
         executed: list[dict[str, Any]] = []
         timings = {"act": 0.0, "settle": 0.0}
         for index, action in enumerate(planned):
             if action.terminal:
                 executed.append({**action.to_json(), "outcome": action.name})
-                return executed, frame, action, timings
+                return executed, frame, action, timings, None
             if self.stop.is_set():  # halt before the next OS event
+                break
+            denial = self.approve(action, elements) if self.approve else None
+            if denial:
+                errors.append(ActionError("denied", denial, action.name))
+                executed.append({**action.to_json(), "outcome": "denied", "reason": denial})
                 break
             number = (history[-1].number if history else 1) + 1
             t0 = time.perf_counter()
-            execute(action, self.executor)
+            try:
+                execute(action, self.executor)
+            except Exception as exc:  # the OS input backend failed: nothing after this can be trusted
+                failure = _act_failure(exc)
+                executed.append({**action.to_json(), "outcome": "error", "reason": failure[1]})
+                return executed, frame, None, timings, failure
             t1 = time.perf_counter()
             after = self.screen.settle(frame)
             t2 = time.perf_counter()
@@ -241,17 +272,23 @@ class Agent:
             history.append(HistoryEntry(number, action, outcome))
             executed.append({**action.to_json(), "number": number, "outcome": outcome,
                              "changed_px": changed, "act_ms": round((t1 - t0) * 1000, 2),
-                             "settle_ms": round((t2 - t1) * 1000, 2)})
+                             "settle_ms": round((t2 - t1) * 1000, 2), "settle": dict(self.screen.last_settle)})
             frame = after
             if screen_changed and remaining and not planned[index + 1].terminal:
                 break
-        return executed, frame, None, timings
+        return executed, frame, None, timings, None
 
     def _emit(self, record: dict[str, Any]) -> None:
         if self.trace:
             self.trace.step(record)
         if self.on_step:
             self.on_step(record)
+
+
+def _act_failure(exc: Exception) -> tuple[str, str]:
+    if type(exc).__name__ == "FailSafeException":  # pyautogui's corner fail-safe: the user's emergency stop
+        return STOPPED, "stopped by the fail-safe: the mouse pointer was moved into a screen corner"
+    return ACT_ERROR, f"the executor failed: {exc}"
 
 
 def _ms(timings: dict[str, float]) -> dict[str, float]:

@@ -7,8 +7,10 @@ one it has.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from types import MappingProxyType
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
@@ -22,6 +24,9 @@ class ScreenError(RuntimeError):
 
 class Screen(ABC):
     """Something that yields screenshots of the area the agent acts on."""
+
+    # How the last ``settle`` went (frames taken, milliseconds, whether it timed out); traced per action.
+    last_settle: Mapping[str, Any] = MappingProxyType({})
 
     @abstractmethod
     def capture(self) -> Image.Image:

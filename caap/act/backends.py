@@ -1,0 +1,200 @@
+"""OS-level executor backends: pyautogui (default, cross-platform) and xdotool (Linux/X11).
+
+Both implement every primitive of ``caap.act.executor.Executor``; coordinates arrive as
+captured-image pixels and go through the screen's ``ScreenMapping`` (the only place where image
+pixels become OS coordinates), read at each call because a window may move between frames.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from caap.geometry import ScreenMapping
+
+
+class ExecutorError(RuntimeError):
+    """The OS input backend cannot act; the message says why."""
+
+
+MappingSource = Callable[[], ScreenMapping]
+
+# caap key names (see caap.act.actions.KEYS/MODIFIERS) → each backend's names.
+_PYAUTOGUI_KEYS = {"escape": "esc", "meta": "win", "pageup": "pageup", "pagedown": "pagedown"}
+_XDOTOOL_KEYS = {
+    "enter": "Return", "tab": "Tab", "escape": "Escape", "backspace": "BackSpace", "delete": "Delete",
+    "space": "space", "up": "Up", "down": "Down", "left": "Left", "right": "Right", "home": "Home", "end": "End",
+    "pageup": "Prior", "pagedown": "Next", "ctrl": "ctrl", "shift": "shift", "alt": "alt", "meta": "super",
+    **{f"f{i}": f"F{i}" for i in range(1, 13)},
+}
+_XDOTOOL_BUTTONS = {"left": "1", "middle": "2", "right": "3"}
+
+
+def _require_display(display: str | None) -> None:
+    if sys.platform.startswith("linux") and not (display or os.environ.get("DISPLAY")):
+        raise ExecutorError("no display: $DISPLAY is not set (start an X server, or run under Xvfb)")
+
+
+class PyAutoGUIExecutor:
+    """Mouse and keys through pyautogui; text through pynput, whose X11/Win32/macOS backends type
+    any Unicode character (pyautogui's ``write`` only knows ASCII).
+
+    pyautogui binds to the display named by $DISPLAY when it is first imported, so one process
+    drives one display with it; use the xdotool backend to drive several.
+    """
+
+    def __init__(self, mapping: MappingSource, *, failsafe: bool = True, pause_s: float = 0.0,
+                 click_interval_s: float = 0.06) -> None:
+        _require_display(None)
+        try:
+            import pyautogui
+            from pynput.keyboard import Controller
+        except ImportError as exc:
+            raise ExecutorError(
+                f"the pyautogui backend needs pyautogui and pynput: pip install 'caap[screen]' ({exc})"
+            ) from None
+        except Exception as exc:  # Xlib.error.DisplayConnectionError and friends
+            raise ExecutorError(f"pyautogui cannot reach the display {os.environ.get('DISPLAY')}: {exc}") from None
+        self._gui = pyautogui
+        pyautogui.FAILSAFE = failsafe  # slam the pointer into a screen corner to abort
+        pyautogui.PAUSE = pause_s
+        self._keyboard = Controller()
+        self._mapping = mapping
+        self.click_interval_s = click_interval_s
+
+    @property
+    def failsafe_exception(self) -> type[BaseException]:
+        return self._gui.FailSafeException
+
+    def _os(self, x: int, y: int) -> tuple[int, int]:
+        return self._mapping().to_os(x, y)
+
+    @staticmethod
+    def _key(name: str) -> str:
+        return _PYAUTOGUI_KEYS.get(name, name)
+
+    def move(self, x: int, y: int) -> None:
+        self._gui.moveTo(*self._os(x, y))
+
+    def click(self, x: int, y: int, *, button: str = "left", count: int = 1, modifiers: Sequence[str] = ()) -> None:
+        ox, oy = self._os(x, y)
+        self._gui.moveTo(ox, oy)
+        for m in modifiers:
+            self._gui.keyDown(self._key(m))
+        try:
+            self._gui.click(ox, oy, clicks=count, interval=self.click_interval_s, button=button)
+        finally:
+            for m in reversed(modifiers):
+                self._gui.keyUp(self._key(m))
+
+    def mouse_down(self, x: int, y: int, *, button: str = "left") -> None:
+        ox, oy = self._os(x, y)
+        self._gui.moveTo(ox, oy)
+        self._gui.mouseDown(ox, oy, button=button)
+
+    def mouse_up(self, *, button: str = "left") -> None:
+        self._gui.mouseUp(button=button)
+
+    def type_text(self, text: str) -> None:
+        self._keyboard.type(text)
+
+    def press_keys(self, keys: Sequence[str]) -> None:
+        self._gui.hotkey(*(self._key(k) for k in keys))
+
+    def scroll(self, x: int, y: int, *, dx: int = 0, dy: int = 0) -> None:
+        ox, oy = self._os(x, y)
+        self._gui.moveTo(ox, oy)
+        if dy:
+            self._gui.scroll(-dy, x=ox, y=oy)  # pyautogui: positive scrolls up
+        if dx:
+            self._gui.hscroll(dx, x=ox, y=oy)
+
+    def wait(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
+class XdotoolExecutor:
+    """Mouse and keyboard through the xdotool command (X11). Each call names its display, so one
+    process can drive several virtual screens (one per benchmark worker)."""
+
+    def __init__(self, mapping: MappingSource, *, display: str | None = None, type_delay_ms: int = 8,
+                 click_delay_ms: int = 60, binary: str = "xdotool") -> None:
+        if shutil.which(binary) is None:
+            raise ExecutorError("the xdotool backend needs xdotool: install the Debian package xdotool")
+        _require_display(display)
+        self._mapping = mapping
+        self._binary = binary
+        self._env = dict(os.environ, **({"DISPLAY": display} if display else {}))
+        self.type_delay_ms = type_delay_ms
+        self.click_delay_ms = click_delay_ms
+
+    def _run(self, *args: str) -> None:
+        try:
+            proc = subprocess.run([self._binary, *args], env=self._env, capture_output=True, text=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            raise ExecutorError(f"xdotool {' '.join(args[:2])} hung for 30 s") from None
+        if proc.returncode != 0:
+            raise ExecutorError(f"xdotool {' '.join(args)} failed: {proc.stderr.strip() or proc.returncode}")
+
+    def _os(self, x: int, y: int) -> list[str]:
+        ox, oy = self._mapping().to_os(x, y)
+        return ["mousemove", "--sync", str(ox), str(oy)]
+
+    @staticmethod
+    def _key(name: str) -> str:
+        return _XDOTOOL_KEYS.get(name, name)
+
+    def move(self, x: int, y: int) -> None:
+        self._run(*self._os(x, y))
+
+    def click(self, x: int, y: int, *, button: str = "left", count: int = 1, modifiers: Sequence[str] = ()) -> None:
+        args: list[str] = []
+        for m in modifiers:
+            args += ["keydown", self._key(m)]
+        args += self._os(x, y)
+        args += ["click", "--repeat", str(count), "--delay", str(self.click_delay_ms), _XDOTOOL_BUTTONS[button]]
+        for m in reversed(modifiers):
+            args += ["keyup", self._key(m)]
+        self._run(*args)
+
+    def mouse_down(self, x: int, y: int, *, button: str = "left") -> None:
+        self._run(*self._os(x, y), "mousedown", _XDOTOOL_BUTTONS[button])
+
+    def mouse_up(self, *, button: str = "left") -> None:
+        self._run("mouseup", _XDOTOOL_BUTTONS[button])
+
+    def type_text(self, text: str) -> None:
+        self._run("type", "--delay", str(self.type_delay_ms), "--", text)
+
+    def press_keys(self, keys: Sequence[str]) -> None:
+        self._run("key", "--clearmodifiers", "+".join(self._key(k) for k in keys))
+
+    def scroll(self, x: int, y: int, *, dx: int = 0, dy: int = 0) -> None:
+        args = self._os(x, y)
+        if dy:
+            args += ["click", "--repeat", str(abs(dy)), "--delay", "30", "5" if dy > 0 else "4"]
+        if dx:
+            args += ["click", "--repeat", str(abs(dx)), "--delay", "30", "7" if dx > 0 else "6"]
+        self._run(*args)
+
+    def wait(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
+BACKENDS = ("pyautogui", "xdotool")
+
+
+def make_executor(backend: str, mapping: MappingSource, *, display: str | None = None, failsafe: bool = True,
+                  **kwargs: Any) -> PyAutoGUIExecutor | XdotoolExecutor:
+    if backend == "pyautogui":
+        if display and display != os.environ.get("DISPLAY"):
+            raise ExecutorError("the pyautogui backend drives $DISPLAY only; use --backend xdotool for another display")
+        return PyAutoGUIExecutor(mapping, failsafe=failsafe, **kwargs)
+    if backend == "xdotool":
+        return XdotoolExecutor(mapping, display=display, **kwargs)
+    raise ExecutorError(f"unknown executor backend {backend!r} (choose {', '.join(BACKENDS)})")
