@@ -1,20 +1,44 @@
 #!/usr/bin/env bash
 # Set up caap in ./.venv (created if missing) and install it editable with the given extras.
-#   bash tools/setup.sh            # the agent (core)
-#   bash tools/setup.sh --dev      # plus test and lint tools
-#   bash tools/setup.sh vision     # plus any extra named in pyproject.toml
+#   bash tools/setup.sh                   # the agent (core)
+#   bash tools/setup.sh --dev             # plus test and lint tools
+#   bash tools/setup.sh screen bench      # plus any extra named in pyproject.toml
+#   bash tools/setup.sh --system ...      # also install the Debian packages caap drives (needs root + apt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# What the live screen, the virtual display and the MiniWoB++ benchmark need from the system.
+SYSTEM_PACKAGES=(xvfb xdotool chromium fonts-liberation fonts-dejavu-core)
+
 extras=()
+system=0
 for arg in "$@"; do
   case "$arg" in
     --dev) extras+=(dev) ;;
-    -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+    --system) system=1 ;;
+    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
     -*) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
     *) extras+=("$arg") ;;
   esac
 done
+
+if ((system)); then
+  missing=()
+  for pkg in "${SYSTEM_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  if ((${#missing[@]})); then
+    if ! command -v apt-get >/dev/null; then
+      echo "setup.sh: --system needs apt-get (Debian/Ubuntu); install yourself: ${missing[*]}" >&2
+      exit 1
+    fi
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "setup.sh: installing ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+fi
 
 PY=${PYTHON:-python3}
 if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then

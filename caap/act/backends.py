@@ -7,12 +7,13 @@ pixels become OS coordinates), read at each call because a window may move betwe
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from caap.geometry import ScreenMapping
@@ -122,8 +123,8 @@ class XdotoolExecutor:
     """Mouse and keyboard through the xdotool command (X11). Each call names its display, so one
     process can drive several virtual screens (one per benchmark worker)."""
 
-    def __init__(self, mapping: MappingSource, *, display: str | None = None, type_delay_ms: int = 8,
-                 click_delay_ms: int = 60, binary: str = "xdotool") -> None:
+    def __init__(self, mapping: MappingSource, *, display: str | None = None, type_delay_ms: int = 12,
+                 unicode_type_delay_ms: int = 40, click_delay_ms: int = 60, binary: str = "xdotool") -> None:
         if shutil.which(binary) is None:
             raise ExecutorError("the xdotool backend needs xdotool: install the Debian package xdotool")
         _require_display(display)
@@ -131,6 +132,7 @@ class XdotoolExecutor:
         self._binary = binary
         self._env = dict(os.environ, **({"DISPLAY": display} if display else {}))
         self.type_delay_ms = type_delay_ms
+        self.unicode_type_delay_ms = unicode_type_delay_ms
         self.click_delay_ms = click_delay_ms
 
     def _run(self, *args: str) -> None:
@@ -143,7 +145,9 @@ class XdotoolExecutor:
 
     def _os(self, x: int, y: int) -> list[str]:
         ox, oy = self._mapping().to_os(x, y)
-        return ["mousemove", "--sync", str(ox), str(oy)]
+        # No --sync: it waits ~15 s when the pointer is already there, and the X server applies our
+        # motion before the button events that follow on the same connection anyway.
+        return ["mousemove", str(ox), str(oy)]
 
     @staticmethod
     def _key(name: str) -> str:
@@ -169,7 +173,15 @@ class XdotoolExecutor:
         self._run("mouseup", _XDOTOOL_BUTTONS[button])
 
     def type_text(self, text: str) -> None:
-        self._run("type", "--delay", str(self.type_delay_ms), "--", text)
+        if text.isascii():
+            self._run("type", "--delay", str(self.type_delay_ms), "--", text)
+            return
+        # xdotool types a character missing from the keymap by remapping a spare key just for that
+        # keystroke; applications that read the key after the mapping is restored drop the character
+        # (seen with Chromium). So bind every such character to a spare key first, give clients time
+        # to see the new keymap, type, and restore.
+        with _keysyms_bound(self._env.get("DISPLAY"), text):
+            self._run("type", "--delay", str(self.unicode_type_delay_ms), "--", text)
 
     def press_keys(self, keys: Sequence[str]) -> None:
         self._run("key", "--clearmodifiers", "+".join(self._key(k) for k in keys))
@@ -184,6 +196,48 @@ class XdotoolExecutor:
 
     def wait(self, seconds: float) -> None:
         time.sleep(seconds)
+
+
+def _keysym(char: str) -> int:
+    code = ord(char)
+    return code if 0x20 <= code <= 0x7E or 0xA0 <= code <= 0xFF else 0x01000000 + code
+
+
+@contextlib.contextmanager
+def _keysyms_bound(display: str | None, text: str, settle_s: float = 0.05) -> Iterator[None]:
+    """Temporarily map the characters of ``text`` that have no key to unused keycodes (python-xlib).
+    Without python-xlib, or without enough free keycodes, xdotool's own remapping is used."""
+    try:
+        from Xlib import display as xdisplay
+    except ImportError:
+        yield
+        return
+    try:
+        d = xdisplay.Display(display)
+    except Exception:
+        yield
+        return
+    bound: list[int] = []
+    try:
+        first = d.display.info.min_keycode
+        count = d.display.info.max_keycode - first + 1
+        table = d.get_keyboard_mapping(first, count)
+        free = [first + i for i, syms in enumerate(table) if not any(syms)]
+        missing = sorted({_keysym(c) for c in text if not c.isascii()} - {0}, reverse=True)
+        missing = [k for k in missing if d.keysym_to_keycode(k) == 0]
+        if missing and len(missing) <= len(free):
+            for keysym, keycode in zip(missing, free, strict=False):
+                d.change_keyboard_mapping(keycode, [(keysym, keysym, keysym, keysym)])
+                bound.append(keycode)
+            d.sync()
+            time.sleep(settle_s)
+        yield
+    finally:
+        for keycode in bound:
+            d.change_keyboard_mapping(keycode, [(0, 0, 0, 0)])
+        if bound:
+            d.sync()
+        d.close()
 
 
 BACKENDS = ("pyautogui", "xdotool")

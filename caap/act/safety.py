@@ -55,6 +55,7 @@ class StopHotkey:
     def stop(self) -> None:
         if self._listener is not None:
             self._listener.stop()
+            self._listener.join(timeout=5)
             self._listener = None
 
     def __enter__(self) -> StopHotkey:

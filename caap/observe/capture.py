@@ -102,7 +102,8 @@ class LiveScreen(Screen):
             except ImportError:
                 raise ScreenError("screen capture needs mss: pip install 'caap[screen]'") from None
             try:
-                self._sct = mss.mss(display=self.display) if self.display else mss.mss()
+                factory = getattr(mss, "MSS", None) or mss.mss  # mss >= 10 renamed the entry point
+                self._sct = factory(display=self.display) if self.display else factory()
             except Exception as exc:  # mss raises its own ScreenShotError and ctypes errors
                 where = self.display or os.environ.get("DISPLAY", "the default display")
                 raise ScreenError(f"cannot open display {where} for capture: {exc}") from None

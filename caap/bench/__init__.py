@@ -1,0 +1,1 @@
+"""Benchmark environments: a private X display, Chromium over the DevTools pipe, and MiniWoB++ tasks."""
