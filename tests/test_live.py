@@ -30,9 +30,6 @@ from caap.observe.screen import ScreenError, StaticObserver
 
 pytestmark = [
     pytest.mark.display,
-    # pynput's X11 listener thread sometimes trips over its own closed connection while stopping
-    # (inside pynput, after our stop() returned); the hotkey tests check the behaviour itself.
-    pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning"),
     pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Xvfb (Debian package xvfb)"),
     pytest.mark.skipif(shutil.which("xdotool") is None, reason="needs xdotool (Debian package xdotool)"),
     pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs Chromium (Debian package chromium)"),
@@ -334,3 +331,35 @@ def test_window_capture_by_title(page):
     with pytest.raises(ScreenError, match="no visible window"):
         LiveScreen(CaptureTarget(kind="window", window="no such window title 123")).capture()
     screen.close()
+
+
+def _click_button_target(env) -> Element:
+    """Test-side DOM oracle: the button the utterance names, as the element the observer would report."""
+    import re
+
+    name = re.fullmatch(r'Click on the "(.+)" button\.', env.utterance()).group(1)
+    x1, y1, x2, y2 = env.browser.evaluate(
+        "(() => { const b = [...document.querySelectorAll('#area button')].find(b => b.textContent === "
+        f"{json.dumps(name)}); const r = b.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }})()")
+    return Element(id=1, type="button", bbox=[round(x1), round(y1), round(x2), round(y2)], text=name)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_click_button_episodes_earn_reward_through_the_os_executor(xvfb, backend):
+    from caap.bench.miniwob import MiniWoBEnv
+
+    with MiniWoBEnv(display=xvfb.name) as env:
+        env.open("click-button")
+        r = env.region
+        screen = LiveScreen(CaptureTarget(kind="region", region=(r.left, r.top, r.width, r.height)))
+        executor = make_executor(backend, lambda: screen.mapping, failsafe=False)
+        for seed in (0, 1, 2):
+            env.reset(seed)
+            frame = screen.capture()
+            assert frame.size == (160, 210)
+            target = _click_button_target(env)
+            action = plan("click_element", {"element_id": 1}, ScreenState([target], 160, 210))
+            execute(action, executor)
+            screen.settle(frame)
+            assert env.done() and env.reward() > 0.99, (seed, env.utterance(), target)
+        screen.close()

@@ -88,7 +88,9 @@ class PyAutoGUIExecutor:
         for m in modifiers:
             self._gui.keyDown(self._key(m))
         try:
-            self._gui.click(ox, oy, clicks=count, interval=self.click_interval_s, button=button)
+            # pyautogui sleeps `interval` after every click, the last one too: only pause between clicks.
+            self._gui.click(ox, oy, clicks=count, interval=self.click_interval_s if count > 1 else 0.0,
+                            button=button)
         finally:
             for m in reversed(modifiers):
                 self._gui.keyUp(self._key(m))
@@ -161,7 +163,9 @@ class XdotoolExecutor:
         for m in modifiers:
             args += ["keydown", self._key(m)]
         args += self._os(x, y)
-        args += ["click", "--repeat", str(count), "--delay", str(self.click_delay_ms), _XDOTOOL_BUTTONS[button]]
+        # xdotool waits --delay (default 100 ms) after every click, the last one too.
+        delay = self.click_delay_ms if count > 1 else 0
+        args += ["click", "--repeat", str(count), "--delay", str(delay), _XDOTOOL_BUTTONS[button]]
         for m in reversed(modifiers):
             args += ["keyup", self._key(m)]
         self._run(*args)
