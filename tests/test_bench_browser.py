@@ -293,3 +293,35 @@ def test_close_leaves_no_processes_and_recovers_from_a_dead_browser() -> None:
     env.close()  # twice is fine
     with pytest.raises(MiniWoBError, match="no task is open"):
         env.reset(2)
+
+
+CTRL_C_CHILD = """
+import sys, time
+from caap.bench.miniwob import MiniWoBEnv
+with MiniWoBEnv(chromium=sys.argv[1]) as env:
+    env.open("click-button")
+    env.reset(0)
+    print(env._own_display.pid, env.browser.pid, flush=True)
+    time.sleep(60)
+"""
+
+
+@needs_miniwob
+def test_ctrl_c_shuts_browser_and_display_down() -> None:
+    if shutil.which("Xvfb") is None or not os.access(CHROMIUM, os.X_OK):
+        pytest.skip("needs Xvfb and Chromium (Debian packages xvfb and chromium)")
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", CTRL_C_CHILD, CHROMIUM], stdout=subprocess.PIPE, text=True)
+    try:
+        xvfb_pid, chromium_pid = (int(p) for p in child.stdout.readline().split())
+        child.send_signal(signal.SIGINT)  # what a terminal's Ctrl-C delivers
+        child.wait(timeout=20)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    deadline = time.monotonic() + 5
+    while (_exists(xvfb_pid) or _group_members(chromium_pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _exists(xvfb_pid)
+    assert _group_members(chromium_pid) == []
