@@ -1,0 +1,1 @@
+"""Datasets: the canonical annotation format, MiniWoB++ auto-annotation, exporters, augmentation, reports."""
