@@ -1,0 +1,354 @@
+// DOM → caap element labels for a MiniWoB++ page, at DATA-GENERATION time only (the agent never
+// reads the DOM). Evaluated in the page as `(SCRIPT)(rules)`; returns page-pixel boxes clipped to
+// the task region, for elements a person can actually see: not hidden, not scrolled away, not
+// covered by something drawn on top.
+//
+// rules (from caap/data/miniwob/rules.py):
+//   region: [w, h]                      the task area at page (0, 0)
+//   draggable: CSS selector             text inside it is draggable_text (highlight-text tasks)
+//   icons: [[selector, subtype]]        image-like elements that are icons of the taxonomy
+//   shapes: [[selector, subtype]]       HTML elements that are shapes (e.g. drag-box's boxes)
+//   buttons: [[selector, text]]         clickable widgets without text of their own (dialog close, spinner arrows)
+//   item_buttons: CSS selector          elements whose whole text is one clickable button (accordion headers)
+//   rows: CSS selector                  containers whose text is tabled_text (menu items, drag items)
+//   handles: CSS selector               resize handles drawn by the page (jQuery UI resizable)
+//   skip: CSS selector                  subtrees never labelled (decorations)
+// Plain SVG shapes (circle, ellipse, rect, polygon with 3 corners, line) are shapes everywhere.
+(rules) => {
+  const [W, H] = rules.region;
+  const out = [];
+  const consumed = new Set();  // text nodes already part of another element (checkbox labels, buttons)
+  const active = document.activeElement;
+  const selection = window.getSelection();
+  // The whole page, not just #wrap: jQuery UI appends dialogs and menus to <body>. MiniWoB's own
+  // score panel and start cover are not part of the task.
+  const skipSel = ['#reward-display', '#sync-task-cover', rules.skip].filter(Boolean).join(', ');
+  const skip = [...document.querySelectorAll(skipSel)];
+
+  const inSkipped = (el) => skip.some((s) => s === el || s.contains(el));
+  const handled = new Set();  // elements a task rule already labelled: the generic rules leave them alone
+
+  function styleVisible(el) {
+    for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
+      const s = getComputedStyle(e);
+      if (s.display === 'none' || s.visibility === 'hidden' || s.visibility === 'collapse') return false;
+      if (parseFloat(s.opacity) < 0.05) return false;
+    }
+    return true;
+  }
+
+  // Intersect a rect with the client areas of every clipping ancestor and with the task region.
+  function clip(el, r) {
+    let x1 = r.left, y1 = r.top, x2 = r.right, y2 = r.bottom;
+    for (let e = el.nodeType === 1 ? el.parentElement : el.parentNode; e && e !== document.documentElement;
+         e = e.parentElement) {
+      const s = getComputedStyle(e);
+      if (s.overflowX !== 'visible' || s.overflowY !== 'visible') {
+        const c = e.getBoundingClientRect();
+        const cx1 = c.left + e.clientLeft, cy1 = c.top + e.clientTop;
+        x1 = Math.max(x1, cx1); y1 = Math.max(y1, cy1);
+        x2 = Math.min(x2, cx1 + e.clientWidth); y2 = Math.min(y2, cy1 + e.clientHeight);
+      }
+    }
+    x1 = Math.max(0, x1); y1 = Math.max(0, y1); x2 = Math.min(W, x2); y2 = Math.min(H, y2);
+    const box = [Math.floor(x1 + 0.01), Math.floor(y1 + 0.01), Math.ceil(x2 - 0.01), Math.ceil(y2 - 0.01)];
+    if (box[2] - box[0] < 2 || box[3] - box[1] < 2) return null;
+    return box;
+  }
+
+  // Visible unless something else is drawn over most of it: probe a 3x3 grid inside the box.
+  function uncovered(el, box) {
+    let hits = 0, probes = 0;
+    for (const fx of [0.2, 0.5, 0.8]) {
+      for (const fy of [0.25, 0.5, 0.75]) {
+        const x = box[0] + (box[2] - box[0]) * fx, y = box[1] + (box[3] - box[1]) * fy;
+        probes++;
+        const top = document.elementFromPoint(x, y);
+        if (!top) continue;
+        if (top === el || el.contains(top) || top.contains(el)) { hits++; continue; }
+        // A label or wrapper of a control counts as the control.
+        if (top.tagName === 'LABEL' && (top.control === el || top.contains(el))) hits++;
+      }
+    }
+    return hits * 2 >= probes;  // at least half the probes see the element itself
+  }
+
+  function push(type, el, box, attrs) {
+    if (!box) return;
+    if (el && !uncovered(el, box)) return;
+    out.push(Object.assign({type, bbox: box}, attrs));
+  }
+
+  const union = (a, b) => (!a ? b : !b ? a : [Math.min(a[0], b[0]), Math.min(a[1], b[1]),
+                                               Math.max(a[2], b[2]), Math.max(a[3], b[3])]);
+  const norm = (t) => (t || '').replace(/\s+/g, ' ').trim();
+
+  function textNodes(root) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    const nodes = [];
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) if (norm(n.textContent)) nodes.push(n);
+    return nodes;
+  }
+
+  // Line runs of a text node: consecutive words that share a line box, with their union rect.
+  function lineRuns(node) {
+    const text = node.textContent;
+    const runs = [];
+    const re = /\S+/g;
+    let m;
+    while ((m = re.exec(text))) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const rects = [...range.getClientRects()].filter((r) => r.width > 0 && r.height > 0);
+      if (!rects.length) continue;
+      const r = rects[0];
+      const last = runs[runs.length - 1];
+      if (last && Math.abs(last.rect.top - r.top) < r.height / 2 && r.left >= last.rect.left) {
+        last.words.push(m[0]);
+        last.rect = {left: Math.min(last.rect.left, r.left), top: Math.min(last.rect.top, r.top),
+                     right: Math.max(last.rect.right, r.right), bottom: Math.max(last.rect.bottom, r.bottom)};
+        last.end = m.index + m[0].length;
+      } else {
+        runs.push({words: [m[0]], rect: {left: r.left, top: r.top, right: r.right, bottom: r.bottom},
+                   start: m.index, end: m.index + m[0].length});
+      }
+    }
+    return runs;
+  }
+
+  function selected(node, start, end) {
+    if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return false;
+    const range = selection.getRangeAt(0);
+    const probe = document.createRange();
+    probe.setStart(node, start);
+    probe.setEnd(node, end);
+    return range.compareBoundaryPoints(Range.END_TO_START, probe) < 0 &&
+           range.compareBoundaryPoints(Range.START_TO_END, probe) > 0;
+  }
+
+  const rectOf = (el) => el.getBoundingClientRect();
+  const matches = (el, sel) => !!sel && el.matches(sel);
+  const closest = (el, sel) => (sel ? el.closest(sel) : null);
+
+  // --- task-specific widgets ----------------------------------------------------------------------
+  for (const [selector, subtype] of rules.icons || []) {
+    for (const el of document.querySelectorAll(selector)) {
+      if (!styleVisible(el) || inSkipped(el)) continue;
+      textNodes(el).forEach((n) => consumed.add(n));
+      const attrs = {subtype};
+      if (subtype === 'important' || subtype === 'like' || subtype === 'retweet') {
+        attrs.checked = el.classList.contains('clicked') || el.classList.contains('active');
+      }
+      handled.add(el);
+      push('icon', el, clip(el, rectOf(el)), attrs);
+    }
+  }
+  for (const [selector, subtype] of rules.shapes || []) {
+    for (const el of document.querySelectorAll(selector)) {
+      if (!styleVisible(el) || inSkipped(el)) continue;
+      textNodes(el).forEach((n) => consumed.add(n));
+      handled.add(el);
+      push('shape', el, clip(el, rectOf(el)), {subtype});
+    }
+  }
+  for (const el of document.querySelectorAll('svg circle, svg ellipse, svg rect, svg polygon, svg line')) {
+    if (!styleVisible(el) || inSkipped(el)) continue;
+    let subtype = {CIRCLE: 'circle', ELLIPSE: 'circle', RECT: 'rectangle', LINE: 'line'}[el.tagName.toUpperCase()];
+    if (el.tagName.toUpperCase() === 'POLYGON') {
+      const n = el.points ? el.points.numberOfItems : 0;
+      subtype = n === 3 ? 'triangle' : n === 4 ? 'rectangle' : null;
+    }
+    const r = rectOf(el);
+    if (subtype === 'circle' && r.width <= 6 && r.height <= 6) subtype = 'point';
+    if (subtype) push('shape', el, clip(el, r), {subtype});
+  }
+  if (rules.handles) {
+    for (const el of document.querySelectorAll(rules.handles)) {
+      if (!styleVisible(el) || inSkipped(el)) continue;
+      push('resize_handle', el, clip(el, rectOf(el)), {});
+    }
+  }
+  for (const [selector, text] of rules.buttons || []) {
+    for (const el of document.querySelectorAll(selector)) {
+      if (!styleVisible(el) || inSkipped(el)) continue;
+      textNodes(el).forEach((n) => consumed.add(n));
+      handled.add(el);
+      push('button', el, clip(el, rectOf(el)), {text, focused: false});
+    }
+  }
+  if (rules.item_buttons) {
+    for (const el of document.querySelectorAll(rules.item_buttons)) {
+      if (!styleVisible(el) || inSkipped(el)) continue;
+      textNodes(el).forEach((n) => consumed.add(n));
+      handled.add(el);
+      push('button', el, clip(el, rectOf(el)), {text: norm(el.innerText), focused: el === active});
+    }
+  }
+
+  // --- controls ---------------------------------------------------------------------------------
+  const all = [...document.body.querySelectorAll('*')].filter((el) => !inSkipped(el));
+  for (const el of all) {
+    if (handled.has(el) || !styleVisible(el)) continue;
+    const tag = el.tagName;
+    const type = (el.getAttribute('type') || '').toLowerCase();
+    if (tag === 'BUTTON' || (tag === 'INPUT' && ['button', 'submit', 'reset'].includes(type))) {
+      textNodes(el).forEach((n) => consumed.add(n));
+      const text = norm(tag === 'INPUT' ? el.value : el.innerText);
+      push('button', el, clip(el, rectOf(el)), {text, focused: el === active});
+    } else if (tag === 'INPUT' && (type === 'checkbox' || type === 'radio')) {
+      // The control and its label are one element: the box covers both, the text is the label's.
+      let box = clip(el, rectOf(el));
+      let text = '';
+      const label = el.closest('label') || (el.id && document.querySelector(`label[for="${el.id}"]`));
+      const labelNodes = label ? textNodes(label) : [];
+      if (!labelNodes.length && el.nextSibling && el.nextSibling.nodeType === 3) labelNodes.push(el.nextSibling);
+      for (const n of labelNodes) {
+        consumed.add(n);
+        for (const run of lineRuns(n)) box = union(box, clip(n, run.rect));
+        text += ' ' + n.textContent;
+      }
+      push(type, el, box, {text: norm(text), checked: el.checked});
+    } else if (tag === 'INPUT' && !['hidden', 'range', 'color', 'file', 'image'].includes(type)) {
+      const shown = type === 'password' ? '•'.repeat(el.value.length) : el.value;
+      push('input_field', el, clip(el, rectOf(el)), {text: norm(visibleInputText(el, shown)), focused: el === active});
+    } else if (tag === 'TEXTAREA') {
+      push('text_area', el, clip(el, rectOf(el)), {text: visibleTextareaText(el), focused: el === active});
+      scrollbars(el);
+      if (getComputedStyle(el).resize !== 'none') resizeHandle(el);
+    } else if (tag === 'SELECT' && !(el.multiple || el.size > 1)) {
+      const opt = el.options[el.selectedIndex];
+      push('dropdown', el, clip(el, rectOf(el)), {text: norm(opt ? opt.text : ''), focused: el === active});
+    } else if (tag === 'SELECT') {
+      // A list box scrolls its options inside itself: clip them to its client area too.
+      const c = rectOf(el);
+      const cx1 = c.left + el.clientLeft, cy1 = c.top + el.clientTop;
+      for (const opt of el.options) {
+        const r = rectOf(opt);
+        const inner = {left: Math.max(r.left, cx1), top: Math.max(r.top, cy1),
+                       right: Math.min(r.right, cx1 + el.clientWidth), bottom: Math.min(r.bottom, cy1 + el.clientHeight)};
+        if (inner.bottom - inner.top < 4) continue;
+        push('tabled_text', el, clip(el, inner), {text: norm(opt.text), highlighted: opt.selected});
+      }
+      scrollbars(el);
+    } else if (tag === 'A' && norm(el.innerText)) {
+      for (const n of textNodes(el)) {
+        consumed.add(n);
+        for (const run of lineRuns(n)) push('hyperlink', el, clip(n, run.rect), {text: run.words.join(' '),
+          highlighted: selected(n, run.start, run.end)});
+      }
+    } else if (tag !== 'HTML' && tag !== 'BODY') {
+      const s = getComputedStyle(el);
+      if ((s.overflowY === 'auto' || s.overflowY === 'scroll' || s.overflowX === 'auto' || s.overflowX === 'scroll')) {
+        scrollbars(el);
+      }
+    }
+  }
+
+  // --- text ---------------------------------------------------------------------------------------
+  for (const node of textNodes(document.body)) {
+    if (consumed.has(node)) continue;
+    const parent = node.parentElement;
+    if (!parent || inSkipped(parent) || !styleVisible(parent)) continue;
+    if (['SCRIPT', 'STYLE', 'OPTION', 'SELECT', 'TEXTAREA', 'BUTTON'].includes(parent.tagName.toUpperCase())) continue;
+    let type = 'text';
+    if (closest(parent, rules.draggable)) type = 'draggable_text';
+    else if (parent.closest('td, th') || closest(parent, rules.rows)) type = 'tabled_text';
+    const activeRow = closest(parent, rules.rows);
+    for (const run of lineRuns(node)) {
+      const attrs = {text: run.words.join(' ')};
+      if (type !== 'draggable_text') {
+        attrs.highlighted = selected(node, run.start, run.end) || !!(activeRow &&
+          activeRow.matches('.ui-state-active, .ui-state-focus, .active, :hover') ||
+          parent.closest('.highlight, .ui-state-active'));
+      }
+      push(type, parent, clip(node, run.rect), attrs);
+    }
+  }
+
+  function scrollbars(el) {
+    const r = rectOf(el);
+    const vw = el.offsetWidth - el.clientWidth - el.clientLeft * 2;  // vertical bar width
+    const hh = el.offsetHeight - el.clientHeight - el.clientTop * 2;  // horizontal bar height
+    if (vw > 3) {
+      push('scrollbar', el, clip(el, {left: r.right - el.clientLeft - vw, top: r.top + el.clientTop,
+        right: r.right - el.clientLeft, bottom: r.top + el.clientTop + el.clientHeight}), {});
+    }
+    if (hh > 3) {
+      push('scrollbar', el, clip(el, {left: r.left + el.clientLeft, top: r.bottom - el.clientTop - hh,
+        right: r.left + el.clientLeft + el.clientWidth, bottom: r.bottom - el.clientTop}), {});
+    }
+  }
+
+  function resizeHandle(el) {
+    const r = rectOf(el);
+    const size = 10;  // Chromium's grip sits in the bottom-right corner, inside the border
+    push('resize_handle', el, clip(el, {left: r.right - el.clientLeft - size, top: r.bottom - el.clientTop - size,
+      right: r.right - el.clientLeft, bottom: r.bottom - el.clientTop}), {});
+  }
+
+  // The part of a one-line field's text that is scrolled into view (long values scroll sideways).
+  function visibleInputText(el, shown) {
+    if (!shown || el.scrollWidth <= el.clientWidth + 1) return shown;
+    const s = getComputedStyle(el);
+    const probe = document.createElement('span');
+    for (const p of ['fontFamily', 'fontSize', 'fontWeight', 'letterSpacing']) probe.style[p] = s[p];
+    probe.style.position = 'absolute';
+    probe.style.visibility = 'hidden';
+    probe.style.whiteSpace = 'pre';
+    probe.textContent = shown;
+    document.body.appendChild(probe);
+    const node = probe.firstChild;
+    const x0 = probe.getBoundingClientRect().left;
+    const lo = el.scrollLeft, hi = el.scrollLeft + el.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+    let visible = '';
+    for (let i = 0; i < shown.length; i++) {
+      const range = document.createRange();
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      const r = range.getBoundingClientRect();
+      if (r.left - x0 >= lo - 0.5 && r.right - x0 <= hi + 0.5) visible += shown[i];
+    }
+    probe.remove();
+    return visible;
+  }
+
+  // The lines of a textarea that are scrolled into view, measured on an invisible copy of it.
+  function visibleTextareaText(el) {
+    const s = getComputedStyle(el);
+    const mirror = document.createElement('div');
+    for (const p of ['fontFamily', 'fontSize', 'fontWeight', 'lineHeight', 'letterSpacing', 'paddingLeft',
+                     'paddingRight', 'paddingTop', 'borderLeftWidth', 'borderRightWidth', 'boxSizing', 'tabSize']) {
+      mirror.style[p] = s[p];
+    }
+    mirror.style.position = 'absolute';
+    mirror.style.visibility = 'hidden';
+    mirror.style.whiteSpace = 'pre-wrap';
+    mirror.style.overflowWrap = 'break-word';
+    mirror.style.width = el.clientWidth + 'px';
+    mirror.style.left = '-9999px';
+    mirror.style.top = '0px';
+    mirror.textContent = el.value;
+    document.body.appendChild(mirror);
+    const node = mirror.firstChild;
+    const top = mirror.getBoundingClientRect().top + parseFloat(s.paddingTop) * 0;
+    const lo = el.scrollTop, hi = el.scrollTop + el.clientHeight;
+    const words = [];
+    if (node) {
+      const re = /\S+/g;
+      let m;
+      while ((m = re.exec(node.textContent))) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const r = range.getBoundingClientRect();
+        const y1 = r.top - top, y2 = r.bottom - top;
+        if (y1 >= lo - 1 && y2 <= hi + 1) words.push(m[0]);
+      }
+    }
+    mirror.remove();
+    return words.join(' ');
+  }
+
+  return out;
+}

@@ -1,0 +1,314 @@
+"""Generate annotated MiniWoB++ screenshots the way the agent sees them.
+
+For each task and seed: start the episode, capture the 160×210 task region with mss from the X
+display (not the browser's screenshot API, so fonts and rendering match what the agent gets), label
+it from the DOM, then make a few random but valid interactions through caap's own OS executor —
+tick boxes, type into fields, open dropdowns and menus, expand sections, scroll lists, select
+text — capturing and labelling after each, so states the agent meets while solving tasks appear in
+the data. An interaction that ends the episode (a submit) is not recorded. Near-duplicate screens
+of a task are dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from caap.act.backends import XdotoolExecutor
+from caap.bench.miniwob import TASK_REGION, MiniWoBEnv
+from caap.data.format import Annotation, Dataset, Source
+from caap.data.miniwob.rules import rules_for
+from caap.elements import Element
+from caap.geometry import area, intersection
+from caap.observe.capture import CaptureTarget, LiveScreen, SettleOptions
+
+ANNOTATE_JS = (Path(__file__).with_name("annotate.js")).read_text(encoding="utf-8")
+
+# Clicking these usually ends the episode; the explorer leaves them alone except by accident.
+ENDING_WORDS = ("submit", "ok", "login", "log in", "search", "cancel", "yes", "no", "done", "next", "previous")
+WORDS = ("tula", "Rosa", "EiTE", "holt", "1991", "abc", "Mauris", "kd", "x7", "neque", "hello world", "42", "Ida")
+
+
+# --- labelling ---------------------------------------------------------------------------------
+def _clean(raw: dict[str, Any]) -> Element | None:
+    record = {k: v for k, v in raw.items() if v is not None}
+    try:
+        return Element.model_validate(record)
+    except ValueError:
+        return None
+
+
+def annotate(env: MiniWoBEnv, popup: tuple[int, int, int, int] | None = None) -> list[Element]:
+    """The visible elements of the current screen of ``env``'s open task."""
+    assert env.browser is not None and env.task is not None
+    rules = rules_for(env.task, TASK_REGION)
+    raw = env.browser.evaluate(f"({ANNOTATE_JS})({json.dumps(rules)})")
+    elements = [e for e in (_clean(r) for r in raw) if e is not None]
+    if popup is not None:
+        elements = _with_popup(env, elements, popup)
+    return _dedupe(merge_line_runs(elements))
+
+
+LINE_TYPES = ("text", "tabled_text", "draggable_text")
+
+
+def merge_line_runs(elements: list[Element], max_gap: int = 5) -> list[Element]:
+    """Join text runs that sit side by side on one line (a bold word inside a sentence is its own
+    DOM text node but not a separate thing on screen): the detector sees one line of text."""
+    out: list[Element] = []
+    for e in sorted(elements, key=lambda e: (e.bbox[1], e.bbox[0])):
+        if e.type.value in LINE_TYPES:
+            for i, prev in enumerate(out):
+                if prev.type != e.type:
+                    continue
+                top, bottom = max(prev.bbox[1], e.bbox[1]), min(prev.bbox[3], e.bbox[3])
+                overlap = bottom - top
+                gap = e.bbox[0] - prev.bbox[2]
+                if overlap >= 0.7 * min(prev.bbox[3] - prev.bbox[1], e.bbox[3] - e.bbox[1]) and -1 <= gap <= max_gap:
+                    joiner = " " if gap >= 2 else ""
+                    merged = {
+                        "bbox": (prev.bbox[0], min(prev.bbox[1], e.bbox[1]), max(prev.bbox[2], e.bbox[2]),
+                                 max(prev.bbox[3], e.bbox[3])),
+                        "text": f"{prev.text or ''}{joiner}{e.text or ''}",
+                    }
+                    if prev.highlighted is not None or e.highlighted is not None:
+                        merged["highlighted"] = bool(prev.highlighted) or bool(e.highlighted)
+                    out[i] = prev.model_copy(update=merged)
+                    break
+            else:
+                out.append(e)
+        else:
+            out.append(e)
+    return out
+
+
+def _dedupe(elements: list[Element]) -> list[Element]:
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for e in elements:
+        key = (e.type, e.bbox)
+        if key not in seen:
+            seen.add(key)
+            out.append(e)
+    return out
+
+
+def popup_rect(env: MiniWoBEnv) -> tuple[int, int, int, int] | None:
+    """The open native <select> popup (a separate X window), in task-region pixels."""
+    assert env.browser is not None
+    main = env.browser.evaluate("[window.screenX, window.screenY, window.outerWidth, window.outerHeight]")
+    found = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", ""], capture_output=True, text=True,
+                           env={"DISPLAY": env.display}, timeout=10).stdout.split()
+    region = env.region
+    for wid in found:
+        geo = subprocess.run(["xdotool", "getwindowgeometry", "--shell", wid], capture_output=True, text=True,
+                             env={"DISPLAY": env.display}, timeout=10).stdout
+        v = dict(line.split("=", 1) for line in geo.split() if "=" in line)
+        x, y, w, h = int(v["X"]), int(v["Y"]), int(v["WIDTH"]), int(v["HEIGHT"])
+        if (w, h) == (main[2], main[3]) or w >= 600 or x < region.left - 5:
+            continue  # the browser window itself, or the root-sized helper window
+        return (x - region.left, y - region.top, x - region.left + w, y - region.top + h)
+    return None
+
+
+def _with_popup(env: MiniWoBEnv, elements: list[Element], popup: tuple[int, int, int, int]) -> list[Element]:
+    """Rows of an open dropdown popup: the popup is drawn by the browser outside the page, so the
+    DOM neither knows where its rows are nor that it covers what lies beneath it."""
+    assert env.browser is not None
+    options = env.browser.evaluate("""(() => { const s = document.activeElement;
+        if (!s || s.tagName !== 'SELECT') return null;
+        return {texts: [...s.options].map(o => o.text.replace(/\\s+/g, ' ').trim()),
+                selected: s.selectedIndex}; })()""")
+    w, h = TASK_REGION
+    kept = [e for e in elements if intersection(e.bbox, popup) < 0.3 * area(e.bbox)]
+    if not options or not options["texts"]:
+        return kept
+    n = min(len(options["texts"]), 20)  # Chromium shows at most 20 rows and scrolls the rest
+    x1, y1, x2, y2 = popup
+    row = (y2 - y1 - 2) / n
+    for i, text in enumerate(options["texts"][:n]):
+        top, bottom = round(y1 + 1 + i * row), round(y1 + 1 + (i + 1) * row)
+        box = (max(0, x1 + 1), max(0, top), min(w, x2 - 1), min(h, bottom))
+        if box[2] - box[0] >= 2 and box[3] - box[1] >= 4 and text:
+            kept.append(Element(type="tabled_text", bbox=box, text=text, highlighted=i == options["selected"]))
+    return kept
+
+
+# --- exploring ---------------------------------------------------------------------------------
+@dataclass
+class Explorer:
+    """Random but valid interactions, chosen from the current labels, performed with OS input."""
+
+    env: MiniWoBEnv
+    executor: XdotoolExecutor
+    rng: random.Random
+    popup_open: bool = False
+    log: list[str] = field(default_factory=list)
+
+    def options(self, elements: list[Element]) -> list[tuple[str, Callable[[], None]]]:
+        ex, rng = self.executor, self.rng
+        opts: list[tuple[str, Callable[[], None]]] = []
+
+        def centre(e: Element) -> tuple[int, int]:
+            return e.centre
+
+        for e in elements:
+            text = (e.text or "").lower()
+            if e.type in ("checkbox", "radio"):
+                opts.append((f"toggle {e.text}", lambda e=e: ex.click(*centre(e))))
+            elif e.type in ("input_field", "text_area"):
+                word = rng.choice(WORDS)
+                opts.append((f"type {word!r}", lambda e=e, w=word: (ex.click(*centre(e)), ex.type_text(w))))
+                if e.type == "input_field":
+                    opts.append(("focus field", lambda e=e: ex.click(*centre(e))))
+            elif e.type == "dropdown":
+                opts.append(("open dropdown", lambda e=e: ex.click(*centre(e))))
+            elif e.type == "hyperlink" or (e.type == "button" and not text.startswith(ENDING_WORDS)):
+                opts.append((f"click {e.type} {e.text}", lambda e=e: ex.click(*centre(e))))
+            elif e.type == "tabled_text":
+                opts.append((f"hover row {e.text}", lambda e=e: ex.move(*centre(e))))
+                opts.append((f"click row {e.text}", lambda e=e: ex.click(*centre(e))))
+            elif e.type == "icon":
+                opts.append((f"click icon {e.subtype}", lambda e=e: ex.click(*centre(e))))
+            elif e.type == "scrollbar":
+                opts.append(("scroll", lambda e=e: ex.scroll(*centre(e), dy=rng.choice((2, 3, 5)))))
+            elif e.type in ("draggable_text", "text") and len(e.text or "") > 8:
+                opts.append((f"select text {e.text[:12]}", lambda e=e: self._select(e)))
+        return opts
+
+    def _select(self, e: Element) -> None:
+        x1, y1, x2, y2 = e.bbox
+        y = (y1 + y2) // 2
+        start = x1 + 1
+        end = self.rng.randint(min(x2 - 1, start + 10), x2 - 1)
+        self.executor.mouse_down(start, y)
+        self.executor.move((start + end) // 2, y)
+        self.executor.move(end, y)
+        self.executor.mouse_up()
+
+    def step(self, elements: list[Element]) -> str | None:
+        if self.popup_open:
+            # Leave the dropdown popup: pick another option or dismiss it.
+            if self.rng.random() < 0.6:
+                self.executor.press_keys(["down"])
+                self.executor.press_keys(["enter"])
+                what = "choose next option"
+            else:
+                self.executor.press_keys(["escape"])
+                what = "close dropdown"
+            self.popup_open = False
+            return what
+        opts = self.options(elements)
+        if not opts:
+            return None
+        what, do = self.rng.choice(opts)
+        do()
+        self.popup_open = what == "open dropdown"
+        return what
+
+
+# --- the generation loop -----------------------------------------------------------------------
+def dhash(image: Image.Image, size: int = 16) -> int:
+    """Difference hash: robust to tiny changes, different for anything a person would call different."""
+    small = np.asarray(image.convert("L").resize((size + 1, size), Image.Resampling.BILINEAR), dtype=np.int16)
+    bits = (small[:, 1:] > small[:, :-1]).flatten()
+    return int("".join("1" if b else "0" for b in bits), 2)
+
+
+@dataclass
+class GenerationStats:
+    episodes: int = 0
+    screenshots: int = 0
+    duplicates: int = 0
+    ended_by_interaction: int = 0
+    elements: int = 0
+    seconds: float = 0.0
+    per_task: dict[str, int] = field(default_factory=dict)
+
+
+def generate(
+    out: str | Path,
+    tasks: Iterable[str],
+    seeds: Iterable[int],
+    *,
+    steps: tuple[int, int] = (1, 4),
+    near_duplicate_bits: int = 2,
+    display: str | None = None,
+    on_episode: Callable[[str, int, int], None] | None = None,
+    generator_info: dict[str, Any] | None = None,
+) -> GenerationStats:
+    """Episodes for every (task, seed); ``steps`` is the range of random interactions per episode.
+    Seeds already present in ``out`` are skipped, so an interrupted run resumes."""
+    dataset = Dataset.create(out, "miniwob", generator_info or {})
+    stats = GenerationStats()
+    started = time.perf_counter()
+    seeds = list(seeds)
+    with MiniWoBEnv(display=display) as env:
+        for task in tasks:
+            env.open(task)
+            r = env.region
+            screen = LiveScreen(CaptureTarget(kind="region", region=(r.left, r.top, r.width, r.height)),
+                                display=env.display, settle=SettleOptions(0.05, 0.04, 2.0))
+            executor = XdotoolExecutor(lambda s=screen: s.mapping, display=env.display)
+            existing = sorted((dataset.root / "images" / task).glob("*.png"))
+            hashes = [dhash(Image.open(p).convert("RGB")) for p in existing]
+            done_seeds = {int(p.stem.rsplit("-", 2)[-2]) for p in (dataset.root / "labels" / task).glob("*.json")}
+            for seed in seeds:
+                if seed in done_seeds:
+                    continue
+                kept = _episode(env, task, seed, screen, executor, dataset, hashes, steps, near_duplicate_bits, stats)
+                stats.episodes += 1
+                stats.per_task[task] = stats.per_task.get(task, 0) + kept
+                if on_episode:
+                    on_episode(task, seed, kept)
+            screen.close()
+    stats.seconds = time.perf_counter() - started
+    return stats
+
+
+def _episode(env: MiniWoBEnv, task: str, seed: int, screen: LiveScreen, executor: XdotoolExecutor,
+             dataset: Dataset, hashes: list[int], steps: tuple[int, int], near_bits: int,
+             stats: GenerationStats) -> int:
+    rng = random.Random(f"{task}:{seed}")
+    env.reset(seed)
+    utterance = env.utterance()
+    explorer = Explorer(env, executor, rng)
+    frame = screen.capture()
+    frame = screen.settle(frame)
+    kept = 0
+    n_steps = rng.randint(*steps)
+    for step in range(n_steps + 1):
+        popup = popup_rect(env) if explorer.popup_open else None
+        elements = annotate(env, popup)
+        h = dhash(frame)
+        if any(bin(h ^ other).count("1") <= near_bits for other in hashes):
+            stats.duplicates += 1
+        else:
+            hashes.append(h)
+            ann = Annotation(image="", width=frame.width, height=frame.height, elements=elements,
+                             source=Source(kind="miniwob", task=task, seed=seed, step=step, utterance=utterance))
+            dataset.add(task, f"{task}-{seed}-{step}", frame, ann)
+            kept += 1
+            stats.screenshots += 1
+            stats.elements += len(elements)
+        if step == n_steps:
+            break
+        what = explorer.step(elements)
+        if what is None:
+            break
+        frame = screen.settle(frame)
+        if env.done():
+            stats.ended_by_interaction += 1
+            break
+    if explorer.popup_open:
+        executor.press_keys(["escape"])
+    return kept

@@ -1,0 +1,427 @@
+"""Looking at a dataset: counts (``dataset_stats`` / ``format_stats``) and contact sheets of
+annotated screenshots (``contact_sheet``), to catch label mistakes before training on them.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from PIL import Image, ImageDraw, ImageFont
+
+from caap.data.augment import AUG_PREFIX
+from caap.data.export import Item, format_seed_ranges, load_items
+from caap.data.format import DatasetError, open_dataset
+from caap.taxonomy import DETECTOR_CLASSES, TEXT, TYPE_ATTRIBUTES, ElementType
+
+# --- statistics ---------------------------------------------------------------------------------
+
+
+def _value_key(value: Any) -> str:
+    # JSON object keys must be strings; "true"/"false"/"null" read the same as in the annotations.
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+_FIRST = {"true": 0, "false": 1, "present": 0, "empty": 1}
+
+
+def _ordered(counts: Counter[str]) -> dict[str, int]:
+    # true/false and present/empty first, other values (subtypes) alphabetically, null last.
+    return dict(sorted(counts.items(), key=lambda kv: (kv[0] == "null", _FIRST.get(kv[0], 2), kv[0])))
+
+
+def dataset_stats(dataset_root: str | Path) -> dict[str, Any]:
+    """Counts for a dataset, JSON-serialisable::
+
+        {"root", "name", "images", "elements",
+         "types": {type: n},                                   every detector class, zeros included
+         "attributes": {type: {attr: {value: n}}},             only the attributes the type carries;
+                                                               booleans/subtype by value, text as
+                                                               {"present", "empty", "null"}
+         "groups": {group: {"images", "elements"}}, "tasks": {task: {"images", "elements"}},
+         "kinds": {source.kind: images},
+         "elements_per_image": {"mean", "min", "max"}, "image_sizes": {"WxH": images},
+         "seeds": {"distinct", "ranges", "unseeded"}, "augmented": images with an aug: note}
+    """
+    meta = open_dataset(dataset_root).meta()
+    items = load_items(dataset_root, allow_unknown=True, allow_empty=True)
+    types: Counter[str] = Counter({t.value: 0 for t in DETECTOR_CLASSES})
+    attributes: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+    groups: dict[str, Counter[str]] = defaultdict(Counter)
+    tasks: dict[str, Counter[str]] = defaultdict(Counter)
+    kinds: Counter[str] = Counter()
+    sizes: Counter[str] = Counter()
+    per_image: list[int] = []
+    seeds: set[int] = set()
+    unseeded = augmented = 0
+    for it in items:
+        ann = it.ann
+        n = len(ann.elements)
+        per_image.append(n)
+        sizes[f"{ann.width}x{ann.height}"] += 1
+        groups[it.group].update(images=1, elements=n)
+        tasks[ann.source.task or "(none)"].update(images=1, elements=n)
+        kinds[ann.source.kind] += 1
+        if ann.source.seed is None:
+            unseeded += 1
+        else:
+            seeds.add(ann.source.seed)
+        if ann.source.note and ann.source.note.startswith(AUG_PREFIX):
+            augmented += 1
+        for e in ann.elements:
+            types[e.type.value] += 1
+            for name in TYPE_ATTRIBUTES[e.type]:
+                value = getattr(e, name)
+                if name == TEXT:
+                    key = "null" if value is None else ("empty" if value == "" else "present")
+                else:
+                    key = _value_key(value)
+                attributes[e.type.value][name][key] += 1
+    total = sum(per_image)
+    return {
+        "root": str(Path(dataset_root).resolve()),
+        "name": meta.get("name"),
+        "images": len(items),
+        "elements": total,
+        "types": dict(types),
+        "attributes": {
+            t.value: {name: _ordered(attributes[t.value][name]) for name in TYPE_ATTRIBUTES[t]}
+            for t in ElementType if t.value in attributes
+        },
+        "groups": {g: {"images": c["images"], "elements": c["elements"]} for g, c in sorted(groups.items())},
+        "tasks": {t: {"images": c["images"], "elements": c["elements"]} for t, c in sorted(tasks.items())},
+        "kinds": dict(sorted(kinds.items())),
+        "elements_per_image": {
+            "mean": round(total / len(items), 2) if items else 0.0, "min": min(per_image, default=0),
+            "max": max(per_image, default=0),
+        },
+        "image_sizes": dict(sizes.most_common()),
+        "seeds": {"distinct": len(seeds), "ranges": format_seed_ranges(seeds), "unseeded": unseeded},
+        "augmented": augmented,
+    }
+
+
+def _attr_summary(attrs: dict[str, dict[str, int]]) -> str:
+    parts = []
+    for name, counts in attrs.items():
+        parts.append(f"{name}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    return "; ".join(parts)
+
+
+def format_stats(stats: dict[str, Any]) -> Any:
+    """A rich renderable (a ``rich.console.Group`` of tables) for ``console.print``."""
+    from rich.console import Group
+    from rich.table import Table
+
+    summary = Table(title=f"Dataset {stats.get('name') or ''}  ({stats['root']})", show_header=False)
+    summary.add_column(style="bold")
+    summary.add_column()
+    epi = stats["elements_per_image"]
+    seeds = stats["seeds"]
+    seed_ranges = seeds["ranges"] if len(seeds["ranges"]) <= 80 else seeds["ranges"][:77] + "..."
+    for key, value in (
+        ("images", stats["images"]),
+        ("elements", stats["elements"]),
+        ("elements per image", f"mean {epi['mean']}, min {epi['min']}, max {epi['max']}"),
+        ("image sizes", ", ".join(f"{k} ({v})" for k, v in stats["image_sizes"].items())),
+        ("sources", ", ".join(f"{k} ({v})" for k, v in stats["kinds"].items())),
+        ("seeds", f"{seeds['distinct']} distinct: {seed_ranges}; {seeds['unseeded']} image(s) without a seed"),
+        ("augmented copies", stats["augmented"]),
+    ):
+        summary.add_row(key, str(value))
+
+    types = Table(title="Element types")
+    types.add_column("type")
+    types.add_column("elements", justify="right")
+    types.add_column("attributes (value: count)")
+    for name, count in stats["types"].items():
+        attrs = _attr_summary(stats["attributes"].get(name, {}))
+        types.add_row(name, str(count), attrs, style="dim" if count == 0 else None)
+
+    groups = Table(title="Groups")
+    groups.add_column("group")
+    groups.add_column("images", justify="right")
+    groups.add_column("elements", justify="right")
+    for name, c in stats["groups"].items():
+        groups.add_row(name, str(c["images"]), str(c["elements"]))
+    parts: list[Any] = [summary, types, groups]
+    if set(stats["tasks"]) != set(stats["groups"]):  # only worth a table when tasks and groups differ
+        tasks = Table(title="Tasks (source.task)")
+        tasks.add_column("task")
+        tasks.add_column("images", justify="right")
+        tasks.add_column("elements", justify="right")
+        for name, c in stats["tasks"].items():
+            tasks.add_row(name, str(c["images"]), str(c["elements"]))
+        parts.append(tasks)
+    return Group(*parts)
+
+
+# --- contact sheets -----------------------------------------------------------------------------
+
+# One colour per type, distinct enough on white and on dark screens alike.
+TYPE_COLOURS: dict[ElementType, tuple[int, int, int]] = {
+    ElementType.TEXT: (31, 119, 180),
+    ElementType.HYPERLINK: (23, 190, 207),
+    ElementType.TABLED_TEXT: (148, 103, 189),
+    ElementType.BUTTON: (214, 39, 40),
+    ElementType.DROPDOWN: (255, 127, 14),
+    ElementType.INPUT_FIELD: (44, 160, 44),
+    ElementType.RADIO: (227, 119, 194),
+    ElementType.CHECKBOX: (188, 189, 34),
+    ElementType.TEXT_AREA: (0, 128, 96),
+    ElementType.DRAGGABLE_TEXT: (140, 86, 75),
+    ElementType.RESIZE_HANDLE: (127, 127, 127),
+    ElementType.SCROLLBAR: (90, 90, 200),
+    ElementType.SHAPE: (255, 0, 255),
+    ElementType.ICON: (0, 200, 0),
+    ElementType.UNKNOWN: (0, 0, 0),
+}
+
+
+@lru_cache(maxsize=8)
+def _font(size: int) -> ImageFont.ImageFont | ImageFont.FreeTypeFont:
+    # DejaVu has the check marks; Pillow's bundled default (load_default(size=...), Pillow >= 10.1
+    # with FreeType) does not, and the bare bitmap default is the last resort.
+    with_marks = ("DejaVuSans.ttf", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+    for name in with_marks:
+        try:
+            return ImageFont.truetype(name, size)
+        except OSError:
+            pass
+    try:
+        return ImageFont.load_default(size=size)
+    except (TypeError, ImportError, OSError):
+        return ImageFont.load_default()
+
+
+def _render(font: Any, char: str) -> bytes:
+    img = Image.new("L", (64, 64))
+    ImageDraw.Draw(img).text((8, 8), char, font=font, fill=255)
+    return img.tobytes()
+
+
+@lru_cache(maxsize=16)
+def _has_glyph(font: Any, char: str) -> bool:
+    """Whether ``font`` draws ``char`` differently from a character it surely lacks (the .notdef box)."""
+    try:
+        return _render(font, char) != _render(font, "\U0010fffd")
+    except Exception:  # any rendering trouble means: do not rely on the glyph
+        return False
+
+
+def element_label(e: Any, font: Any = None, *, text_chars: int = 12) -> str:
+    """``button "Submit" F``: type (and subtype), the first ``text_chars`` of the text, ✓/✗ (checked),
+    F (focused), H (highlighted)."""
+    parts = [e.type.value]
+    if e.subtype:
+        parts.append(e.subtype)
+    if e.text:
+        t = " ".join(e.text.split())
+        parts.append(f'"{t[:text_chars]}{"…" if len(t) > text_chars else ""}"')
+    if e.checked is not None:
+        marks = ("✓", "✗") if font is None or (_has_glyph(font, "✓") and _has_glyph(font, "✗")) else ("[x]", "[ ]")
+        parts.append(marks[0] if e.checked else marks[1])
+    if e.focused:
+        parts.append("F")
+    if e.highlighted:
+        parts.append("H")
+    return " ".join(parts)
+
+
+@dataclass
+class _Layout:
+    cell_w: int
+    cell_h: int
+    img_w: int
+    img_h: int
+    columns: int
+    rows: int
+    header_h: int
+    pad: int
+    line_h: int
+
+
+def _fit_scale(w: int, h: int, scale: int, max_w: int, max_h: int) -> float:
+    return min(float(scale), max_w / w, max_h / h)
+
+
+def _pick(items: list[Item], k: int) -> list[Item]:
+    """Up to ``k`` items spread evenly over the (sorted) group, for variety across seeds."""
+    if len(items) <= k:
+        return items
+    if k == 1:
+        return [items[0]]
+    idx = sorted({round(i * (len(items) - 1) / (k - 1)) for i in range(k)})
+    return [items[i] for i in idx]
+
+
+def _text_fit(draw: ImageDraw.ImageDraw, text: str, font: Any, width: int) -> str:
+    if draw.textlength(text, font=font) <= width:
+        return text
+    while text and draw.textlength(text + "…", font=font) > width:
+        text = text[:-1]
+    return text + "…"
+
+
+def _draw_cell(
+    sheet: Image.Image, item: Item, x0: int, y0: int, lay: _Layout, scale: int, font: Any, small: Any
+) -> None:
+    with Image.open(item.image_path) as im:
+        img = im.convert("RGB")
+    f = _fit_scale(img.width, img.height, scale, lay.img_w, lay.img_h)
+    size = (max(1, round(img.width * f)), max(1, round(img.height * f)))
+    # NEAREST keeps small screens' pixels crisp when enlarging; shrinking huge ones needs filtering.
+    img = img.resize(size, Image.Resampling.NEAREST if f >= 1 else Image.Resampling.BOX).convert("RGBA")
+    # Boxes and labels go on a translucent overlay so the screen under a label stays legible.
+    overlay = Image.new("RGBA", size, (0, 0, 0, 0))
+    draw = ImageDraw.Draw(overlay)
+    line_h = lay.line_h - 1
+    labels: list[tuple[tuple[int, int, int, int], str, tuple[int, int, int]]] = []
+    for e in item.ann.elements:
+        colour = TYPE_COLOURS.get(e.type, (0, 0, 0))
+        x1, y1, x2, y2 = (round(v * f) for v in e.bbox)
+        box = (x1, y1, max(x1, x2 - 1), max(y1, y2 - 1))
+        draw.rectangle(box, outline=(*colour, 255), width=1 if f < 2 else 2)
+        label = element_label(e, small)
+        tw = min(math.ceil(draw.textlength(label, font=small)) + 4, size[0])
+        label = _text_fit(draw, label, small, tw - 4)
+        # Above the box when there is room, else below it (so the box's content stays visible), else inside.
+        if box[1] - line_h >= 0:
+            ty = box[1] - line_h
+        elif box[3] + 1 + line_h <= size[1]:
+            ty = box[3] + 1
+        else:
+            ty = box[1]
+        tx = max(0, min(box[0], size[0] - tw))
+        labels.append(((tx, ty, tx + tw - 1, ty + line_h - 1), label, colour))
+    for rect, label, colour in labels:  # labels after all boxes, so no box line crosses a label
+        draw.rectangle(rect, fill=(*colour, 200))
+        luminance = 0.299 * colour[0] + 0.587 * colour[1] + 0.114 * colour[2]
+        draw.text((rect[0] + 2, rect[1]), label, font=small, fill=(0, 0, 0, 255) if luminance > 140 else (255,) * 4)
+    sheet.paste(Image.alpha_composite(img, overlay).convert("RGB"), (x0, y0))
+    sheet_draw = ImageDraw.Draw(sheet)
+    sheet_draw.rectangle((x0 - 1, y0 - 1, x0 + size[0], y0 + size[1]), outline=(160, 160, 160))
+    caption = _text_fit(sheet_draw, f"{item.group}/{item.stem}", font, lay.cell_w - 2 * lay.pad)
+    sheet_draw.text((x0, y0 + lay.img_h + 3), caption, font=font, fill=(0, 0, 0))
+
+
+def _legend(draw: ImageDraw.ImageDraw, types: list[ElementType], x: int, y: int, width: int, font: Any,
+            line_h: int) -> int:
+    """Draw colour swatches with type names, wrapping lines; return the height used."""
+    cx, cy = x, y
+    for t in types:
+        w = int(draw.textlength(t.value, font=font)) + line_h + 14
+        if cx + w > x + width and cx > x:
+            cx, cy = x, cy + line_h + 2
+        draw.rectangle((cx, cy + 2, cx + line_h - 4, cy + line_h - 2), fill=TYPE_COLOURS[t])
+        draw.text((cx + line_h, cy), t.value, font=font, fill=(0, 0, 0))
+        cx += w
+    return cy + line_h - y
+
+
+def contact_sheet(
+    dataset_root: str | Path,
+    out_png: str | Path,
+    *,
+    per_group: int = 2,
+    columns: int = 8,
+    scale: int = 2,
+    groups: Iterable[str] | None = None,
+    max_size: int = 4096,
+    max_cell: int = 800,
+) -> list[Path]:
+    """Draw up to ``per_group`` annotated screenshots per group on a grid and save it as PNG.
+
+    Screens are enlarged ×``scale`` (NEAREST; screens larger than ``max_cell`` pixels are shrunk to
+    fit), each box outlined in its type's colour with a label (``element_label``), each cell
+    captioned ``group/stem``. A sheet stays within ``max_size`` pixels a side; when the groups do
+    not fit on one, several are written (``OUT-1.png``, ``OUT-2.png``, ...; a group is never split
+    unless it alone is larger than a sheet). Returns the paths written (one for a single sheet).
+    """
+    if per_group < 1 or columns < 1 or scale < 1:
+        raise DatasetError(f"contact sheet: per_group, columns and scale must be >= 1 (got {per_group}, "
+                           f"{columns}, {scale})")
+    out_png = Path(out_png)
+    if out_png.suffix.lower() != ".png":
+        raise DatasetError(f"{out_png}: the contact sheet must be a .png file")
+    meta = open_dataset(dataset_root).meta()
+    items = load_items(dataset_root, allow_unknown=True)
+    by_group: dict[str, list[Item]] = defaultdict(list)
+    for it in items:
+        by_group[it.group].append(it)
+    names = sorted(by_group)
+    if groups is not None:
+        wanted = list(dict.fromkeys(groups))
+        missing = [g for g in wanted if g not in by_group]
+        if missing:
+            raise DatasetError(
+                f"{dataset_root}: groups: no such group(s) {', '.join(missing)} "
+                f"(have: {', '.join(names[:20])}{', ...' if len(names) > 20 else ''})"
+            )
+        names = wanted
+    chosen = [(g, _pick(by_group[g], per_group)) for g in names]
+
+    font, small = _font(13), _font(11)
+    line_h = max(font.getbbox("Ag")[3], 13) + 3
+    pad = 10
+    img_w = img_h = 1
+    for _, its in chosen:
+        for it in its:
+            f = _fit_scale(it.ann.width, it.ann.height, scale, max_cell, max_cell)
+            img_w, img_h = max(img_w, round(it.ann.width * f)), max(img_h, round(it.ann.height * f))
+    cell_w, cell_h = img_w + pad, img_h + line_h + pad
+    n_cells = sum(len(its) for _, its in chosen)
+    cols = max(1, min(columns, n_cells, (max_size - pad) // cell_w))  # no empty columns on a small sheet
+    sheet_w = pad + cols * cell_w
+
+    # The header (title + legend) height depends on the width; measure it on a scratch image.
+    legend_types = [t for t in ElementType if t is not ElementType.UNKNOWN or any(
+        e.type is t for _, its in chosen for it in its for e in it.ann.elements)]
+    scratch = ImageDraw.Draw(Image.new("RGB", (sheet_w, 10)))
+    header_h = pad + line_h + _legend(scratch, legend_types, pad, 0, sheet_w - 2 * pad, small, line_h) + pad
+    rows = max(1, (max_size - header_h - pad) // cell_h)
+    lay = _Layout(cell_w, cell_h, img_w, img_h, cols, rows, header_h, pad, line_h)
+
+    # Pack whole groups into sheets.
+    capacity = cols * rows
+    sheets: list[list[Item]] = [[]]
+    for _, its in chosen:
+        if sheets[-1] and len(sheets[-1]) + len(its) > capacity:
+            sheets.append([])
+        for it in its:
+            if len(sheets[-1]) == capacity:
+                sheets.append([])
+            sheets[-1].append(it)
+
+    paths = [out_png] if len(sheets) == 1 else [
+        out_png.with_name(f"{out_png.stem}-{i}{out_png.suffix}") for i in range(1, len(sheets) + 1)
+    ]
+    out_png.parent.mkdir(parents=True, exist_ok=True)
+    title_name = meta.get("name") or Path(dataset_root).name
+    for n, (cells, path) in enumerate(zip(sheets, paths, strict=True), start=1):
+        used_rows = max(1, -(-len(cells) // cols))
+        sheet = Image.new("RGB", (sheet_w, header_h + used_rows * cell_h + pad), (255, 255, 255))
+        draw = ImageDraw.Draw(sheet)
+        title = f"{title_name}: {len(items)} images, {len(by_group)} groups"
+        if len(sheets) > 1:
+            title += f"  (sheet {n}/{len(sheets)})"
+        draw.text((pad, pad), title, font=font, fill=(0, 0, 0))
+        _legend(draw, legend_types, pad, pad + line_h, sheet_w - 2 * pad, small, line_h)
+        for i, it in enumerate(cells):
+            r, c = divmod(i, cols)
+            _draw_cell(sheet, it, pad + c * cell_w, header_h + r * cell_h, lay, scale, font, small)
+        # Atomic: a reader (or a crash) never sees half a PNG.
+        tmp = path.with_name(f".{path.name}.tmp")
+        sheet.save(tmp, format="PNG")
+        os.replace(tmp, path)
+    return paths
