@@ -1,0 +1,82 @@
+"""The UI element detector used by the observer: YOLOv8 weights loaded once, boxes in
+captured-image pixels, overlapping duplicates merged, the predicted type kept as a hint for the
+reader."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from caap.elements import Element
+from caap.geometry import as_box, clip, iou
+from caap.taxonomy import DETECTOR_CLASSES
+
+
+class DetectorError(RuntimeError):
+    """Weights that cannot be used; the message names the file."""
+
+
+class Detector:
+    def __init__(self, weights: str | Path, *, conf: float = 0.25, iou: float = 0.6, merge_iou: float = 0.7,
+                 imgsz: int | None = None, device: str = "cpu") -> None:
+        os.environ.setdefault("YOLO_OFFLINE", "1")
+        path = Path(weights)
+        if not path.is_file():
+            raise DetectorError(f"{path}: detector weights not found")
+        if path.stat().st_size < 1024:
+            raise DetectorError(f"{path}: detector weights are truncated ({path.stat().st_size} bytes)")
+        try:
+            from ultralytics import YOLO
+        except ImportError:
+            raise DetectorError("the detector needs ultralytics: pip install 'caap[vision]'") from None
+        try:
+            self.model = YOLO(str(path), task="detect")
+            names = dict(self.model.names)
+        except Exception as exc:  # torch/pickle/zip errors of every kind for a corrupt file
+            raise DetectorError(f"{path}: not loadable YOLO weights ({type(exc).__name__}: {exc})") from None
+        expected = {i: t.value for i, t in enumerate(DETECTOR_CLASSES)}
+        if names != expected:
+            raise DetectorError(f"{path}: classes {list(names.values())} are not caap's taxonomy "
+                                f"{list(expected.values())}")
+        self.path = path
+        self.conf, self.iou, self.merge_iou, self.device = conf, iou, merge_iou, device
+        args = getattr(self.model, "overrides", {}) or {}
+        self.imgsz = imgsz or int(args.get("imgsz") or 224)
+
+    def detect(self, image: Image.Image) -> list[Element]:
+        return self.detect_batch([image])[0]
+
+    def detect_batch(self, images: Sequence[Image.Image]) -> list[list[Element]]:
+        """Elements (type hint, box, score) per image; boxes clipped to each image."""
+        if not images:
+            return []
+        import numpy as np
+
+        arrays = [np.asarray(img.convert("RGB"))[:, :, ::-1] for img in images]  # ultralytics takes BGR arrays
+        results = self.model.predict(arrays, conf=self.conf, iou=self.iou, imgsz=self.imgsz, device=self.device,
+                                     agnostic_nms=True, verbose=False)
+        return [self._elements(r, img) for r, img in zip(results, images, strict=True)]
+
+    def _elements(self, result: Any, image: Image.Image) -> list[Element]:
+        boxes = result.boxes
+        found: list[Element] = []
+        for xyxy, cls, score in zip(boxes.xyxy.tolist(), boxes.cls.tolist(), boxes.conf.tolist(), strict=True):
+            x1, y1, x2, y2 = xyxy
+            box = clip((int(x1 + 0.5), int(y1 + 0.5), int(x2 + 0.5), int(y2 + 0.5)), image.width, image.height)
+            if box is None:
+                continue
+            found.append(Element(type=DETECTOR_CLASSES[int(cls)], bbox=as_box(box), score=round(float(score), 4)))
+        return merge_duplicates(found, self.merge_iou)
+
+
+def merge_duplicates(elements: list[Element], threshold: float = 0.7) -> list[Element]:
+    """Keep the most confident of boxes that cover the same thing (whatever class each was given)."""
+    kept: list[Element] = []
+    for e in sorted(elements, key=lambda e: -(e.score or 0.0)):
+        if all(iou(e.bbox, k.bbox) < threshold for k in kept):
+            kept.append(e)
+    return kept

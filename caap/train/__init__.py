@@ -1,0 +1,1 @@
+"""Training for the two vision models (settings live in training/*.yaml)."""

@@ -1,0 +1,157 @@
+"""Evaluate the detector on a caap dataset: precision and recall at IoU 0.5 over all labelled
+elements (class-agnostic: the reader decides the type) and per class, COCO-style AP50 and AP50-95
+per class, and latency per image on CPU (and GPU when one is present)."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from caap.data.format import Dataset, open_dataset
+from caap.geometry import iou
+from caap.observe.detector import Detector
+from caap.taxonomy import DETECTOR_CLASSES
+
+IOU_THRESHOLDS = [round(0.5 + 0.05 * i, 2) for i in range(10)]
+
+
+def _match(preds: list[tuple[float, tuple[int, int, int, int]]], gts: list[tuple[int, int, int, int]],
+           threshold: float) -> list[bool]:
+    """Greedy matching by score: is each prediction (in score order) a true positive?"""
+    used = [False] * len(gts)
+    hits = []
+    for _, box in sorted(preds, key=lambda p: -p[0]):
+        best, best_j = threshold, -1
+        for j, g in enumerate(gts):
+            if not used[j]:
+                o = iou(box, g)
+                if o >= best:
+                    best, best_j = o, j
+        if best_j >= 0:
+            used[best_j] = True
+        hits.append(best_j >= 0)
+    return hits
+
+
+def _ap(scores: list[float], hits: list[bool], n_gt: int) -> float:
+    """COCO 101-point interpolated average precision."""
+    if n_gt == 0:
+        return float("nan")
+    if not scores:
+        return 0.0
+    order = np.argsort(-np.asarray(scores))
+    tp = np.cumsum(np.asarray(hits)[order])
+    fp = np.cumsum(~np.asarray(hits)[order])
+    recall = tp / n_gt
+    precision = tp / np.maximum(tp + fp, 1e-9)
+    precision = np.maximum.accumulate(precision[::-1])[::-1]
+    points = np.linspace(0, 1, 101)
+    idx = np.searchsorted(recall, points, side="left")
+    return float(np.mean([precision[i] if i < len(precision) else 0.0 for i in idx]))
+
+
+def evaluate(dataset_root: str | Path, weights: str | Path, *, conf: float = 0.25, iou_match: float = 0.5,
+             device: str = "cpu", latency_images: int = 200) -> dict[str, Any]:
+    open_dataset(dataset_root)
+    items = list(Dataset(dataset_root))
+    detector = Detector(weights, conf=0.001, device=device)  # low threshold for AP; `conf` applies to P/R
+    ds = Dataset(dataset_root)
+    tp = fp = fn = 0
+    per_class: dict[str, dict[str, int]] = defaultdict(lambda: {"tp": 0, "fp": 0, "fn": 0, "gt": 0})
+    ap_pool: dict[str, dict[float, tuple[list[float], list[bool]]]] = defaultdict(
+        lambda: {t: ([], []) for t in IOU_THRESHOLDS})
+    gt_count: dict[str, int] = defaultdict(int)
+    for _, ann in items:
+        with Image.open(ds.image_path(ann)) as im:
+            image = im.convert("RGB")
+        found = detector.detect(image)
+        kept = [e for e in found if (e.score or 0) >= conf]
+        gts = [e.bbox for e in ann.elements]
+        hits = _match([(e.score or 0, e.bbox) for e in kept], gts, iou_match)
+        tp += sum(hits)
+        fp += len(hits) - sum(hits)
+        fn += len(gts) - sum(hits)
+        for t in DETECTOR_CLASSES:
+            name = t.value
+            g = [e.bbox for e in ann.elements if e.type == t]
+            gt_count[name] += len(g)
+            k = [(e.score or 0, e.bbox) for e in kept if e.type == t]
+            h = _match(k, g, iou_match)
+            c = per_class[name]
+            c["gt"] += len(g)
+            c["tp"] += sum(h)
+            c["fp"] += len(h) - sum(h)
+            c["fn"] += len(g) - sum(h)
+            everything = sorted([(e.score or 0, e.bbox) for e in found if e.type == t], key=lambda p: -p[0])
+            for thr in IOU_THRESHOLDS:
+                scores, flags = ap_pool[name][thr]
+                scores.extend(s for s, _ in everything)
+                flags.extend(_match(everything, g, thr))
+    classes: dict[str, Any] = {}
+    for t in DETECTOR_CLASSES:
+        name = t.value
+        c = per_class[name]
+        aps = [_ap(*ap_pool[name][thr], gt_count[name]) for thr in IOU_THRESHOLDS]
+        classes[name] = {
+            "gt": c["gt"],
+            "precision": _ratio(c["tp"], c["tp"] + c["fp"]),
+            "recall": _ratio(c["tp"], c["tp"] + c["fn"]),
+            "ap50": round(aps[0], 4) if gt_count[name] else None,
+            "ap50_95": round(float(np.mean(aps)), 4) if gt_count[name] else None,
+        }
+    present = [v for v in classes.values() if v["ap50"] is not None]
+    return {
+        "dataset": str(dataset_root),
+        "weights": str(weights),
+        "images": len(items),
+        "elements": tp + fn,
+        "conf": conf,
+        "iou": iou_match,
+        "overall": {"precision": _ratio(tp, tp + fp), "recall": _ratio(tp, tp + fn), "tp": tp, "fp": fp, "fn": fn},
+        "map50": round(float(np.mean([v["ap50"] for v in present])), 4) if present else None,
+        "map50_95": round(float(np.mean([v["ap50_95"] for v in present])), 4) if present else None,
+        "per_class": classes,
+        "latency_ms": latency(weights, [ds.image_path(a) for _, a in items[:latency_images]], conf=conf),
+    }
+
+
+def _ratio(a: int, b: int) -> float | None:
+    return round(a / b, 4) if b else None
+
+
+def latency(weights: str | Path, paths: list[Path], *, conf: float = 0.25) -> dict[str, Any]:
+    """Per-image detect() time (model loaded, one screen at a time, as the observer calls it)."""
+    out: dict[str, Any] = {}
+    devices = ["cpu"]
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            devices.append("0")
+    except ImportError:
+        pass
+    images = []
+    for p in paths:
+        with Image.open(p) as im:
+            images.append(im.convert("RGB"))
+    for device in devices:
+        det = Detector(weights, conf=conf, device=device)
+        for img in images[:5]:
+            det.detect(img)  # warm-up
+        times = []
+        for img in images:
+            t = time.perf_counter()
+            det.detect(img)
+            times.append((time.perf_counter() - t) * 1000)
+        if times:
+            times.sort()
+            out["cpu" if device == "cpu" else "gpu"] = {
+                "mean": round(statistics.fmean(times), 2), "p50": round(times[len(times) // 2], 2),
+                "p90": round(times[int(len(times) * 0.9)], 2), "images": len(times)}
+    return out

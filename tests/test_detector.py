@@ -1,0 +1,95 @@
+"""Detector training (one epoch on the committed fixture), loading, inference and evaluation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from caap.elements import Element
+from caap.observe.detector import merge_duplicates
+
+FIXTURE = Path(__file__).parent / "fixtures" / "miniwob-mini"
+runner = CliRunner()
+
+
+def test_merge_duplicates_keeps_the_most_confident():
+    a = Element(type="button", bbox=[0, 0, 50, 20], score=0.9)
+    b = Element(type="text", bbox=[1, 1, 50, 20], score=0.6)
+    c = Element(type="text", bbox=[0, 30, 50, 40], score=0.5)
+    assert merge_duplicates([b, c, a]) == [a, c]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> Path:
+    pytest.importorskip("ultralytics", reason="needs the vision extra (pip install 'caap[vision]')")
+    from caap.cli import app
+
+    project = tmp_path_factory.mktemp("runs")
+    result = runner.invoke(app, ["train", "detector", "--data", str(FIXTURE), "--split", "val:1010", "--epochs", "1",
+                                 "--batch", "8", "--project", str(project), "--name", "tiny"])
+    assert result.exit_code == 0, result.output
+    run = project / "tiny"
+    assert json.loads((run / "caap-train.json").read_text())["args"]["box"] == 0.9  # the paper's loss weights
+    assert (run / "results.csv").is_file()
+    return run / "weights" / "best.pt"
+
+
+def test_training_writes_weights_and_the_detector_loads_them(trained):
+    from PIL import Image
+
+    from caap.data.format import Dataset
+    from caap.observe.detector import Detector
+
+    det = Detector(trained, conf=0.001)
+    _, ann = next(iter(Dataset(FIXTURE)))
+    image = Image.open(FIXTURE / ann.image).convert("RGB")
+    found = det.detect(image)
+    assert isinstance(found, list)
+    for e in found:
+        x1, y1, x2, y2 = e.bbox
+        assert 0 <= x1 < x2 <= image.width and 0 <= y1 < y2 <= image.height and 0 <= e.score <= 1
+    assert len(det.detect_batch([image, image])) == 2
+
+
+def test_resume_continues_an_interrupted_run(trained, tmp_path):
+    from caap.cli import app
+
+    result = runner.invoke(app, ["train", "detector", "--data", str(FIXTURE), "--resume", "--project",
+                                 str(tmp_path), "--name", "none"])
+    assert result.exit_code == 2 and "nothing to resume" in result.output
+
+
+def test_eval_reports_metrics_and_latency(trained, tmp_path):
+    from caap.cli import app
+
+    result = runner.invoke(app, ["eval", "detector", "--data", str(FIXTURE), "--weights", str(trained), "--json",
+                                 "--out", str(tmp_path / "m.json")])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads(result.stdout)
+    assert metrics["images"] >= 40 and set(metrics["overall"]) == {"precision", "recall", "tp", "fp", "fn"}
+    assert set(metrics["per_class"]) >= {"text", "button", "icon"}
+    assert metrics["latency_ms"]["cpu"]["images"] > 0
+    assert json.loads((tmp_path / "m.json").read_text()) == metrics
+
+
+def test_missing_and_corrupt_weights_are_one_clear_error(tmp_path):
+    pytest.importorskip("ultralytics", reason="needs the vision extra")
+    from caap.observe.detector import Detector, DetectorError
+
+    with pytest.raises(DetectorError, match="weights not found"):
+        Detector(tmp_path / "none.pt")
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"\x00garbage" * 500)
+    with pytest.raises(DetectorError, match=r"bad\.pt: not loadable"):
+        Detector(bad)
+    short = tmp_path / "short.pt"
+    short.write_bytes(b"x" * 10)
+    with pytest.raises(DetectorError, match="truncated"):
+        Detector(short)
+    from caap.cli import app
+
+    result = runner.invoke(app, ["eval", "detector", "--data", str(FIXTURE), "--weights", str(bad)])
+    assert result.exit_code == 2 and "not loadable" in result.output
