@@ -1,0 +1,11 @@
+"""The ``caap`` command line (typer). Each module registers its commands on the shared app."""
+
+from caap.cli import dataset, models, run, tools  # noqa: F401  (registers the commands)
+from caap.cli.common import app
+
+
+def main() -> None:
+    app()
+
+
+__all__ = ["app", "main"]

@@ -1,0 +1,210 @@
+"""`caap dataset ...`: build, check, convert and augment datasets."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from caap import __version__
+from caap.cli.common import app, err, fail, out
+
+dataset_app = typer.Typer(help="Build, check, convert and augment annotated screenshot datasets.",
+                          no_args_is_help=True)
+app.add_typer(dataset_app, name="dataset")
+
+
+def _read_tasks(spec: str) -> list[str]:
+    path = Path(spec)
+    if path.is_file():
+        tasks = [t.strip() for t in path.read_text(encoding="utf-8").split() if t.strip() and not t.startswith("#")]
+    else:
+        tasks = [t.strip() for t in spec.split(",") if t.strip()]
+    if not tasks:
+        fail(f"--tasks {spec!r} names no task")
+    return tasks
+
+
+@dataset_app.command("miniwob")
+def dataset_miniwob(
+    tasks: Annotated[str, typer.Option(help="Comma-separated task names, or a file with one per line.")],
+    seeds: Annotated[str, typer.Option(help="Seed ranges, e.g. 1000-2999 (annotation seeds) or 0-999 (test).")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Dataset directory (created; an interrupted run resumes).")],
+    per_task: Annotated[int | None, typer.Option(
+        help="Episodes per task: this many seeds spread evenly over --seeds (default: every seed).")] = None,
+    steps: Annotated[str, typer.Option(help="Random interactions per episode, MIN-MAX.")] = "1-4",
+    workers: Annotated[int, typer.Option(help="Parallel processes, each with its own Xvfb and Chromium.",
+                                         min=1)] = 1,
+) -> None:
+    """Screenshots of MiniWoB++ tasks captured as the agent sees them, labelled from the DOM.
+
+    Needs Xvfb, xdotool and Chromium (bash tools/setup.sh --system) and the bench extra.
+    """
+    import time
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from caap.bench.miniwob import MiniWoBError, list_tasks
+    from caap.data.export import parse_seed_ranges
+    from caap.data.format import DatasetError
+    from caap.data.miniwob.run import generate_parallel, pick_seeds
+
+    try:
+        seed_list = pick_seeds(parse_seed_ranges(seeds), per_task)
+        known = set(list_tasks())
+    except (DatasetError, MiniWoBError) as exc:
+        fail(str(exc))
+    task_list = _read_tasks(tasks)
+    unknown = [t for t in task_list if t not in known]
+    if unknown:
+        fail(f"unknown MiniWoB++ task(s): {', '.join(unknown)}")
+    try:
+        lo, hi = (int(x) for x in steps.split("-"))
+    except ValueError:
+        fail(f"--steps must be MIN-MAX, e.g. 1-4, not {steps!r}")
+    info = {"command": "caap dataset miniwob", "tasks": task_list, "seeds": seeds, "per_task": per_task,
+            "steps": [lo, hi], "caap_version": __version__}
+    started = time.perf_counter()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=err) as progress:
+        bar = progress.add_task("episodes", total=len(task_list) * len(seed_list))
+        try:
+            stats = generate_parallel(out_dir, task_list, seed_list, workers=workers, steps=(lo, hi), info=info,
+                                      on_episode=lambda task, seed, kept: progress.update(
+                                          bar, advance=1, description=f"{task} {seed}"))
+        except Exception as exc:  # a worker's browser or display failure, re-raised here
+            fail(f"generation stopped: {exc} (what was written is kept; run again to resume)", code=1)
+    out.print(
+        f"{stats.screenshots} screenshots ({stats.elements} elements) from {stats.episodes} new episodes in "
+        f"{time.perf_counter() - started:.0f}s; {stats.duplicates} near-duplicates dropped; "
+        f"{stats.ended_by_interaction} episodes ended by an interaction; dataset: {out_dir}", highlight=False)
+
+
+SplitOpt = Annotated[str, typer.Option(
+    "--split", help="Which seeds are validation: val:2800-2999 (ranges), val:every10 (seeds divisible by 10), "
+    "or train:... for the other way round. Images without a seed always go to train.")]
+
+
+def _split(spec: str) -> Any:
+    from caap.data.export import SplitRule
+    from caap.data.format import DatasetError
+
+    try:
+        return SplitRule.parse(spec)
+    except DatasetError as exc:
+        fail(str(exc))
+
+
+def _dataset_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    from caap.data.format import DatasetError
+
+    try:
+        return fn(*args, **kwargs)
+    except DatasetError as exc:
+        fail(str(exc))
+
+
+@dataset_app.command("report")
+def dataset_report(
+    dataset: Annotated[Path, typer.Argument(help="Dataset directory.")],
+    sheet: Annotated[Path | None, typer.Option(help="Write a contact sheet PNG (boxes and labels drawn).")] = None,
+    per_group: Annotated[int, typer.Option(help="Images per task/group on the contact sheet.", min=1)] = 2,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the statistics as JSON.")] = False,
+) -> None:
+    """Counts per type, attribute value and task; optionally a contact sheet to check labels by eye."""
+    from caap.data.format import open_dataset
+    from caap.data.report import contact_sheet, dataset_stats, format_stats
+
+    _dataset_call(open_dataset, dataset)
+    stats = _dataset_call(dataset_stats, dataset)
+    if as_json:
+        sys.stdout.write(json.dumps(stats, indent=2) + "\n")
+    else:
+        out.print(format_stats(stats))
+    if sheet is not None:
+        for path in _dataset_call(contact_sheet, dataset, sheet, per_group=per_group):
+            err.print(f"contact sheet: {path}", highlight=False)
+
+
+@dataset_app.command("export-yolo")
+def dataset_export_yolo(
+    dataset: Annotated[Path, typer.Argument(help="Dataset directory.")],
+    out_dir: Annotated[Path, typer.Argument(help="Output directory for the YOLO dataset (images, labels, data.yaml).")],
+    split: SplitOpt = "val:every10",
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace a non-empty output directory.")] = False,
+) -> None:
+    """An ultralytics detection dataset; classes from the taxonomy; train/val split by seed."""
+    from caap.data.export import export_yolo
+
+    result = _dataset_call(export_yolo, dataset, out_dir, split=_split(split), overwrite=overwrite)
+    images, boxes = result["images"], result["elements"]
+    out.print(f"YOLO dataset in {result['out_dir']}: train {images['train']} images / {boxes['train']} boxes, "
+              f"val {images['val']} images / {boxes['val']} boxes", highlight=False)
+
+
+@dataset_app.command("export-reader")
+def dataset_export_reader(
+    dataset: Annotated[Path, typer.Argument(help="Dataset directory.")],
+    out_dir: Annotated[Path, typer.Argument(help="Output directory for train.jsonl and val.jsonl.")],
+    split: SplitOpt = "val:every10",
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace a non-empty output directory.")] = False,
+) -> None:
+    """Element reader samples: one line per element with its image, box and target record."""
+    from caap.data.export import export_reader_samples
+
+    result = _dataset_call(export_reader_samples, dataset, out_dir, split=_split(split), overwrite=overwrite)
+    out.print(json.dumps(result), highlight=False)
+
+
+@dataset_app.command("augment")
+def dataset_augment(
+    dataset: Annotated[Path, typer.Argument(help="Source dataset directory.")],
+    out_dir: Annotated[Path, typer.Argument(help="New dataset directory (originals + augmented copies).")],
+    multiplier: Annotated[int, typer.Option(help="Images per original in the result (3 = tripled, as in CAAP).",
+                                            min=1)] = 3,
+    seed: Annotated[int, typer.Option(help="Random seed; the same seed gives the same copies.")] = 0,
+    train_split: Annotated[str | None, typer.Option(
+        "--split", help="Augment only the train side of this split (e.g. val:every10); validation images "
+        "are copied unchanged.")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace a non-empty output directory.")] = False,
+) -> None:
+    """Colour changes, small box jitter and Gaussian noise, as in the CAAP paper; never a flip."""
+    from caap.data.augment import augment_dataset
+
+    rule = _split(train_split) if train_split else None
+    result = _dataset_call(augment_dataset, dataset, out_dir, multiplier=multiplier, seed=seed, overwrite=overwrite,
+                           only_train=rule)
+    out.print(f"{result['images']} images ({result['originals']} originals, {result['augmented']} augmented) in "
+              f"{result['out_root']} ({result['seconds']:.0f}s)", highlight=False)
+
+
+@dataset_app.command("export-labelstudio")
+def dataset_export_labelstudio(
+    dataset: Annotated[Path, typer.Argument(help="Dataset directory.")],
+    out_file: Annotated[Path, typer.Option("--out", help="Label Studio tasks JSON to write.")],
+    image_root_url: Annotated[str | None, typer.Option(
+        help="URL prefix under which the dataset's files are served (default: Label Studio local-files "
+        "URLs; see annotation/GUIDE.md).")] = None,
+) -> None:
+    """Label Studio tasks with the current labels as predictions (labeling config: annotation/)."""
+    from caap.data.labelstudio import export_tasks
+
+    n = _dataset_call(export_tasks, dataset, out_file, image_root_url=image_root_url)
+    out.print(f"{n} Label Studio tasks written to {out_file}", highlight=False)
+
+
+@dataset_app.command("import-labelstudio")
+def dataset_import_labelstudio(
+    export_file: Annotated[Path, typer.Argument(help="A Label Studio JSON export.")],
+    dataset: Annotated[Path, typer.Argument(help="The dataset the tasks came from.")],
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", help="Write a new dataset here instead of updating DATASET's labels.")] = None,
+) -> None:
+    """Bring corrected annotations from Label Studio back into the canonical format."""
+    from caap.data.labelstudio import import_export
+
+    n = _dataset_call(import_export, export_file, dataset, out_root=out_dir)
+    out.print(f"{n} annotations imported into {out_dir or dataset}", highlight=False)

@@ -1,0 +1,94 @@
+"""`caap train ...` and `caap eval ...`: the vision models."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from caap.cli.common import app, fail, out
+
+train_app = typer.Typer(help="Train the vision models.", no_args_is_help=True)
+app.add_typer(train_app, name="train")
+
+
+@train_app.command("detector")
+def train_detector(
+    data: Annotated[Path, typer.Option(help="A caap dataset (exported to YOLO, split by seed) or a YOLO dataset "
+                                            "directory with data.yaml.")],
+    model: Annotated[str | None, typer.Option(
+        help="YOLO config to train from scratch (yolov8n.yaml, yolov8s.yaml, ...) or a .pt checkpoint to "
+        "fine-tune (default from the config: yolov8n.yaml).")] = None,
+    config: Annotated[Path | None, typer.Option(help="Training settings (default: training/detector.yaml).")] = None,
+    epochs: Annotated[int | None, typer.Option(help="Epochs (default from the config).", min=1)] = None,
+    imgsz: Annotated[int | None, typer.Option(help="Training image size (default from the config).", min=32)] = None,
+    batch: Annotated[int | None, typer.Option(help="Batch size (default from the config).", min=1)] = None,
+    device: Annotated[str | None, typer.Option(help="cpu, 0, 0,1 ... (default: GPU if present, else CPU).")] = None,
+    split: Annotated[str | None, typer.Option(
+        help="Validation seeds when --data is a caap dataset (default from the config: val:2800-2999).")] = None,
+    project: Annotated[Path, typer.Option(help="Where run directories go.")] = Path("runs/detector"),
+    name: Annotated[str, typer.Option(help="Run name (directory under --project).")] = "train",
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the interrupted run --project/--name.")] = False,
+) -> None:
+    """Train the UI element detector (ultralytics YOLOv8) with the paper's loss weights."""
+    from caap.data.format import DatasetError
+    from caap.train.detector import TrainingError
+    from caap.train.detector import train as run_training
+
+    try:
+        run_dir = run_training(data, config=config, model=model, epochs=epochs, imgsz=imgsz, device=device,
+                               batch=batch, split=split, project=project, name=name, resume=resume)
+    except (TrainingError, DatasetError) as exc:
+        fail(str(exc))
+    out.print(f"run directory: {run_dir} (best weights: {run_dir / 'weights' / 'best.pt'})", highlight=False)
+
+
+eval_app = typer.Typer(help="Measure the vision models on held-out data.", no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.command("detector")
+def eval_detector(
+    data: Annotated[Path, typer.Option(help="A caap dataset of held-out screens (e.g. MiniWoB++ seeds 0-999).")],
+    weights: Annotated[Path, typer.Option(help="Detector weights (.pt).")],
+    conf: Annotated[float, typer.Option(help="Confidence threshold for precision/recall.")] = 0.25,
+    device: Annotated[str, typer.Option(help="Device for the accuracy pass (latency runs on CPU and GPU).")] = "cpu",
+    out_file: Annotated[Path | None, typer.Option("--out", help="Also write the result JSON here.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+) -> None:
+    """Precision, recall, mAP50 and mAP50-95 per class and overall at IoU 0.5, and latency per image."""
+    from caap.data.format import DatasetError
+    from caap.observe.detector import DetectorError
+    from caap.train.eval_detector import evaluate
+
+    try:
+        result = evaluate(data, weights, conf=conf, device=device)
+    except (DatasetError, DetectorError) as exc:
+        fail(str(exc))
+    text = json.dumps(result, indent=2)
+    if out_file:
+        out_file.write_text(text + "\n", encoding="utf-8")
+    if as_json:
+        sys.stdout.write(text + "\n")
+        return
+    o = result["overall"]
+    table = Table(title=f"detector on {result['images']} images, {result['elements']} elements (IoU {result['iou']}, "
+                        f"conf {result['conf']})")
+    for col in ("class", "labelled", "precision", "recall", "AP50", "AP50-95"):
+        table.add_column(col)
+    for name, c in result["per_class"].items():
+        table.add_row(name, str(c["gt"]), _fmt(c["precision"]), _fmt(c["recall"]), _fmt(c["ap50"]), _fmt(c["ap50_95"]))
+    table.add_row("all (class-agnostic)", str(result["elements"]), _fmt(o["precision"]), _fmt(o["recall"]),
+                  _fmt(result["map50"]), _fmt(result["map50_95"]), style="bold")
+    out.print(table)
+    for dev, lat in result["latency_ms"].items():
+        out.print(f"latency ({dev}): mean {lat['mean']} ms, p50 {lat['p50']} ms, p90 {lat['p90']} ms per image "
+                  f"({lat['images']} images)", highlight=False)
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"

@@ -1,0 +1,243 @@
+"""`caap run`: act on the live screen, or plan one step on it or on a file."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from caap import __version__
+from caap.cli.common import ConfigOpt, app, config_from_flags, err, fail, out
+
+EXIT_CODES = {"done": 0, "finished": 0, "max_steps": 3, "timeout": 3, "over_budget": 3, "failed": 3,
+              "invalid_answers": 3, "stopped": 130, "llm_error": 1, "screen_error": 1, "act_error": 1}
+
+
+@app.command()
+def run(
+    task: Annotated[str, typer.Argument(help="What to do, in plain language (e.g. 'Select EiTE and click Submit').")],
+    screenshot: Annotated[Path | None, typer.Option(
+        help="Plan on this image file instead of the live screen (with --dry-run).")] = None,
+    elements: Annotated[Path | None, typer.Option(
+        help="Read the element list from this JSON file (the format `caap observe --json` prints) "
+        "instead of running the vision models; on a live screen the list stays fixed (fixed-layout apps, "
+        "testing).")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Plan one step and print the actions with their target pixels; draw them on the "
+        "screenshot in the trace; touch nothing.")] = False,
+    show_prompt: Annotated[bool, typer.Option("--show-prompt", help="Print each prompt sent to the LLM.")] = False,
+    demo: Annotated[list[Path] | None, typer.Option(
+        "--demo", help="Demonstration file or directory of them (repeatable).")] = None,
+    config: ConfigOpt = None,
+    base_url: Annotated[str | None, typer.Option(
+        help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (env: OPENAI_BASE_URL).")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name (env: OPENAI_MODEL; default gpt-4o).")] = None,
+    mode: Annotated[str | None, typer.Option(
+        help="'tools': actions offered as function schemas (tool calling); 'text': listed in the prompt "
+        "and read back from Action_N=(...) lines.")] = None,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature (default 0).")] = None,
+    max_steps: Annotated[int | None, typer.Option(help="Stop after this many LLM calls (default 30).")] = None,
+    max_seconds: Annotated[float | None, typer.Option(help="Stop after this much wall time (default 600).")] = None,
+    max_cost: Annotated[float | None, typer.Option(help="Stop once this many USD are spent (default 2).")] = None,
+    token_budget: Annotated[int | None, typer.Option(
+        help="Shorten the prompt (oldest demos first, then oldest history) beyond this many tokens.")] = None,
+    no_demos: Annotated[bool, typer.Option("--no-demos", help="Ablation: leave demonstrations out.")] = False,
+    no_rationales: Annotated[bool, typer.Option(
+        "--no-rationales", help="Ablation: show demonstrations without their rationales.")] = False,
+    no_cot: Annotated[bool, typer.Option("--no-cot", help="Ablation: leave the reasoning instructions out.")] = False,
+    monitor: Annotated[int | None, typer.Option(help="Live: capture this monitor (1 = first, 0 = all).")] = None,
+    region: Annotated[str | None, typer.Option(
+        help="Live: capture only LEFT,TOP,WIDTH,HEIGHT (OS pixels).")] = None,
+    window: Annotated[str | None, typer.Option(
+        help="Live: capture the window whose title matches this regular expression (X11, via xdotool).")] = None,
+    backend: Annotated[str | None, typer.Option(
+        help="Live: OS input through 'pyautogui' (default) or 'xdotool' (X11).")] = None,
+    stop_hotkey: Annotated[str | None, typer.Option(
+        help="Live: the global hotkey that stops the agent before its next OS event (default <ctrl>+<alt>+x, "
+        "i.e. Ctrl+Alt+X).")] = None,
+    no_confirm: Annotated[bool, typer.Option(
+        "--no-confirm", help="Live: do not ask before risky actions (password fields, delete/send/pay/buy).")] = False,
+    no_failsafe: Annotated[bool, typer.Option(
+        "--no-failsafe", help="Live: disable pyautogui's fail-safe (pointer into a screen corner aborts).")] = False,
+    trace_dir: Annotated[Path | None, typer.Option(help="Where run traces go (default: ./runs).")] = None,
+    no_trace: Annotated[bool, typer.Option("--no-trace", help="Write no trace directory.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Carry out TASK on the live screen, or plan one step (--dry-run) on it or on an image file.
+
+    Live runs act with real mouse and keyboard input. Press Ctrl+Alt+X (the stop hotkey, see
+    --stop-hotkey) to stop the agent before its next OS event; moving the mouse pointer into a screen
+    corner also stops it (pyautogui fail-safe). Actions on password-like fields and on
+    delete/send/pay/buy buttons wait for your yes on the terminal; no answer means no.
+
+    The LLM endpoint comes from --base-url/--model, the config file, or OPENAI_BASE_URL,
+    OPENAI_API_KEY and OPENAI_MODEL, so any OpenAI-compatible server works.
+
+    Exit codes: 0 done, 3 gave up or hit a limit, 1 LLM/screen/executor error, 2 bad input, 130 stopped.
+    """
+    import threading
+
+    from caap.act.backends import ExecutorError, make_executor
+    from caap.act.dryrun import draw_calls
+    from caap.act.executor import RecordingExecutor
+    from caap.act.safety import ConfirmationGate, ConfirmRule, SafetyError, StopHotkey, describe_hotkey, terminal_ask
+    from caap.agent.loop import Agent
+    from caap.agent.trace import TraceWriter
+    from caap.decide.demos import DemoFileError, load_demos
+    from caap.decide.llm import LLMClient, LLMError
+    from caap.decide.prompter import CaapPrompter, PromptOptions
+    from caap.elements import ElementFileError, load_elements
+    from caap.observe.capture import CaptureTarget, LiveScreen, SettleOptions
+    from caap.observe.screen import ImageScreen, Screen, ScreenError, StaticObserver, load_image
+
+    if mode is not None and mode not in ("tools", "text"):
+        fail(f"--mode must be 'tools' or 'text', not {mode!r}")
+    cfg = config_from_flags(config, {
+        "llm.base_url": base_url, "llm.model": model, "llm.mode": mode, "llm.temperature": temperature,
+        "agent.max_steps": max_steps, "agent.max_seconds": max_seconds, "agent.max_cost_usd": max_cost,
+        "prompt.token_budget": token_budget, "trace.dir": trace_dir,
+        "prompt.demonstrations": False if no_demos else None,
+        "prompt.rationales": False if no_rationales else None,
+        "prompt.cot": False if no_cot else None,
+        "screen.monitor": monitor, "screen.region": region, "screen.window": window,
+        "executor.backend": backend, "executor.failsafe": False if no_failsafe else None,
+        "safety.stop_hotkey": stop_hotkey, "safety.confirm": False if no_confirm else None,
+    })
+    live = screenshot is None
+    if not live and not dry_run:
+        fail("an image file cannot be acted on: add --dry-run to plan on --screenshot, or leave --screenshot "
+             "out to act on the live screen")
+    if elements is None:
+        fail("no element list: pass --elements FILE (the vision models that read the screen by themselves "
+             "are not part of this build yet)")
+
+    try:
+        element_list = load_elements(elements)
+        demos = load_demos(demo or [])
+        screen: Screen
+        if live:
+            sc = cfg.screen
+            target = CaptureTarget.parse(monitor=sc.monitor, region=sc.region, window=sc.window)
+            settle = SettleOptions(sc.settle_min_s, sc.settle_interval_s, sc.settle_timeout_s)
+            screen = LiveScreen(target, settle=settle)
+            screen.capture()  # fail now, with a clear message, if there is no display
+        else:
+            assert screenshot is not None
+            screen = ImageScreen(load_image(screenshot))
+    except (ElementFileError, ScreenError, DemoFileError) as exc:
+        fail(str(exc))
+
+    prompter = CaapPrompter(PromptOptions(
+        demonstrations=cfg.prompt.demonstrations, rationales=cfg.prompt.rationales, cot=cfg.prompt.cot,
+        mode=cfg.llm.mode, token_budget=cfg.prompt.token_budget,
+        max_demonstrations=cfg.prompt.max_demonstrations,
+    ))
+    try:
+        planner = LLMClient(cfg.llm)
+    except LLMError as exc:
+        fail(str(exc))
+
+    stop = threading.Event()
+    hotkey = None
+    gate = None
+    executor: Any
+    if dry_run:
+        executor = RecordingExecutor()
+    else:
+        try:
+            executor = make_executor(cfg.executor.backend, lambda: screen.mapping, failsafe=cfg.executor.failsafe)
+            hotkey = StopHotkey(stop, cfg.safety.stop_hotkey).start()
+        except (ExecutorError, SafetyError) as exc:
+            fail(str(exc))
+        if cfg.safety.confirm:
+            ask = terminal_ask(cfg.safety.confirm_timeout_s)
+            if cfg.safety.rules is None:
+                gate = ConfirmationGate(ask=ask)
+            else:
+                gate = ConfirmationGate([ConfirmRule(tuple(r.actions), r.target, r.reason)
+                                         for r in cfg.safety.rules], ask=ask)
+        err.print(f"caap: acting on the live screen with {cfg.executor.backend}. Press "
+                  f"{describe_hotkey(cfg.safety.stop_hotkey)} to stop"
+                  + ("; or move the mouse into a screen corner." if cfg.executor.failsafe
+                     and cfg.executor.backend == "pyautogui" else "."), highlight=False)
+
+    secret = cfg.llm.api_key.get_secret_value() if cfg.llm.api_key else None
+    trace = None if no_trace else TraceWriter(cfg.trace.dir, task, secrets=[secret] if secret else [],
+                                              screenshots=cfg.trace.screenshots)
+    if trace:
+        trace.start({"task": task, "config": cfg.redacted(), "caap_version": __version__, "dry_run": dry_run,
+                     "live": live, "screenshot": str(screenshot) if screenshot else None,
+                     "elements_file": str(elements)})
+
+    def on_step(record: dict[str, Any]) -> None:
+        if show_prompt:
+            out.rule(f"prompt (step {record['step']})")
+            out.print(record["prompt"]["text"], markup=False, highlight=False)
+            out.rule()
+        if not dry_run and not as_json:
+            done = ", ".join(f"{a['name']}({a.get('outcome')})" for a in record.get("actions", [])) or "nothing"
+            err.print(f"step {record['step']}: {done}", highlight=False, soft_wrap=True)
+
+    agent = Agent(
+        screen=screen, observer=StaticObserver(element_list), executor=executor, planner=planner,
+        prompter=prompter, config=cfg.agent.model_copy(update={"max_steps": 1}) if dry_run else cfg.agent,
+        trace=trace, demonstrations=demos, on_step=on_step, stop=stop, approve=gate,
+    )
+    try:
+        result = agent.run(task)
+    finally:
+        if hotkey:
+            hotkey.stop()
+        screen.close()
+    step = result.last_step or {}
+    drawn = None
+    if dry_run and agent.last_frame is not None:
+        drawn = draw_calls(agent.last_frame, executor.calls)
+        if trace:
+            trace.save_image("step_001_actions.png", drawn)
+
+    if as_json:
+        payload = {**result.to_json(), "errors": step.get("errors", []),
+                   "response": (step.get("response") or {}).get("content"),
+                   "trace_dir": str(trace.dir) if trace else None}
+        if dry_run:
+            payload["os_events"] = [{"call": n, **kw} for n, kw in executor.calls]
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    elif dry_run:
+        _print_plan(step, result.status, result.reason)
+    else:
+        out.print(f"{result.status}: {result.reason} ({result.steps} steps, {result.seconds:.1f}s, "
+                  f"cost {'unknown' if result.cost_usd is None else f'${result.cost_usd:.4f}'})", highlight=False)
+    if trace and not as_json:
+        out.print(f"trace: {trace.dir}", highlight=False)
+    code = 0 if dry_run and result.status == "max_steps" else EXIT_CODES.get(result.status, 1)
+    if code == 1 and (as_json or not dry_run):
+        err.print(f"[bold red]error:[/] {result.reason}", highlight=False, soft_wrap=True)
+    if code:
+        raise typer.Exit(code)
+
+
+def _print_plan(step: dict[str, Any], status: str, reason: str) -> None:
+    if status == "llm_error":
+        err.print(f"[bold red]error:[/] {reason}", highlight=False, soft_wrap=True)
+        return
+    response = (step.get("response") or {}).get("content")
+    if response:
+        out.rule("model answer")
+        out.print(response, markup=False, highlight=False)
+    table = Table(title="planned actions (captured-image pixels)")
+    for col in ("#", "action", "arguments", "target element", "pixel (x, y)"):
+        table.add_column(col)
+    for i, a in enumerate(step.get("actions", []), start=1):
+        el = a.get("element")
+        target = f"element_{el['id']} {el['type']} {json.dumps(el.get('text'))}" if el else "-"
+        pt = a.get("point")
+        table.add_row(str(i), a["name"], json.dumps(a["args"], ensure_ascii=False), target,
+                      f"({pt[0]}, {pt[1]})" if pt else "-")
+    out.print(table)
+    for e in step.get("errors", []):
+        err.print(f"[yellow]rejected:[/] {e['message']}", highlight=False, soft_wrap=True)
