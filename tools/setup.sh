@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # What the live screen, the virtual display and the MiniWoB++ benchmark need from the system.
-SYSTEM_PACKAGES=(xvfb xdotool chromium fonts-liberation fonts-dejavu-core fonts-droid-fallback)
+SYSTEM_PACKAGES=(xvfb xdotool chromium fonts-liberation fonts-dejavu-core fonts-droid-fallback tesseract-ocr)
 
 extras=()
 system=0
