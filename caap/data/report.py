@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -273,26 +273,27 @@ def _text_fit(draw: ImageDraw.ImageDraw, text: str, font: Any, width: int) -> st
     return text + "…"
 
 
-def _draw_cell(
-    sheet: Image.Image, item: Item, x0: int, y0: int, lay: _Layout, scale: int, font: Any, small: Any
-) -> None:
-    with Image.open(item.image_path) as im:
-        img = im.convert("RGB")
-    f = _fit_scale(img.width, img.height, scale, lay.img_w, lay.img_h)
-    size = (max(1, round(img.width * f)), max(1, round(img.height * f)))
+def draw_elements(img: Image.Image, elements: Sequence[Any], *, scale: float = 1.0, font: Any = None,
+                  with_ids: bool = False) -> Image.Image:
+    """The screenshot (scaled by ``scale``) with each element's box in its type's colour and a label
+    (type, text, states; the id first when ``with_ids``) above it, below it, or inside it."""
+    small = font or _font(10)
+    size = (max(1, round(img.width * scale)), max(1, round(img.height * scale)))
     # NEAREST keeps small screens' pixels crisp when enlarging; shrinking huge ones needs filtering.
-    img = img.resize(size, Image.Resampling.NEAREST if f >= 1 else Image.Resampling.BOX).convert("RGBA")
+    base = img.convert("RGB").resize(size, Image.Resampling.NEAREST if scale >= 1 else Image.Resampling.BOX)
     # Boxes and labels go on a translucent overlay so the screen under a label stays legible.
     overlay = Image.new("RGBA", size, (0, 0, 0, 0))
     draw = ImageDraw.Draw(overlay)
-    line_h = lay.line_h - 1
+    line_h = round(small.size if hasattr(small, "size") else 10) + 2
     labels: list[tuple[tuple[int, int, int, int], str, tuple[int, int, int]]] = []
-    for e in item.ann.elements:
+    for e in elements:
         colour = TYPE_COLOURS.get(e.type, (0, 0, 0))
-        x1, y1, x2, y2 = (round(v * f) for v in e.bbox)
+        x1, y1, x2, y2 = (round(v * scale) for v in e.bbox)
         box = (x1, y1, max(x1, x2 - 1), max(y1, y2 - 1))
-        draw.rectangle(box, outline=(*colour, 255), width=1 if f < 2 else 2)
+        draw.rectangle(box, outline=(*colour, 255), width=1 if scale < 2 else 2)
         label = element_label(e, small)
+        if with_ids and getattr(e, "id", None) is not None:
+            label = f"{e.id} {label}"
         tw = min(math.ceil(draw.textlength(label, font=small)) + 4, size[0])
         label = _text_fit(draw, label, small, tw - 4)
         # Above the box when there is room, else below it (so the box's content stays visible), else inside.
@@ -308,9 +309,19 @@ def _draw_cell(
         draw.rectangle(rect, fill=(*colour, 200))
         luminance = 0.299 * colour[0] + 0.587 * colour[1] + 0.114 * colour[2]
         draw.text((rect[0] + 2, rect[1]), label, font=small, fill=(0, 0, 0, 255) if luminance > 140 else (255,) * 4)
-    sheet.paste(Image.alpha_composite(img, overlay).convert("RGB"), (x0, y0))
+    return Image.alpha_composite(base.convert("RGBA"), overlay).convert("RGB")
+
+
+def _draw_cell(
+    sheet: Image.Image, item: Item, x0: int, y0: int, lay: _Layout, scale: int, font: Any, small: Any
+) -> None:
+    with Image.open(item.image_path) as im:
+        img = im.convert("RGB")
+    f = _fit_scale(img.width, img.height, scale, lay.img_w, lay.img_h)
+    drawn = draw_elements(img, item.ann.elements, scale=f, font=small)
+    sheet.paste(drawn, (x0, y0))
     sheet_draw = ImageDraw.Draw(sheet)
-    sheet_draw.rectangle((x0 - 1, y0 - 1, x0 + size[0], y0 + size[1]), outline=(160, 160, 160))
+    sheet_draw.rectangle((x0 - 1, y0 - 1, x0 + drawn.width, y0 + drawn.height), outline=(160, 160, 160))
     caption = _text_fit(sheet_draw, f"{item.group}/{item.stem}", font, lay.cell_w - 2 * lay.pad)
     sheet_draw.text((x0, y0 + lay.img_h + 3), caption, font=font, fill=(0, 0, 0))
 

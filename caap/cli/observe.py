@@ -1,0 +1,92 @@
+"""`caap observe`: screenshots → element lists with the vision models (the observe JSON contract)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from caap.cli.common import app, err, fail, out
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp")
+
+
+def _images(paths: list[Path]) -> list[Path]:
+    found: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            found.extend(sorted(q for q in p.iterdir() if q.suffix.lower() in IMAGE_SUFFIXES))
+        elif p.exists():
+            found.append(p)
+        else:
+            fail(f"{p}: no such image file or folder")
+    if not found:
+        fail("no images to observe")
+    return found
+
+
+@app.command()
+def observe(
+    images: Annotated[list[Path], typer.Argument(help="Screenshot files or folders of them.")],
+    as_json: Annotated[bool, typer.Option(
+        "--json", help='Print {"elements": [...], "timings_ms": {...}}; several images: one such object per '
+        'line (JSON Lines) with an "image" field.')] = False,
+    out_image: Annotated[Path | None, typer.Option(
+        help="Draw boxes, ids and texts: a PNG path for one image, a folder for several.")] = None,
+    detector: Annotated[Path | None, typer.Option(help="Detector weights (default: models/detector/).")] = None,
+    reader: Annotated[Path | None, typer.Option(help="Reader checkpoint (default: models/reader/).")] = None,
+    no_reader: Annotated[bool, typer.Option(
+        "--no-reader", help="Detector only: types are the detector's classes, no text or states.")] = False,
+    conf: Annotated[float, typer.Option(help="Detector confidence threshold.")] = 0.25,
+    device: Annotated[str, typer.Option(help="cpu, or a GPU index such as 0.")] = "cpu",
+) -> None:
+    """Detect and read every UI element of the screenshots (models loaded once for all of them)."""
+    from caap.observe.detector import DetectorError
+    from caap.observe.screen import ScreenError, load_image
+    from caap.observe.tracking import IdTracker
+    from caap.observe.vision import VisionObserver
+
+    paths = _images(images)
+    try:
+        observer = VisionObserver.load(detector, reader, use_reader=not no_reader, conf=conf, device=device)
+    except DetectorError as exc:
+        fail(str(exc))
+    except Exception as exc:  # the reader's own error type lives with the optional model code
+        if type(exc).__name__ == "ReaderError":
+            fail(f"{exc} (use --no-reader to run the detector alone)")
+        raise
+    many = len(paths) > 1
+    if out_image is not None and many:
+        out_image.mkdir(parents=True, exist_ok=True)
+    for path in paths:
+        try:
+            image = load_image(path)
+        except ScreenError as exc:
+            fail(str(exc))
+        elements = IdTracker().update(observer.observe(image))  # ids 1..n in reading order
+        record: dict[str, Any] = {"elements": [e.to_json() for e in elements], "timings_ms": observer.last_timings_ms}
+        if many:
+            record = {"image": str(path), **record}
+        if out_image is not None:
+            from caap.data.report import draw_elements
+
+            target = out_image / f"{path.stem}.observed.png" if many else out_image
+            draw_elements(image, elements, scale=3.0, with_ids=True).save(target)
+        if as_json:
+            sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+            continue
+        table = Table(title=f"{path} ({len(elements)} elements)")
+        for col in ("id", "type", "box", "text", "states", "score"):
+            table.add_column(col)
+        for e in elements:
+            states = " ".join(f"{k}={getattr(e, k)}" for k in ("checked", "focused", "highlighted", "subtype")
+                              if getattr(e, k) is not None)
+            table.add_row(str(e.id), e.type.value, str(list(e.bbox)), json.dumps(e.text, ensure_ascii=False)
+                          if e.text is not None else "", states, f"{e.score:.2f}" if e.score is not None else "")
+        out.print(table)
+        t = observer.last_timings_ms
+        err.print(f"detect {t['detect']} ms, read {t['read']} ms, total {t['total']} ms", highlight=False)
