@@ -74,7 +74,7 @@ def test_dry_run_json_output_and_ablation_flags(tmp_path):
         (["--screenshot", str(IMAGE), "--elements", "missing.json", "--dry-run"], "missing.json: no such file"),
         (["--elements", str(ELEMENTS), "--screenshot", "nope.png", "--dry-run"], "nope.png: no such image file"),
         (["--screenshot", str(IMAGE), "--elements", str(ELEMENTS)], "cannot be acted on"),
-        (["--screenshot", str(IMAGE), "--dry-run"], "no element list"),
+        (["--screenshot", str(IMAGE), "--dry-run", "--detector", "no-weights.pt"], "or pass --elements FILE"),
         (["--elements", str(ELEMENTS), "--dry-run"], "no display"),
         (["--elements", str(ELEMENTS), "--region", "1,2,3"], "LEFT,TOP,WIDTH,HEIGHT"),
         (["--screenshot", str(IMAGE), "--elements", str(ELEMENTS), "--dry-run", "--mode", "psychic"], "--mode must be"),

@@ -13,6 +13,22 @@ from rich.table import Table
 from caap import __version__
 from caap.cli.common import ConfigOpt, app, config_from_flags, err, fail, out
 
+
+def _vision_observer(detector: Path | None, reader: Path | None) -> Any:
+    """The detector + reader observer, or one clear error saying what is missing."""
+    from caap.observe.detector import DetectorError
+    from caap.observe.vision import VisionObserver
+
+    try:
+        return VisionObserver.load(detector, reader)
+    except DetectorError as exc:
+        fail(f"{exc} (or pass --elements FILE to plan on a given element list)")
+    except Exception as exc:  # the reader's error type lives with the optional model code
+        if type(exc).__name__ == "ReaderError":
+            fail(f"{exc} (or pass --elements FILE to plan on a given element list)")
+        raise
+
+
 EXIT_CODES = {"done": 0, "finished": 0, "max_steps": 3, "timeout": 3, "over_budget": 3, "failed": 3,
               "invalid_answers": 3, "stopped": 130, "llm_error": 1, "screen_error": 1, "act_error": 1}
 
@@ -26,6 +42,10 @@ def run(
         help="Read the element list from this JSON file (the format `caap observe --json` prints) "
         "instead of running the vision models; on a live screen the list stays fixed (fixed-layout apps, "
         "testing).")] = None,
+    detector: Annotated[Path | None, typer.Option(
+        help="Detector weights for the observer (default: the shipped models/detector/).")] = None,
+    reader: Annotated[Path | None, typer.Option(
+        help="Reader checkpoint for the observer (default: the shipped models/reader/).")] = None,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Plan one step and print the actions with their target pixels; draw them on the "
         "screenshot in the trace; touch nothing.")] = False,
@@ -111,12 +131,12 @@ def run(
     if not live and not dry_run:
         fail("an image file cannot be acted on: add --dry-run to plan on --screenshot, or leave --screenshot "
              "out to act on the live screen")
-    if elements is None:
-        fail("no element list: pass --elements FILE (the vision models that read the screen by themselves "
-             "are not part of this build yet)")
-
     try:
-        element_list = load_elements(elements)
+        observer: Any
+        if elements is not None:
+            observer = StaticObserver(load_elements(elements))
+        else:
+            observer = _vision_observer(detector, reader)
         demos = load_demos(demo or [])
         screen: Screen
         if live:
@@ -183,7 +203,7 @@ def run(
             err.print(f"step {record['step']}: {done}", highlight=False, soft_wrap=True)
 
     agent = Agent(
-        screen=screen, observer=StaticObserver(element_list), executor=executor, planner=planner,
+        screen=screen, observer=observer, executor=executor, planner=planner,
         prompter=prompter, config=cfg.agent.model_copy(update={"max_steps": 1}) if dry_run else cfg.agent,
         trace=trace, demonstrations=demos, on_step=on_step, stop=stop, approve=gate,
     )
