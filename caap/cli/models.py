@@ -92,3 +92,57 @@ def eval_detector(
 
 def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
+
+
+@train_app.command("reader")
+def train_reader(
+    data: Annotated[Path, typer.Option(help="A caap dataset; one sample per labelled element, split by seed.")],
+    base: Annotated[str | None, typer.Option(
+        help="Fine-tune this Pix2Struct checkpoint (local path, or a hub id where a hub is reachable).")] = None,
+    model: Annotated[str | None, typer.Option(
+        help="From-scratch model config in the settings file: tiny, small, base (default from the config).")] = None,
+    config: Annotated[Path | None, typer.Option(help="Training settings (default: training/reader.yaml).")] = None,
+    epochs: Annotated[int | None, typer.Option(help="Epochs (default from the config).", min=1)] = None,
+    batch: Annotated[int | None, typer.Option(help="Batch size (default from the config).", min=1)] = None,
+    device: Annotated[str | None, typer.Option(help="cpu, cuda, 0 ... (default: GPU if present).")] = None,
+    split: Annotated[str | None, typer.Option(help="Validation seeds (default from the config).")] = None,
+    max_samples: Annotated[int | None, typer.Option(help="Use at most this many elements (quick runs).")] = None,
+    out_dir: Annotated[Path, typer.Option("--out", help="Run directory (best/, last/, metrics.jsonl).")] = Path(
+        "runs/reader/train"),
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --out.")] = False,
+) -> None:
+    """Train the element reader (Pix2Struct on semi-masked screenshots; byte-level tokenizer)."""
+    from caap.data.format import DatasetError
+    from caap.observe.reader import ReaderError
+    from caap.train.reader import train as run_training
+
+    try:
+        run = run_training(data, config=config, base=base, model_config=model, epochs=epochs, device=device,
+                           batch=batch, split=split, out=out_dir, resume=resume, max_samples=max_samples)
+    except (ReaderError, DatasetError) as exc:
+        fail(str(exc))
+    out.print(f"run directory: {run} (best checkpoint: {Path(run) / 'best'})", highlight=False)
+
+
+@eval_app.command("reader")
+def eval_reader(
+    data: Annotated[Path, typer.Option(help="A caap dataset of held-out screens (ground-truth boxes are read).")],
+    checkpoint: Annotated[Path, typer.Option(help="Reader checkpoint directory.")],
+    device: Annotated[str, typer.Option(help="Device for the accuracy pass.")] = "cpu",
+    limit: Annotated[int | None, typer.Option(help="Evaluate this many screens spread over the dataset.")] = None,
+    no_tesseract: Annotated[bool, typer.Option("--no-tesseract", help="Skip the Tesseract OCR peer.")] = False,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Also write the result JSON here.")] = None,
+) -> None:
+    """Type accuracy, text exact match and CER, state attributes, latency; Tesseract OCR beside it."""
+    from caap.data.format import DatasetError
+    from caap.observe.reader import ReaderError
+    from caap.train.eval_reader import evaluate
+
+    try:
+        result = evaluate(data, checkpoint, device=device, limit=limit, tesseract=not no_tesseract)
+    except (ReaderError, DatasetError) as exc:
+        fail(str(exc))
+    text = json.dumps(result, indent=2, ensure_ascii=False)
+    if out_file:
+        out_file.write_text(text + "\n", encoding="utf-8")
+    sys.stdout.write(text + "\n")

@@ -1,0 +1,358 @@
+"""The element reader: semi-masking, the target format, training (tiny, one epoch on the fixture),
+resume, batched reading, evaluation (with Tesseract beside it) and checkpoint errors."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PIL import Image
+
+from caap.elements import Element
+from caap.observe.reader import ReaderError, decode_target, encode_target
+from caap.observe.semimask import context_window, semi_mask
+from caap.taxonomy import BOOLEAN_ATTRIBUTES, SUBTYPE, TEXT, ElementType, attributes_of, subtypes_of
+
+FIXTURE = Path(__file__).parent / "fixtures" / "miniwob-mini"
+CONFIG = Path(__file__).parents[1] / "training" / "reader.yaml"
+BOX = (3, 4, 20, 30)
+
+
+# --- semi-masking -------------------------------------------------------------------------------
+
+
+def _noise(w: int = 40, h: int = 50, seed: int = 0) -> Image.Image:
+    return Image.fromarray(np.random.default_rng(seed).integers(0, 256, (h, w, 3), dtype=np.uint8), "RGB")
+
+
+def test_semi_mask_keeps_the_element_darkens_the_rest_and_outlines_outside():
+    image = _noise()
+    src = np.asarray(image).astype(int)
+    out = np.asarray(semi_mask(image, [10, 12, 25, 30], darken=0.5, outline_px=2, outline_rgb=(255, 0, 0))).astype(int)
+    assert out.shape == src.shape
+    assert (out[12:30, 10:25] == src[12:30, 10:25]).all()  # element pixels untouched
+    ring = np.zeros(src.shape[:2], bool)
+    ring[10:32, 8:27] = True
+    ring[12:30, 10:25] = False
+    assert (out[ring] == [255, 0, 0]).all()  # the outline: 2 px just outside the box
+    outside = np.ones(src.shape[:2], bool)
+    outside[10:32, 8:27] = False
+    assert (out[outside] == np.round(src[outside] * 0.5)).all()  # everything else darkened
+    assert (np.asarray(semi_mask(image, [10, 12, 25, 30])) == out).all()  # deterministic
+
+
+def test_semi_mask_at_the_image_edge_clips_the_outline_never_the_element():
+    image = _noise()
+    src = np.asarray(image)
+    out = np.asarray(semi_mask(image, [0, 0, 40, 10], outline_px=3, outline_rgb=(0, 255, 0)))
+    assert (out[0:10] == src[0:10]).all()
+    assert (out[10:13] == [0, 255, 0]).all()  # only the bottom band fits
+    out = np.asarray(semi_mask(image, [-5, -5, 100, 100]))  # clipped to the image: nothing darkened
+    assert (out == src).all()
+    with pytest.raises(ValueError, match="no pixels inside"):
+        semi_mask(image, [50, 60, 70, 80])
+
+
+def test_context_crop_is_shifted_inside_the_image_and_keeps_its_size():
+    assert context_window((10, 10, 20, 20), 100, 100, 5) == (5, 5, 25, 25)
+    assert context_window((0, 0, 10, 10), 100, 100, 5) == (0, 0, 20, 20)  # top-left corner: shifted, not shrunk
+    assert context_window((90, 95, 100, 100), 100, 100, 5) == (80, 85, 100, 100)  # bottom-right corner
+    assert context_window((10, 10, 20, 20), 100, 30, 20) == (0, 0, 50, 30)  # taller than the image: whole height
+    assert context_window((10, 10, 20, 20), 100, 100, 0, outline_px=2) == (8, 8, 22, 22)  # the outline always fits
+    image = _noise(40, 50)
+    src = np.asarray(image)
+    out = semi_mask(image, [0, 0, 10, 10], context=5, outline_px=2)
+    assert out.size == (20, 20)
+    assert (np.asarray(out)[0:10, 0:10] == src[0:10, 0:10]).all()
+    assert semi_mask(image, [5, 5, 15, 15], context=100).size == (40, 50)
+
+
+# --- target format ------------------------------------------------------------------------------
+
+
+def _full(element_type: ElementType, text: str = "Sub|mit = ok\\\nnext\tline é ✓ 中文") -> Element:
+    values = {}
+    for name in attributes_of(element_type):
+        if name == TEXT:
+            values[name] = text
+        elif name == SUBTYPE:
+            values[name] = subtypes_of(element_type)[-1]
+        else:
+            values[name] = True
+    return Element(type=element_type, bbox=BOX, **values)
+
+
+@pytest.mark.parametrize("element_type", list(ElementType))
+def test_every_type_round_trips(element_type):
+    element = _full(element_type)
+    encoded = encode_target(element)
+    assert "\n" not in encoded and "\t" not in encoded
+    assert decode_target(encoded, BOX) == element
+    bare = Element(type=element_type, bbox=BOX)  # every attribute unknown: omitted
+    assert encode_target(bare) == element_type.value
+    assert decode_target(element_type.value, BOX) == bare
+
+
+def test_format_examples_and_escaping():
+    button = Element(type="button", bbox=BOX, text="Submit", focused=False)
+    assert encode_target(button) == "button|f=0|t=Submit"
+    assert encode_target(Element(type="icon", bbox=BOX, subtype="like", checked=True)) == "icon|c=1|s=like"
+    tricky = Element(type="text", bbox=BOX, text="a|b=c\\d\ne", highlighted=True)
+    assert encode_target(tricky) == "text|h=1|t=a\\|b\\=c\\\\d\\ne"
+    assert decode_target(encode_target(tricky), BOX) == tricky
+    empty = Element(type="text_area", bbox=BOX, text="", focused=True)
+    assert encode_target(empty) == "text_area|f=1|t="
+    assert decode_target("text_area|f=1|t=", BOX).text == ""
+
+
+@pytest.mark.parametrize("raw", ["", "Submit", "button=1|t=x", "notatype|t=x", "|t=x", " button|t=x", "\\", "é|"])
+def test_malformed_generations_read_as_unknown_with_the_raw_text(raw):
+    element = decode_target(raw, BOX)
+    assert element.type is ElementType.UNKNOWN
+    assert element.text == (raw or None)
+    assert element.bbox == BOX
+
+
+def test_invalid_attributes_are_dropped_not_fatal():
+    e = decode_target("button|c=1|t=Go|f=yes|zz=3|s=like|noequals", BOX)
+    assert (e.type, e.text, e.checked, e.focused, e.subtype) == (ElementType.BUTTON, "Go", None, None, None)
+    assert decode_target("icon|s=banana|c=1", BOX) == Element(type="icon", bbox=BOX, checked=True)
+    assert decode_target("shape|s=circle|s=line", BOX).subtype == "circle"  # first of a repeated key
+    assert decode_target("text|t=abc\\", BOX).text == "abc\\"  # trailing lone backslash
+    assert decode_target("text|t=a\\qb", BOX).text == "aqb"  # unknown escape
+    assert decode_target("scrollbar|t=x", BOX) == Element(type="scrollbar", bbox=BOX)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("|=\\ntcfhs01 abé✓\n\t") | st.characters(), max_size=40))
+def test_decoding_never_raises(raw):
+    element = decode_target(raw, BOX)
+    assert isinstance(element, Element) and element.bbox == BOX
+
+
+@st.composite
+def elements(draw):
+    element_type = draw(st.sampled_from(list(ElementType)))
+    values = {}
+    for name in attributes_of(element_type):
+        if name == TEXT:
+            values[name] = draw(st.none() | st.text(max_size=30))
+        elif name == SUBTYPE:
+            values[name] = draw(st.none() | st.sampled_from(subtypes_of(element_type)))
+        elif name in BOOLEAN_ATTRIBUTES:
+            values[name] = draw(st.none() | st.booleans())
+    return Element(type=element_type, bbox=BOX, **values)
+
+
+@settings(max_examples=300, deadline=None)
+@given(elements())
+def test_any_element_round_trips(element):
+    assert decode_target(encode_target(element), BOX) == element
+
+
+# --- training, reading, evaluation ---------------------------------------------------------------
+
+
+def _test_config(tmp: Path) -> Path:
+    cfg = yaml.safe_load(CONFIG.read_text())
+    cfg.update({"workers": 0, "batch": 8, "val_max_samples": 8, "device": "cpu", "threads": 1, "max_patches": 64})
+    path = tmp / "reader-test.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    pytest.importorskip("transformers")
+    from caap.train.reader import train
+
+    tmp = tmp_path_factory.mktemp("reader")
+    out = train(FIXTURE, config=_test_config(tmp), model_config="tiny", epochs=1, split="val:1010",
+                out=tmp / "run", max_samples=16)
+    return out
+
+
+def test_training_writes_best_last_metrics_and_settings(run):
+    assert (run / "best" / "caap-reader.json").is_file() and (run / "best" / "config.json").is_file()
+    assert (run / "last" / "trainer_state.pt").is_file()
+    lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    assert len(lines) == 1 and lines[0]["epoch"] == 1
+    assert {"train_loss", "val_loss", "exact_match", "type_accuracy", "lr"} <= set(lines[0])
+    record = json.loads((run / "caap-train.json").read_text())
+    assert record["settings"]["model"] == "tiny" and record["samples"]["used"]["train"] == 16
+    meta = json.loads((run / "best" / "caap-reader.json").read_text())
+    assert meta["max_patches"] == 64 and meta["semi_mask"]["darken"] == 0.5 and meta["max_new_tokens"] > 1
+
+
+def test_resume_continues_and_refuses_to_clobber(run, tmp_path):
+    from caap.train.reader import train
+
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    with pytest.raises(ReaderError, match="already holds a run"):
+        train(FIXTURE, config=_test_config(tmp_path), model_config="tiny", out=copy)
+    with pytest.raises(ReaderError, match="already trained 1 of 1"):
+        train(FIXTURE, out=copy, resume=True)
+    train(FIXTURE, out=copy, resume=True, epochs=2)
+    epochs = [json.loads(x)["epoch"] for x in (copy / "metrics.jsonl").read_text().splitlines()]
+    assert epochs == [1, 2]
+    assert json.loads((copy / "caap-train.json").read_text())["resumed"][0]["epoch"] == 1
+    with pytest.raises(ReaderError, match="nothing to resume"):
+        train(FIXTURE, out=tmp_path / "none", resume=True)
+
+
+def _screen():
+    from caap.data.format import Dataset
+
+    _, ann = max(Dataset(FIXTURE), key=lambda item: len(item[1].elements))
+    return Image.open(FIXTURE / ann.image).convert("RGB"), ann
+
+
+def test_reader_reads_a_whole_screen_in_one_generate_call(run):
+    from caap.observe.reader import Reader
+
+    reader = Reader(run / "best")
+    image, ann = _screen()
+    calls = []
+    real = reader.model.generate
+    reader.model.generate = lambda **kw: calls.append(kw["flattened_patches"].shape[0]) or real(**kw)
+    boxes = [e.bbox for e in ann.elements]
+    found = reader.read(image, boxes)
+    assert calls == [len(boxes)]  # one batched call for the screen
+    assert [e.bbox for e in found] == boxes
+    assert all(isinstance(e, Element) for e in found)
+    assert set(reader.last_timings_ms) == {"prepare", "generate", "total"}
+    calls.clear()
+    reader.chunk_size = 4
+    assert len(reader.read(image, boxes)) == len(boxes)
+    assert calls == [4] * (len(boxes) // 4) + ([len(boxes) % 4] if len(boxes) % 4 else [])
+    calls.clear()
+    assert reader.read(image, []) == [] and calls == []
+
+
+def test_reader_keeps_detector_fields_and_falls_back_to_type_hints(run, monkeypatch):
+    import caap.observe.reader as reader_module
+
+    reader = reader_module.Reader(run / "best")
+    image, _ = _screen()
+    monkeypatch.setattr(reader_module, "generate_texts", lambda model, tok, inputs, n: ["garbage", "button|t=Go"])
+    detected = [Element(type="checkbox", bbox=[1, 1, 20, 20], score=0.8, id=3),
+                Element(type="text", bbox=[30, 30, 60, 40], score=0.5)]
+    first, second = reader.read(image, detected)
+    assert (first.type, first.score, first.id, first.text) == (ElementType.CHECKBOX, 0.8, 3, None)  # unreadable: hint
+    assert (second.type, second.text, second.score) == (ElementType.BUTTON, "Go", 0.5)  # read: the reader decides
+    monkeypatch.setattr(reader_module, "generate_texts", lambda model, tok, inputs, n: ["garbage"])
+    assert reader.read(image, [[1, 1, 20, 20]])[0].type is ElementType.UNKNOWN
+    with pytest.raises(ReaderError, match=r"boxes\[0\]"):
+        reader.read(image, [[500, 500, 600, 600]])
+    with pytest.raises(ReaderError, match="type_hints"):
+        reader.read(image, [[1, 1, 20, 20]], type_hints=["button", "text"])
+
+
+def test_eval_reports_reader_and_tesseract(run):
+    from caap.train.eval_reader import evaluate
+
+    result = evaluate(FIXTURE, run / "best", limit=3)
+    assert result["screens"] == 3 and result["elements"] > 0
+    assert {"type_accuracy", "exact_match", "unreadable", "text", "attributes", "per_type", "latency_ms",
+            "tesseract"} <= set(result)
+    assert set(result["text"]) == {"elements", "exact_match", "cer"}
+    assert set(result["attributes"]) == {"checked", "focused", "highlighted", "subtype"}
+    cpu = result["latency_ms"]["cpu"]
+    assert cpu["screens"] == 3 and cpu["per_element"] > 0
+    tess = result["tesseract"]
+    assert "error" in tess or {"exact_match", "cer", "ms_per_element"} <= set(tess)
+    if "error" not in tess:
+        assert tess["elements"] == result["text"]["elements"]
+
+
+def test_eval_without_tesseract_reports_the_error(run, monkeypatch):
+    import caap.train.eval_reader as ev
+
+    monkeypatch.setattr(ev.shutil, "which", lambda name: None)
+    result = ev.evaluate(FIXTURE, run / "best", limit=1, latency_screens=0)
+    assert "tesseract-ocr" in result["tesseract"]["error"]
+
+
+def test_levenshtein():
+    from caap.train.eval_reader import levenshtein
+
+    assert levenshtein("kitten", "sitting") == 3
+    assert levenshtein("", "abc") == 3 and levenshtein("abc", "abc") == 0
+
+
+# --- errors ---------------------------------------------------------------------------------------
+
+
+def test_missing_and_corrupt_checkpoints_raise_reader_error(run, tmp_path):
+    from caap.observe.reader import Reader
+
+    with pytest.raises(ReaderError, match="not found"):
+        Reader(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ReaderError, match=re.escape("caap-reader.json: missing")):
+        Reader(tmp_path / "empty")
+    bad = tmp_path / "bad"
+    shutil.copytree(run / "best", bad)
+    weights = bad / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    with pytest.raises(ReaderError, match=re.escape(f"{bad}: not a loadable")):
+        Reader(bad)
+    (bad / "caap-reader.json").write_text("{not json")
+    with pytest.raises(ReaderError, match=re.escape("caap-reader.json: unreadable")):
+        Reader(bad)
+    meta = json.loads((run / "best" / "caap-reader.json").read_text())
+    (bad / "caap-reader.json").write_text(json.dumps({**meta, "max_patches": "many"}))
+    with pytest.raises(ReaderError, match="max_patches"):
+        Reader(bad)
+
+
+def test_training_input_errors_are_reader_errors(tmp_path):
+    from caap.train.reader import train
+
+    config = _test_config(tmp_path)
+    with pytest.raises(ReaderError, match=re.escape("dataset.json")):
+        train(tmp_path, config=config, model_config="tiny", out=tmp_path / "a")
+    with pytest.raises(ReaderError, match="leaves no labelled elements in the val split"):
+        train(FIXTURE, config=config, model_config="tiny", split="val:5-6", out=tmp_path / "b")
+    with pytest.raises(ReaderError, match="hub is off"):
+        train(FIXTURE, config=config, base="google/pix2struct-base", split="val:1010", out=tmp_path / "c", max_samples=4)
+    with pytest.raises(ReaderError, match="model: must name one of"):
+        train(FIXTURE, config=config, model_config="huge", out=tmp_path / "d")
+    with pytest.raises(ReaderError, match=re.escape("nope.yaml: training config not found")):
+        train(FIXTURE, config=tmp_path / "nope.yaml", out=tmp_path / "e")
+    broken = tmp_path / "broken"
+    shutil.copytree(FIXTURE, broken)
+    for png in (broken / "images").rglob("*.png"):
+        png.write_bytes(png.read_bytes()[:200])
+    with pytest.raises(ReaderError, match=r"\.png: not a readable image"):
+        train(broken, config=config, model_config="tiny", split="val:1010", out=tmp_path / "f", max_samples=4)
+
+
+def test_reader_cli_train_eval_and_observe(tmp_path):
+    """The commands wired to the reader: train tiny, evaluate, and observe a screen with detector + reader."""
+    import json as _json
+
+    from typer.testing import CliRunner
+
+    from caap.cli import app
+
+    runner = CliRunner()
+    fixture = Path(__file__).parent / "fixtures" / "miniwob-mini"
+    out = tmp_path / "reader"
+    result = runner.invoke(app, ["train", "reader", "--data", str(fixture), "--model", "tiny", "--epochs", "1",
+                                 "--split", "val:1010", "--max-samples", "24", "--device", "cpu", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["eval", "reader", "--data", str(fixture), "--checkpoint", str(out / "best"),
+                                 "--limit", "2", "--no-tesseract"])
+    assert result.exit_code == 0, result.output
+    assert "type_accuracy" in _json.loads(result.stdout)
+    bad = runner.invoke(app, ["eval", "reader", "--data", str(fixture), "--checkpoint", str(tmp_path / "none")])
+    assert bad.exit_code == 2 and "error:" in bad.output
