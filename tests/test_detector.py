@@ -93,3 +93,32 @@ def test_missing_and_corrupt_weights_are_one_clear_error(tmp_path):
 
     result = runner.invoke(app, ["eval", "detector", "--data", str(FIXTURE), "--weights", str(bad)])
     assert result.exit_code == 2 and "not loadable" in result.output
+
+
+def test_observe_with_the_shipped_detector(tmp_path):
+    pytest.importorskip("ultralytics", reason="needs the vision extra")
+    from caap.cli import app
+    from caap.data.format import Dataset
+
+    items = list(Dataset(FIXTURE))[:2]
+    images = [str(FIXTURE / ann.image) for _, ann in items]
+    one = runner.invoke(app, ["observe", images[0], "--no-reader", "--json", "--out-image", str(tmp_path / "o.png")])
+    assert one.exit_code == 0, one.output
+    record = json.loads(one.stdout)
+    assert set(record) == {"elements", "timings_ms"} and set(record["timings_ms"]) == {"detect", "read", "total"}
+    ids = [e["id"] for e in record["elements"]]
+    assert ids == list(range(1, len(ids) + 1)) and len(ids) >= 3
+    assert set(record["elements"][0]) >= {"id", "type", "bbox", "text", "checked", "focused", "highlighted",
+                                          "subtype", "score"}
+    assert (tmp_path / "o.png").is_file()
+    # The shipped detector finds the labelled elements of a screen it never trained on (seed 1001).
+    from caap.geometry import iou
+
+    truth = [e.bbox for e in items[0][1].elements]
+    found = [tuple(e["bbox"]) for e in record["elements"]]
+    assert sum(any(iou(t, f) >= 0.5 for f in found) for t in truth) >= 0.8 * len(truth)
+    many = runner.invoke(app, ["observe", *images, "--no-reader", "--json"])
+    lines = [json.loads(line) for line in many.stdout.splitlines()]
+    assert [line["image"] for line in lines] == images
+    missing = runner.invoke(app, ["observe", images[0], "--reader", str(tmp_path / "none")])
+    assert missing.exit_code == 2 and "--no-reader" in missing.output
