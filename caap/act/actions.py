@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from caap.act.executor import Executor
-from caap.elements import Element
+from caap.elements import Element, quote
 
 ParamKind = Literal["integer", "number", "string"]
 
@@ -118,11 +118,7 @@ class PlannedAction:
 
 
 def _fmt(value: Any) -> str:
-    if isinstance(value, str):
-        from caap.elements import quote
-
-        return quote(value)
-    return str(value)
+    return quote(value) if isinstance(value, str) else str(value)
 
 
 Perform = Callable[[Executor, PlannedAction], None]

@@ -299,7 +299,3 @@ def _tool_calls_text(reply: LLMReply) -> str:
     """A tool-calling answer with no prose is remembered as its calls, in the paper's text form."""
     return "\n".join(f"Action=(Action: functions.{c.name}, Argument: {c.arguments})" for c in reply.tool_calls)
 
-
-def initial_elements(observer: Observer, image: Image.Image, row_tolerance: int = 5) -> list[Element]:
-    """Elements of a single screen with ids, as the first step of an episode would number them."""
-    return IdTracker(row_tolerance).update(observer.observe(image))

@@ -152,7 +152,6 @@ class Explorer:
     executor: XdotoolExecutor
     rng: random.Random
     popup_open: bool = False
-    log: list[str] = field(default_factory=list)
 
     def options(self, elements: list[Element]) -> list[tuple[str, Callable[[], None]]]:
         ex, rng = self.executor, self.rng
