@@ -273,6 +273,55 @@ def test_eval_reports_reader_and_tesseract(run):
         assert tess["elements"] == result["text"]["elements"]
 
 
+def test_eval_on_detected_boxes_scores_matched_elements_and_times_the_observation(run):
+    from caap.observe.vision import DEFAULT_DETECTOR
+    from caap.train.eval_reader import evaluate
+
+    if not DEFAULT_DETECTOR.is_file():
+        pytest.skip(f"{DEFAULT_DETECTOR} is not in this checkout")
+    result = evaluate(FIXTURE, run / "best", limit=3, tesseract=False, latency_screens=0, detector=DEFAULT_DETECTOR)
+    det = result["detection"]
+    assert result["boxes"] == "detected"
+    assert det["matched"] + det["missed"] == det["labelled"] > 0
+    assert result["elements"] == det["matched"]  # only matched boxes are scored
+    observe = result["observe_ms"]
+    assert observe["per_screen"]["screens"] == 3 and observe["per_screen"]["mean"] > 0
+    with pytest.raises(ReaderError, match="not found"):
+        evaluate(FIXTURE, run / "best", limit=1, detector=FIXTURE / "nope.pt")
+
+
+def test_box_jitter_stays_inside_the_image_and_changes_per_epoch():
+    import random
+
+    from caap.train.reader import ElementDataset, Sample, jitter_box
+
+    rng = random.Random(0)
+    for box in [(0, 0, 1, 1), (150, 200, 160, 210), (10, 10, 12, 11), (20, 30, 80, 45)]:
+        for _ in range(300):
+            x1, y1, x2, y2 = jitter_box(box, 2, 160, 210, rng)
+            assert 0 <= x1 < x2 <= 160 and 0 <= y1 < y2 <= 210
+            assert all(abs(a - b) <= 2 for a, b in zip((x1, y1, x2, y2), box, strict=True))
+    image_path = next((FIXTURE / "images").rglob("*.png"))
+
+    class Tok:
+        eos_token_id = 1
+
+        def __call__(self, text):
+            return type("T", (), {"input_ids": [*text.encode(), 1]})
+
+    ds = ElementDataset([Sample(str(image_path), (20, 30, 80, 45), "text|t=x")], Tok(), {"context": 12}, 32,
+                        jitter=2, seed=0)
+    first = np.asarray(ds[0][0])
+    assert (np.asarray(ds[0][0]) == first).all()  # the same within an epoch (deterministic)
+    sizes = set()
+    for epoch in range(8):
+        ds.epoch = epoch
+        sizes.add(ds[0][0].size)
+    assert len(sizes) > 1  # the crop follows the moved box
+    plain = ElementDataset(ds.samples, Tok(), {"context": 12}, 32)
+    assert plain[0][0].size == (84, 39)  # no jitter: the box plus 12 px on every side
+
+
 def test_eval_without_tesseract_reports_the_error(run, monkeypatch):
     import caap.train.eval_reader as ev
 

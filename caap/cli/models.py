@@ -131,6 +131,10 @@ def eval_reader(
     device: Annotated[str, typer.Option(help="Device for the accuracy pass.")] = "cpu",
     limit: Annotated[int | None, typer.Option(help="Evaluate this many screens spread over the dataset.")] = None,
     no_tesseract: Annotated[bool, typer.Option("--no-tesseract", help="Skip the Tesseract OCR peer.")] = False,
+    detector: Annotated[Path | None, typer.Option(
+        help="Read the boxes these detector weights find (matched to the labels at IoU 0.5) instead of the "
+             "labelled boxes; also times the whole observation (detect + read).")] = None,
+    threads: Annotated[int | None, typer.Option(help="torch CPU threads (default: one per core).", min=1)] = None,
     out_file: Annotated[Path | None, typer.Option("--out", help="Also write the result JSON here.")] = None,
 ) -> None:
     """Type accuracy, text exact match and CER, state attributes, latency; Tesseract OCR beside it."""
@@ -139,7 +143,8 @@ def eval_reader(
     from caap.train.eval_reader import evaluate
 
     try:
-        result = evaluate(data, checkpoint, device=device, limit=limit, tesseract=not no_tesseract)
+        result = evaluate(data, checkpoint, device=device, limit=limit, tesseract=not no_tesseract,
+                          detector=detector, threads=threads)
     except (ReaderError, DatasetError) as exc:
         fail(str(exc))
     text = json.dumps(result, indent=2, ensure_ascii=False)

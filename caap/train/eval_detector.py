@@ -21,22 +21,30 @@ from caap.taxonomy import DETECTOR_CLASSES
 IOU_THRESHOLDS = [round(0.5 + 0.05 * i, 2) for i in range(10)]
 
 
-def _match(preds: list[tuple[float, tuple[int, int, int, int]]], gts: list[tuple[int, int, int, int]],
-           threshold: float) -> list[bool]:
-    """Greedy matching by score: is each prediction (in score order) a true positive?"""
+def match_boxes(preds: list[tuple[float, tuple[int, int, int, int]]], gts: list[tuple[int, int, int, int]],
+                threshold: float) -> list[int]:
+    """Greedy one-to-one matching, highest score first: for each prediction (in the given order) the
+    index of its ground-truth box (IoU >= ``threshold``, the best free one), or -1."""
     used = [False] * len(gts)
-    hits = []
-    for _, box in sorted(preds, key=lambda p: -p[0]):
+    matched = [-1] * len(preds)
+    for i in sorted(range(len(preds)), key=lambda k: -preds[k][0]):
         best, best_j = threshold, -1
         for j, g in enumerate(gts):
             if not used[j]:
-                o = iou(box, g)
+                o = iou(preds[i][1], g)
                 if o >= best:
                     best, best_j = o, j
         if best_j >= 0:
             used[best_j] = True
-        hits.append(best_j >= 0)
-    return hits
+            matched[i] = best_j
+    return matched
+
+
+def _match(preds: list[tuple[float, tuple[int, int, int, int]]], gts: list[tuple[int, int, int, int]],
+           threshold: float) -> list[bool]:
+    """Is each prediction, in score order, a true positive?"""
+    ordered = sorted(preds, key=lambda p: -p[0])
+    return [j >= 0 for j in match_boxes(ordered, gts, threshold)]
 
 
 def _ap(scores: list[float], hits: list[bool], n_gt: int) -> float:

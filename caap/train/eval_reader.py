@@ -1,15 +1,24 @@
-"""Evaluate the element reader on the ground-truth boxes of a caap dataset (the detector is evaluated
-separately), with Tesseract OCR beside it as the peer for text.
+"""Evaluate the element reader on a caap dataset, with Tesseract OCR beside it as the peer for text.
+
+Two ways to choose the boxes the reader reads:
+
+* labelled (default): the ground-truth boxes — the reader alone;
+* detected (``detector=WEIGHTS``): the detector's boxes, as ``caap observe`` reads them. Each one
+  is matched one-to-one to a labelled element (IoU >= 0.5, highest score first) and scored against
+  it; unmatched boxes are read (they cost time) but not scored, and missed elements are counted.
+  The latency then also covers the whole observation (detect + read) per screen.
 
 Result (``evaluate``)::
 
-    {"dataset", "checkpoint", "device", "screens", "elements",
+    {"dataset", "checkpoint", "device", "boxes", "screens", "elements",
      "type_accuracy", "exact_match",          # exact: type and every attribute the type carries
      "unreadable",                            # generations that did not parse (read as unknown)
      "text": {"elements", "exact_match", "cer"},     # elements whose true type carries a known text
      "attributes": {"checked" | "focused" | "highlighted" | "subtype": {"elements", "accuracy"}},
      "per_type": {type: {"elements", "type_accuracy", "exact_match"}},
      "latency_ms": {"cpu": {...}, "gpu": {...}},     # gpu only with CUDA; one batched read per screen
+     "detection": {"detector", "labelled", "matched", "missed", "unmatched_boxes"},   # detected boxes only
+     "observe_ms": {"per_screen", "per_screen_up_to_20", ...},  # detect + read per screen; detected only
      "tesseract": {"elements", "exact_match", "cer", "ms_per_element", "ms_per_screen", "version", ...}
                   or {"error": "..."}}
 
@@ -36,6 +45,7 @@ from caap.data.format import Annotation, DatasetError, open_dataset
 from caap.elements import Element
 from caap.observe.reader import Reader, ReaderError, same_record
 from caap.taxonomy import CHECKED, FOCUSED, HIGHLIGHTED, SUBTYPE, TEXT, ElementType, attributes_of
+from caap.train.eval_detector import match_boxes
 
 STATE_ATTRIBUTES = (CHECKED, FOCUSED, HIGHLIGHTED, SUBTYPE)
 TESSERACT_UPSCALE = 3  # MiniWoB text is ~10 px high; Tesseract wants ~30 px capitals
@@ -91,9 +101,11 @@ def _screens(data: str | Path, limit: int | None) -> list[tuple[Path, Annotation
 
 
 def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", limit: int | None = None,
-             tesseract: bool = True, latency_screens: int = 50, threads: int | None = None) -> dict[str, Any]:
+             tesseract: bool = True, latency_screens: int = 50, threads: int | None = None,
+             detector: str | Path | None = None, iou_match: float = 0.5) -> dict[str, Any]:
     """Reader accuracy and latency on every labelled element of ``data`` (``limit``: an even spread
     of that many screens), plus Tesseract's text accuracy on the same elements (module docstring).
+    ``detector``: weights whose boxes the reader reads instead of the labelled ones.
     ``latency_screens``: screens timed on the other device (GPU when the main pass ran on the CPU and
     CUDA is present; CPU otherwise); ``threads``: torch CPU threads (process-wide; None: torch's default)."""
     screens = _screens(data, limit)
@@ -102,6 +114,16 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
 
         torch.set_num_threads(threads)
     reader = Reader(checkpoint, device=device)
+    det = None
+    if detector is not None:
+        from caap.observe.detector import Detector, DetectorError
+
+        try:
+            det = Detector(detector, device=device)
+        except DetectorError as exc:
+            raise ReaderError(str(exc)) from None
+    detection = {"labelled": 0, "matched": 0, "missed": 0, "unmatched_boxes": 0}
+    observe_times: list[tuple[float, int]] = []  # (ms, boxes) per screen
     counts: dict[str, float] = defaultdict(float)
     attr = {name: [0, 0] for name in STATE_ATTRIBUTES}  # right, total
     per_type: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # elements, type right, exact
@@ -112,24 +134,49 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
         if not ann.elements:
             continue
         image = _load(image_path)
-        boxes = [e.bbox for e in ann.elements]
+        t_detect = 0.0
+        if det is None:
+            boxes, golds = [e.bbox for e in ann.elements], list(ann.elements)
+        else:
+            t0 = time.perf_counter()
+            found = det.detect(image)
+            t_detect = time.perf_counter() - t0
+            boxes = [e.bbox for e in found]
+            matched = match_boxes([(e.score or 0.0, e.bbox) for e in found], [e.bbox for e in ann.elements],
+                                  iou_match)
+            golds = [ann.elements[j] if j >= 0 else None for j in matched]
+            detection["labelled"] += len(ann.elements)
+            detection["matched"] += sum(j >= 0 for j in matched)
+            detection["unmatched_boxes"] += sum(j < 0 for j in matched)
+            if not boxes:
+                continue
         if not warmed:
             reader.read(image, boxes)  # first call pays one-off costs (allocations, kernel selection)
             warmed = True
         t0 = time.perf_counter()
         predicted = reader.read(image, boxes)
-        times.append((time.perf_counter() - t0) * 1000)
+        read_s = time.perf_counter() - t0
+        times.append(read_s * 1000)
         timed_elements += len(boxes)
-        for gold, pred in zip(ann.elements, predicted, strict=True):
-            _score(gold, pred, counts, attr, per_type)
+        if det is not None:
+            observe_times.append(((t_detect + read_s) * 1000, len(boxes)))
+        for gold, pred in zip(golds, predicted, strict=True):
+            if gold is not None:
+                _score(gold, pred, counts, attr, per_type)
     n = int(counts["elements"])
     kind = "cpu" if reader.device == "cpu" else "gpu"
     latency = {kind: _timing(times, timed_elements)} if times else {}
     latency.update(_other_latency(checkpoint, screens, kind, latency_screens))
+    extra: dict[str, Any] = {}
+    if det is not None:
+        detection["missed"] = detection["labelled"] - detection["matched"]
+        extra["detection"] = {"detector": str(detector), "iou": iou_match, **detection}
+        extra["observe_ms"] = _observe_timing(observe_times)
     return {
         "dataset": str(data),
         "checkpoint": str(checkpoint),
         "device": reader.device,
+        "boxes": "labelled" if det is None else "detected",
         "screens": len(screens),
         "elements": n,
         "type_accuracy": _ratio(counts["type_right"], n),
@@ -143,7 +190,22 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
                      for t, v in sorted(per_type.items())},
         "latency_ms": latency,
         "tesseract": tesseract_eval(screens) if tesseract else {"error": "not run (tesseract=False)"},
+        **extra,
     }
+
+
+def _observe_timing(times: list[tuple[float, int]]) -> dict[str, Any]:
+    """Detect + read per screen, over all screens and over those with at most 20 boxes (the target)."""
+    def stats(ms: list[float]) -> dict[str, Any] | None:
+        if not ms:
+            return None
+        ordered = sorted(ms)
+        return {"screens": len(ordered), "mean": round(statistics.fmean(ordered), 2),
+                "p50": round(ordered[len(ordered) // 2], 2), "p90": round(ordered[int(len(ordered) * 0.9)], 2),
+                "max": round(ordered[-1], 2)}
+
+    return {"per_screen": stats([t for t, _ in times]), "per_screen_up_to_20": stats([t for t, n in times if n <= 20]),
+            "boxes_per_screen_max": max((n for _, n in times), default=0)}
 
 
 def _score(gold: Element, pred: Element, counts: dict[str, float], attr: dict[str, list[int]],

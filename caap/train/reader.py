@@ -76,6 +76,8 @@ def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | No
 
 
 def _check_settings(s: dict[str, Any], source: str) -> None:
+    s.setdefault("log_every", 0)  # runs started before these settings existed
+    s.setdefault("box_jitter", 0)
     def need(key: str, ok: bool, what: str) -> None:
         if not ok:
             raise ReaderError(f"{source}: {key}: {what} (got {s.get(key)!r})")
@@ -87,7 +89,7 @@ def _check_settings(s: dict[str, Any], source: str) -> None:
         return isinstance(v, int | float) and not isinstance(v, bool)
 
     for key, lo in (("epochs", 1), ("batch", 1), ("max_patches", 1), ("max_target_tokens", 2), ("workers", 0),
-                    ("val_max_samples", 0), ("seed", 0)):
+                    ("val_max_samples", 0), ("seed", 0), ("log_every", 0), ("box_jitter", 0)):
         need(key, is_int(s.get(key), lo), f"must be an integer >= {lo}")
     for key in ("lr", "weight_decay", "grad_clip"):
         need(key, is_num(s.get(key)) and s[key] >= 0, "must be a number >= 0")
@@ -170,11 +172,26 @@ def _spread(samples: list[Sample], k: int | None) -> list[Sample]:
     return [samples[int(i * step)] for i in range(k)]
 
 
-class ElementDataset:
-    """A map-style torch dataset: sample i → (semi-masked screenshot, target token ids)."""
+def jitter_box(box: tuple[int, int, int, int], jitter: int, width: int, height: int,
+               rng: random.Random) -> tuple[int, int, int, int]:
+    """``box`` with each side moved by a uniform integer in [-jitter, jitter], kept inside the image
+    and at least one pixel wide and high — the error a detector box has against the true one."""
+    x1, y1, x2, y2 = (v + rng.randint(-jitter, jitter) for v in box)
+    x1, y1 = min(max(x1, 0), width - 1), min(max(y1, 0), height - 1)
+    return x1, y1, min(max(x2, x1 + 1), width), min(max(y2, y1 + 1), height)
 
-    def __init__(self, samples: list[Sample], tokenizer: Any, mask: dict[str, Any], max_target_tokens: int) -> None:
+
+class ElementDataset:
+    """A map-style torch dataset: sample i → (semi-masked screenshot, target token ids).
+
+    ``jitter`` (training only) moves every side of the box by up to that many pixels, differently
+    each epoch (``epoch`` is set by the training loop), so the reader learns to read detector boxes,
+    which are off by a pixel or two, and not only the exact labelled ones."""
+
+    def __init__(self, samples: list[Sample], tokenizer: Any, mask: dict[str, Any], max_target_tokens: int,
+                 *, jitter: int = 0, seed: int = 0) -> None:
         self.samples, self.tokenizer, self.mask, self.max_tokens = samples, tokenizer, mask, max_target_tokens
+        self.jitter, self.seed, self.epoch = jitter, seed, 0
 
     def __len__(self) -> int:
         return len(self.samples)
@@ -191,7 +208,11 @@ class ElementDataset:
         ids = self.tokenizer(s.target).input_ids  # bytes + eos
         if len(ids) > self.max_tokens:
             ids = [*ids[: self.max_tokens - 1], self.tokenizer.eos_token_id]
-        return semi_mask(image, s.bbox, **self.mask), ids, s
+        box = s.bbox
+        if self.jitter:
+            rng = random.Random(f"{self.seed}:{self.epoch}:{index}")
+            box = jitter_box(box, self.jitter, image.width, image.height, rng)
+        return semi_mask(image, box, **self.mask), ids, s
 
 
 class Collate:
@@ -389,7 +410,8 @@ def train(
     model.train()
     params = sum(p.numel() for p in model.parameters())
 
-    train_set = ElementDataset(train_samples, tokenizer, mask, int(settings["max_target_tokens"]))
+    train_set = ElementDataset(train_samples, tokenizer, mask, int(settings["max_target_tokens"]),
+                               jitter=int(settings["box_jitter"]), seed=seed)
     val_set = ElementDataset(val_samples, tokenizer, mask, int(settings["max_target_tokens"]))
     collate = Collate(processor, max_patches)
     workers, bs = int(settings["workers"]), int(settings["batch"])
@@ -444,9 +466,11 @@ def train(
           f"{steps_per_epoch} steps/epoch on {dev}", file=sys.stderr)
 
     grad_clip = float(settings["grad_clip"])
+    log_every = int(settings["log_every"])
     try:
         for epoch in range(start_epoch, total_epochs):
-            shuffle_gen.manual_seed(seed + epoch)  # the same order after a resume
+            shuffle_gen.manual_seed(seed + epoch)  # the same order (and jitter) after a resume
+            train_set.epoch = epoch
             t0, loss_sum, seen = time.perf_counter(), 0.0, 0
             for batch_data in train_loader:
                 inputs = {k: batch_data[k].to(dev) for k in ("flattened_patches", "attention_mask", "labels")}
@@ -459,6 +483,14 @@ def train(
                 optimizer.zero_grad(set_to_none=True)
                 loss_sum += loss.item() * len(batch_data["samples"])
                 seen += len(batch_data["samples"])
+                step = seen // bs if seen % bs == 0 else seen // bs + 1
+                if log_every and step % log_every == 0:
+                    rate = seen / (time.perf_counter() - t0)
+                    left = (len(train_set) - seen) / max(rate, 1e-9)
+                    print(f"  epoch {epoch + 1} step {step}/{steps_per_epoch}: loss {loss_sum / seen:.4f} "
+                          f"lr {scheduler.get_last_lr()[0]:.2e} {rate:.1f} samples/s, "
+                          f"epoch ends in {left / 60:.0f} min",
+                          file=sys.stderr, flush=True)
             train_s = time.perf_counter() - t0
             metrics = {"epoch": epoch + 1, "train_loss": round(loss_sum / max(seen, 1), 5),
                        **validate(model, tokenizer, val_loader, dev, max_new_tokens),
