@@ -32,9 +32,11 @@ def _slug(text: str, limit: int = 40) -> str:
 
 class TraceWriter:
     def __init__(self, root: str | Path, task: str, *, secrets: list[str] | None = None,
-                 screenshots: bool = True) -> None:
+                 screenshots: bool = True, name: str | None = None) -> None:
+        """A new trace directory under ``root``: ``name`` if given (the benchmark's ``seed-N``), else
+        a time stamp and the task; ``-2``, ``-3``... is appended rather than write into an existing one."""
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-        base = Path(root) / f"{stamp}-{_slug(task)}"
+        base = Path(root) / (name or f"{stamp}-{_slug(task)}")
         path, n = base, 1
         while path.exists():
             n += 1

@@ -91,6 +91,7 @@ class LiveScreen(Screen):
         self.settle_options = settle or SettleOptions()
         self.mapping = ScreenMapping(0, 0, 1.0)
         self.last_settle: dict[str, Any] = {}
+        self.last_capture_ms: float | None = None  # the latest single grab (settling takes several)
         self._sct: Any = None
 
     def _mss(self) -> Any:
@@ -125,6 +126,7 @@ class LiveScreen(Screen):
         return m["left"], m["top"], m["width"], m["height"]
 
     def capture(self) -> Image.Image:
+        start = time.perf_counter()
         left, top, width, height = self.bounds()
         try:
             shot = self._mss().grab({"left": left, "top": top, "width": width, "height": height})
@@ -135,6 +137,7 @@ class LiveScreen(Screen):
         image = Image.frombytes("RGB", shot.size, shot.bgra, "raw", "BGRX")
         # HiDPI: the grab has more pixels than the area has OS units.
         self.mapping = ScreenMapping(left, top, image.width / width)
+        self.last_capture_ms = round((time.perf_counter() - start) * 1000, 2)
         return image
 
     def settle(self, previous: Image.Image) -> Image.Image:

@@ -1,0 +1,514 @@
+"""`caap bench miniwob`: the whole agent on MiniWoB++ episodes, scored the way the CAAP paper scores.
+
+One episode per (task, seed): reset the task with the seed, give the agent the task's instruction,
+let it observe the virtual screen (vision models, or the DOM oracle), plan with the LLM and act
+with OS input until it says done, MiniWoB reports the episode over, or a limit is hit. Success is
+MiniWoB reward > 0. The environment's DOM is read only to reset, to learn the instruction and to
+score — never by the agent (except through the oracle observer, which exists to measure perception).
+
+Output directory::
+
+    episodes.jsonl      one line per finished episode (appended as they finish: a run resumes)
+    summary.json        per-task and overall results (rewritten after every task chunk)
+    report.html         the same, beside the paper's numbers
+    traces/TASK/seed-N/ the agent's trace of each episode (report.html in it for failures)
+
+Each worker is a process with its own Xvfb, Chromium and models.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import multiprocessing as mp
+import os
+import queue
+import shutil
+import statistics
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from caap import __version__
+
+DATA_DIR = Path(__file__).with_name("data")
+PAPER_RESULTS = DATA_DIR / "caap-paper-results.tsv"
+CAAP67 = DATA_DIR / "tasks-caap67.txt"
+ABLATIONS = {  # name -> (demonstrations, rationales, cot)
+    "none": (True, True, True),
+    "no-demos": (False, True, True),
+    "no-rationales": (True, False, True),
+    "no-cot": (True, True, False),
+    "no-cot-no-demos": (False, True, False),
+}
+TIMING_KEYS = ("capture", "detect", "read", "prompt", "llm", "act", "settle")
+CHUNK = 10  # seeds per job: a worker keeps one task open for a while, and work still spreads over workers
+
+
+class BenchError(RuntimeError):
+    """Bad benchmark input (tasks, seeds, paths); the message says which."""
+
+
+def caap67() -> list[str]:
+    """The 67 MiniWoB++ tasks the CAAP paper reports."""
+    return [t.strip() for t in CAAP67.read_text(encoding="utf-8").splitlines() if t.strip()]
+
+
+def parse_tasks(spec: str) -> list[str]:
+    """``click-button,enter-text``, a file with one task per line (``#`` comments), or ``caap67``;
+    every name must be a task of the installed miniwob package."""
+    from caap.bench.miniwob import list_tasks
+
+    path = Path(spec)
+    if spec == "caap67":
+        names = caap67()
+    elif path.is_file():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        names = [ln.split("#", 1)[0].strip() for ln in lines]
+        names = [n for n in names if n]
+    else:
+        names = [t.strip() for t in spec.split(",") if t.strip()]
+    if not names:
+        raise BenchError(f"--tasks {spec!r}: no task names")
+    known = set(list_tasks())
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise BenchError(f"--tasks: unknown MiniWoB++ task(s) {', '.join(unknown)} "
+                         f"(the installed miniwob package has {len(known)}; e.g. click-button, enter-text)")
+    return list(dict.fromkeys(names))
+
+
+@dataclass
+class BenchSettings:
+    tasks: list[str]
+    seeds: list[int]
+    out: Path
+    workers: int = 1
+    ablation: str = "none"
+    max_steps: int = 10
+    observer: str = "vision"  # vision | oracle
+    detector: str | None = None
+    reader: str | None = None
+    demos: str | None = None
+    screenshots: bool = True
+    config: dict[str, Any] = field(default_factory=dict)  # the CaapConfig as JSON (llm, prompt, agent, screen)
+
+    def check(self) -> None:
+        if self.ablation not in ABLATIONS:
+            raise BenchError(f"--ablation must be one of {', '.join(ABLATIONS)}, not {self.ablation!r}")
+        if self.observer not in ("vision", "oracle"):
+            raise BenchError(f"--observer must be vision or oracle, not {self.observer!r}")
+        if self.workers < 1:
+            raise BenchError("--workers must be at least 1")
+        if not self.seeds:
+            raise BenchError("--seeds: no seeds")
+        if self.demos and not Path(self.demos).is_dir():
+            raise BenchError(f"--demos {self.demos}: not a directory")
+
+
+# --- one worker -----------------------------------------------------------------------------------
+
+
+def demos_for(directory: str | None, task: str) -> list[Any]:
+    """Demonstrations of one task: ``DIR/TASK/*.json`` and ``DIR/TASK.json``."""
+    if not directory:
+        return []
+    from caap.decide.demos import load_demos
+
+    root = Path(directory)
+    paths = sorted((root / task).glob("*.json")) if (root / task).is_dir() else []
+    if (root / f"{task}.json").is_file():
+        paths.append(root / f"{task}.json")
+    return load_demos(paths) if paths else []
+
+
+class EpisodeRunner:
+    """A display, a browser and the agent's parts, reused for many episodes."""
+
+    def __init__(self, settings: BenchSettings, *, display: str | None = None) -> None:
+        from caap.bench.miniwob import MiniWoBEnv
+        from caap.config import CaapConfig
+        from caap.decide.llm import LLMClient
+        from caap.decide.prompter import CaapPrompter, PromptOptions
+
+        self.settings = settings
+        self.cfg = CaapConfig.model_validate(settings.config)
+        demos, rationales, cot = ABLATIONS[settings.ablation]
+        p = self.cfg.prompt
+        self.prompter = CaapPrompter(PromptOptions(
+            demonstrations=demos, rationales=rationales, cot=cot, mode=self.cfg.llm.mode,
+            token_budget=p.token_budget, max_demonstrations=p.max_demonstrations))
+        self.planner = LLMClient(self.cfg.llm)
+        self.env = MiniWoBEnv(display=display)
+        self.observer: Any = None
+        if settings.observer == "vision":
+            from caap.observe.vision import VisionObserver
+
+            self.observer = VisionObserver.load(settings.detector, settings.reader)
+        else:
+            from caap.bench.oracle import OracleObserver
+
+            self.observer = OracleObserver(self.env)
+        from caap.act.backends import XdotoolExecutor
+
+        # xdotool names the display on every call: workers on different displays never mix input.
+        self.executor = XdotoolExecutor(lambda: self._screen.mapping, display=self.env.display)
+        self._screen: Any = None
+        self._demos: dict[str, list[Any]] = {}
+
+    def _open(self, task: str) -> None:
+        from caap.observe.capture import CaptureTarget, LiveScreen, SettleOptions
+
+        if self.env.task == task and self.env.browser is not None and self.env.browser.alive:
+            return
+        self.env.open(task)
+        if self._screen is not None:
+            self._screen.close()
+        r, sc = self.env.region, self.cfg.screen
+        self._screen = LiveScreen(CaptureTarget(kind="region", region=(r.left, r.top, r.width, r.height)),
+                                  display=self.env.display,
+                                  settle=SettleOptions(sc.settle_min_s, sc.settle_interval_s, sc.settle_timeout_s))
+
+    def run(self, task: str, seed: int) -> dict[str, Any]:
+        """One episode; returns its record (never raises for what happens inside the episode)."""
+        from caap.agent.loop import Agent
+        from caap.agent.trace import TraceWriter
+
+        s = self.settings
+        trace_dir = s.out / "traces" / task / f"seed-{seed}"
+        if trace_dir.exists():  # left by an interrupted run: this episode starts over
+            shutil.rmtree(trace_dir)
+        record: dict[str, Any] = {"task": task, "seed": seed, "trace": str(trace_dir.relative_to(s.out))}
+        started = time.monotonic()
+        steps: list[dict[str, Any]] = []
+        try:
+            self._open(task)
+            self.env.reset(seed)
+            utterance = self.env.utterance()
+            if task not in self._demos:
+                self._demos[task] = demos_for(s.demos, task)
+            trace = TraceWriter(trace_dir.parent, utterance, name=trace_dir.name, screenshots=s.screenshots,
+                                secrets=self._secrets())
+            trace.start({"task": utterance, "miniwob_task": task, "seed": seed, "caap_version": __version__,
+                         "observer": s.observer, "ablation": s.ablation, "config": self.cfg.redacted()})
+            agent = Agent(screen=self._screen, observer=self.observer, executor=self.executor,
+                          planner=self.planner, prompter=self.prompter,
+                          config=self.cfg.agent.model_copy(update={"max_steps": s.max_steps}),
+                          trace=trace, demonstrations=self._demos[task], is_finished=self._finished,
+                          on_step=steps.append)
+            result = agent.run(utterance)
+            reward = self.env.reward() if self.env.done() else 0.0
+            record.update(utterance=utterance, status=result.status, reason=result.reason, steps=result.steps,
+                          reward=reward, success=reward > 0, prompt_tokens=result.prompt_tokens,
+                          completion_tokens=result.completion_tokens, cost_usd=result.cost_usd,
+                          seconds=round(result.seconds, 3))
+        except Exception as exc:  # a dead browser, a broken display: this episode failed, the run goes on
+            record.update(status="harness_error", reason=f"{type(exc).__name__}: {exc}", steps=len(steps),
+                          reward=0.0, success=False, prompt_tokens=0, completion_tokens=0, cost_usd=None)
+            with contextlib.suppress(Exception):
+                self.env.restart()
+        record.setdefault("seconds", round(time.monotonic() - started, 3))  # the agent's time, without the reset
+        record["timings_ms"] = _sum_timings(steps)
+        if not record["success"] and trace_dir.is_dir():
+            _write_trace_report(trace_dir)
+        return record
+
+    def _finished(self) -> bool:
+        try:
+            return self.env.done()
+        except Exception:  # a dead page is not "finished"; the next step will fail clearly
+            return False
+
+    def _secrets(self) -> list[str]:
+        key = self.cfg.llm.api_key
+        return [key.get_secret_value()] if key else []
+
+    def close(self) -> None:
+        if self._screen is not None:
+            self._screen.close()
+        self.env.close()
+
+
+def _sum_timings(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-episode totals of each timing part, and the number of steps they cover."""
+    totals: dict[str, float] = defaultdict(float)
+    for record in steps:
+        for key, value in (record.get("timings_ms") or {}).items():
+            if key in TIMING_KEYS and isinstance(value, int | float):
+                totals[key] += value
+    return {"steps": len(steps), **{k: round(v, 2) for k, v in totals.items()}}
+
+
+def _write_trace_report(trace_dir: Path) -> None:
+    try:
+        from caap.report.trace import write_trace_report
+    except ImportError:
+        return
+    with contextlib.suppress(Exception):  # a report is a convenience: never lose the episode over it
+        write_trace_report(trace_dir)
+
+
+# --- the run --------------------------------------------------------------------------------------
+
+
+def load_episodes(out: Path) -> list[dict[str, Any]]:
+    """Finished episodes of a run directory (a line cut off by a crash is ignored)."""
+    path = out / "episodes.jsonl"
+    if not path.exists():
+        return []
+    records = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        with contextlib.suppress(json.JSONDecodeError):
+            records.append(json.loads(line))
+    return records
+
+
+def _worker(settings: BenchSettings, jobs: Any, results: Any, threads: int) -> None:
+    """A worker process: its own display, browser and models; takes (task, seeds) jobs until None."""
+    os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+    with contextlib.suppress(ImportError):
+        import torch
+
+        torch.set_num_threads(threads)
+    runner = None
+    try:
+        runner = EpisodeRunner(settings)
+        results.put(("ready", None))
+        while True:
+            job = jobs.get()
+            if job is None:
+                break
+            task, seeds = job
+            for seed in seeds:
+                results.put(("episode", runner.run(task, seed)))
+    except Exception as exc:  # reported to the parent, which ends the run cleanly
+        results.put(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        if runner is not None:
+            with contextlib.suppress(Exception):
+                runner.close()
+        results.put(("exit", None))
+
+
+def run_bench(settings: BenchSettings, *, on_episode: Callable[[dict[str, Any], int, int], None] | None = None,
+              ) -> dict[str, Any]:
+    """Run every (task, seed) not already in ``out/episodes.jsonl``; returns the summary."""
+    settings.check()
+    out = settings.out
+    out.mkdir(parents=True, exist_ok=True)
+    _check_same_run(settings)
+    done = {(r["task"], r["seed"]) for r in load_episodes(out)}
+    todo = [(t, s) for t in settings.tasks for s in settings.seeds if (t, s) not in done]
+    total = len(settings.tasks) * len(settings.seeds)
+    started = time.time()
+    summary = write_summary(settings, started=started, finished=None)
+    if todo:
+        jobs_list: list[tuple[str, list[int]]] = []
+        for task in settings.tasks:
+            seeds = [s for t, s in todo if t == task]
+            jobs_list += [(task, seeds[i:i + CHUNK]) for i in range(0, len(seeds), CHUNK)]
+        count = total - len(todo)
+        workers = min(settings.workers, len(jobs_list))
+
+        def record(rec: dict[str, Any]) -> None:
+            nonlocal count
+            with (out / "episodes.jsonl").open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            count += 1
+            if on_episode:
+                on_episode(rec, count, total)
+
+        if workers == 1:
+            _run_inline(settings, jobs_list, record)
+        else:
+            _run_pool(settings, jobs_list, workers, record)
+    return write_summary(settings, started=summary.get("started", started), finished=time.time())
+
+
+def _run_inline(settings: BenchSettings, jobs: list[tuple[str, list[int]]],
+                record: Callable[[dict[str, Any]], None]) -> None:
+    runner = EpisodeRunner(settings)
+    try:
+        for task, seeds in jobs:
+            for seed in seeds:
+                record(runner.run(task, seed))
+            write_summary(settings, finished=None)
+    finally:
+        runner.close()
+
+
+def _run_pool(settings: BenchSettings, jobs: list[tuple[str, list[int]]], workers: int,
+              record: Callable[[dict[str, Any]], None]) -> None:
+    ctx = mp.get_context("spawn")  # a fresh interpreter: no inherited torch threads, X connections or locks
+    job_q, result_q = ctx.Queue(), ctx.Queue()
+    for job in jobs:
+        job_q.put(job)
+    for _ in range(workers):
+        job_q.put(None)
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    procs = [ctx.Process(target=_worker, args=(settings, job_q, result_q, threads), daemon=True)
+             for _ in range(workers)]
+    for p in procs:
+        p.start()
+    alive, errors, since_summary = workers, [], 0
+    try:
+        while alive:
+            try:
+                kind, payload = result_q.get(timeout=5)
+            except queue.Empty:
+                if not any(p.is_alive() for p in procs):
+                    break
+                continue
+            if kind == "episode":
+                record(payload)
+                since_summary += 1
+                if since_summary >= CHUNK:
+                    write_summary(settings, finished=None)
+                    since_summary = 0
+            elif kind == "error":
+                errors.append(payload)
+            elif kind == "exit":
+                alive -= 1
+    finally:
+        for p in procs:
+            p.join(timeout=10)
+            if p.is_alive():
+                p.terminate()
+    if errors:
+        raise BenchError(f"{len(errors)} worker(s) failed: {errors[0]}")
+
+
+def _check_same_run(settings: BenchSettings) -> None:
+    """Resuming into a directory of a different benchmark would mix results: refuse."""
+    path = settings.out / "summary.json"
+    if not path.exists():
+        return
+    try:
+        old = json.loads(path.read_text(encoding="utf-8")).get("config", {})
+    except (OSError, ValueError):
+        return
+    for key in ("ablation", "observer", "max_steps"):
+        if key in old and old[key] != getattr(settings, key):
+            raise BenchError(f"{settings.out} holds a run with {key}={old[key]!r}, not {getattr(settings, key)!r}: "
+                             "choose another --out to compare settings")
+
+
+# --- summary --------------------------------------------------------------------------------------
+
+
+def paper_results(path: Path = PAPER_RESULTS) -> dict[str, dict[str, float]]:
+    """The paper's per-task success rates, by column (full, demo_without_cot, ...)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise BenchError(f"{path}: cannot read the paper's results ({exc})") from None
+    header = lines[0].split("\t")
+    if header[0] != "task":
+        raise BenchError(f"{path}: expected a tab-separated table starting with a 'task' column")
+    table = {}
+    for line in lines[1:]:
+        if line.strip():
+            cells = line.split("\t")
+            table[cells[0]] = {col: float(v) for col, v in zip(header[1:], cells[1:], strict=False)}
+    return table
+
+
+PAPER_COLUMN = {"none": "full", "no-cot": "demo_without_cot", "no-demos": "cot_without_demo",
+                "no-rationales": "cot_with_action_only_demo", "no-cot-no-demos": "no_cot_no_demo"}
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return round(statistics.fmean(values), 4) if values else None
+
+
+def _latency(episodes: list[dict[str, Any]]) -> dict[str, float]:
+    steps = sum(e.get("timings_ms", {}).get("steps", 0) for e in episodes)
+    if not steps:
+        return {}
+    return {k: round(sum(e.get("timings_ms", {}).get(k, 0.0) for e in episodes) / steps, 2) for k in TIMING_KEYS
+            if any(k in e.get("timings_ms", {}) for e in episodes)}
+
+
+def _group(episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(episodes)
+    steps = sum(e.get("steps", 0) for e in episodes)
+    costs = [e.get("cost_usd") for e in episodes]
+    return {
+        "episodes": n,
+        "successes": sum(bool(e.get("success")) for e in episodes),
+        "success_rate": round(sum(bool(e.get("success")) for e in episodes) / n, 4) if n else None,
+        "mean_reward": _mean([float(e.get("reward", 0.0)) for e in episodes]),
+        "mean_steps": _mean([float(e.get("steps", 0)) for e in episodes]),
+        "mean_seconds_per_step": round(sum(e.get("seconds", 0.0) for e in episodes) / steps, 3) if steps else None,
+        "statuses": dict(Counter(e.get("status", "?") for e in episodes).most_common()),
+        "latency_ms": _latency(episodes),
+        "tokens_per_episode": {"prompt": _mean([e.get("prompt_tokens", 0) for e in episodes]),
+                               "completion": _mean([e.get("completion_tokens", 0) for e in episodes])},
+        "cost_per_episode_usd": None if any(c is None for c in costs) or not costs else round(sum(costs) / n, 6),
+    }
+
+
+def summarize(settings: BenchSettings, episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    wanted = set(settings.tasks)
+    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for e in episodes:
+        if e.get("task") in wanted and e.get("seed") in set(settings.seeds):
+            by_task[e["task"]].append(e)
+    tasks = {}
+    for task in settings.tasks:
+        if by_task.get(task):
+            eps = sorted(by_task[task], key=lambda e: e["seed"])
+            tasks[task] = {**_group(eps), "failures": [
+                {"seed": e["seed"], "status": e.get("status"), "reason": e.get("reason"), "trace": e.get("trace")}
+                for e in eps if not e.get("success")]}
+    rates = [t["success_rate"] for t in tasks.values()]
+    everything = [e for eps in by_task.values() for e in eps]
+    all67 = caap67()
+    overall = {
+        **_group(everything),
+        "covered_tasks": len(tasks),
+        "mean_success_covered": _mean(rates),
+        "tasks_at_least_0.8": sum(r >= 0.8 for r in rates),
+        "tasks_at_least_0.9": sum(r >= 0.9 for r in rates),
+        "mean_success_all_67": round(sum(tasks[t]["success_rate"] for t in all67 if t in tasks) / len(all67), 4),
+    }
+    return {"tasks": tasks, "overall": overall}
+
+
+def write_summary(settings: BenchSettings, *, started: float | None = None,
+                  finished: float | None) -> dict[str, Any]:
+    """Recompute ``summary.json`` (and ``report.html`` when the report module is there) from the episodes."""
+    out = settings.out
+    path = out / "summary.json"
+    if started is None and path.exists():
+        with contextlib.suppress(OSError, ValueError):
+            started = json.loads(path.read_text(encoding="utf-8")).get("started")
+    llm = settings.config.get("llm", {})
+    summary = {
+        "caap_version": __version__,
+        "started": started or time.time(),
+        "finished": finished,
+        "config": {**{k: v for k, v in asdict(settings).items() if k not in ("config", "out", "seeds")},
+                   "seeds": _ranges(settings.seeds), "model": llm.get("model"), "base_url": llm.get("base_url"),
+                   "mode": llm.get("mode")},
+        **summarize(settings, load_episodes(out)),
+        "paper": {"tsv": str(PAPER_RESULTS), "column": PAPER_COLUMN[settings.ablation]},
+    }
+    tmp = out / ".summary.json.tmp"
+    tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    with contextlib.suppress(ImportError):
+        from caap.report.bench import write_bench_report
+
+        with contextlib.suppress(Exception):
+            write_bench_report(out)
+    return summary
+
+
+def _ranges(seeds: list[int]) -> str:
+    from caap.data.export import format_seed_ranges
+
+    return format_seed_ranges(set(seeds))

@@ -1,0 +1,31 @@
+"""The DOM oracle: an observer that reads MiniWoB++'s page instead of its pixels.
+
+Benchmarks only. It returns the elements the training labels are made from (same taxonomy, same
+boxes, exact text and states), so a run with it measures the planner and the executor with a
+perfect perception; the gap to a run with the vision models is what perception costs.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PIL import Image
+
+from caap.bench.miniwob import MiniWoBEnv
+from caap.elements import Element
+
+
+class OracleObserver:
+    """Elements of ``env``'s current screen from its DOM (and an open native dropdown's window)."""
+
+    def __init__(self, env: MiniWoBEnv) -> None:
+        self.env = env
+        self.last_timings_ms: dict[str, float] = {}
+
+    def observe(self, image: Image.Image) -> list[Element]:
+        from caap.data.miniwob.generate import annotate, popup_rect
+
+        t0 = time.perf_counter()
+        elements = annotate(self.env, popup_rect(self.env))
+        self.last_timings_ms = {"detect": round((time.perf_counter() - t0) * 1000, 2), "read": 0.0}
+        return elements

@@ -1,0 +1,134 @@
+"""`caap bench miniwob`: the agent end to end on MiniWoB++ episodes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from caap.cli.common import ConfigOpt, app, config_from_flags, err, fail, out
+
+bench_app = typer.Typer(help="Benchmark the whole agent.", no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
+
+
+@bench_app.command("miniwob")
+def bench_miniwob(
+    tasks: Annotated[str, typer.Option(
+        help="Comma-separated MiniWoB++ tasks, a file with one per line, or 'caap67' (the paper's 67).")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Run directory; an interrupted run resumes from it.")],
+    seeds: Annotated[str, typer.Option(help="Seeds, e.g. 0-49 or 0-9,20.")] = "0-49",
+    workers: Annotated[int, typer.Option(help="Parallel workers, each with its own Xvfb, Chromium and models.",
+                                         min=1)] = 1,
+    demos: Annotated[Path | None, typer.Option(
+        help="Demonstrations: DIR/TASK/*.json or DIR/TASK.json are shown for TASK.")] = None,
+    ablation: Annotated[str, typer.Option(
+        help="none | no-demos | no-rationales | no-cot | no-cot-no-demos (the paper's ablations).")] = "none",
+    max_steps: Annotated[int, typer.Option(help="LLM calls per episode before it counts as failed.", min=1)] = 10,
+    observer: Annotated[str, typer.Option(
+        help="vision: the detector and reader (the real agent); oracle: elements from the page's DOM, to "
+             "measure the planner with perfect perception.")] = "vision",
+    detector: Annotated[Path | None, typer.Option(help="Detector weights (default: the shipped ones).")] = None,
+    reader: Annotated[Path | None, typer.Option(help="Reader checkpoint (default: the shipped one).")] = None,
+    no_screenshots: Annotated[bool, typer.Option(
+        "--no-screenshots", help="Keep traces small: no step screenshots.")] = False,
+    config: ConfigOpt = None,
+    base_url: Annotated[str | None, typer.Option(
+        help="OpenAI-compatible endpoint (env: OPENAI_BASE_URL).")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name (env: OPENAI_MODEL).")] = None,
+    mode: Annotated[str | None, typer.Option(help="tools | text (see caap run --help).")] = None,
+) -> None:
+    """Run the agent on every task and seed; success is MiniWoB reward > 0.
+
+    Writes OUT/episodes.jsonl (one line per episode, so a run resumes), OUT/summary.json (per task
+    and overall, with the paper's fair metrics), OUT/report.html (beside the paper's numbers) and
+    OUT/traces/TASK/seed-N/ (the agent's trace of each episode).
+    """
+    from caap.bench.harness import BenchError, BenchSettings, parse_tasks, run_bench
+    from caap.data.export import parse_seed_ranges
+    from caap.data.format import DatasetError
+
+    if mode is not None and mode not in ("tools", "text"):
+        fail(f"--mode must be 'tools' or 'text', not {mode!r}")
+    cfg = config_from_flags(config, {"llm.base_url": base_url, "llm.model": model, "llm.mode": mode})
+    try:
+        task_list = parse_tasks(tasks)
+        seed_list = parse_seed_ranges(seeds)
+    except (BenchError, DatasetError, ValueError) as exc:
+        fail(str(exc))
+    data: dict[str, Any] = cfg.model_dump(mode="json")
+    data["llm"]["api_key"] = cfg.llm.api_key.get_secret_value() if cfg.llm.api_key else None
+    settings = BenchSettings(
+        tasks=task_list, seeds=seed_list, out=out_dir, workers=workers, ablation=ablation, max_steps=max_steps,
+        observer=observer, detector=str(detector) if detector else None, reader=str(reader) if reader else None,
+        demos=str(demos) if demos else None, screenshots=not no_screenshots, config=data)
+    _check_models(settings)
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=err) as progress:
+        bar = progress.add_task("episodes", total=len(task_list) * len(seed_list), rate="")
+        wins = {"n": 0, "ok": 0}
+
+        def on_episode(record: dict[str, Any], count: int, total: int) -> None:
+            wins["n"] += 1
+            wins["ok"] += bool(record.get("success"))
+            progress.update(bar, completed=count, rate=f"{record['task']} seed {record['seed']}: "
+                            f"{'ok' if record.get('success') else record.get('status')} · "
+                            f"{wins['ok']}/{wins['n']} succeeded")
+
+        try:
+            summary = run_bench(settings, on_episode=on_episode)
+        except BenchError as exc:
+            fail(str(exc), code=1)
+        except KeyboardInterrupt:
+            err.print(f"interrupted: finished episodes are kept in {out_dir}/episodes.jsonl; run the same "
+                      "command again to resume", highlight=False)
+            raise typer.Exit(130) from None
+    _print_summary(summary)
+    out.print(f"summary: {out_dir / 'summary.json'}  report: {out_dir / 'report.html'}", highlight=False)
+
+
+def _check_models(settings: Any) -> None:
+    """Fail before starting any browser when the vision models are missing."""
+    if settings.observer != "vision":
+        return
+    from caap.observe.vision import DEFAULT_DETECTOR, DEFAULT_READER
+
+    detector = Path(settings.detector or DEFAULT_DETECTOR)
+    if not detector.is_file():
+        fail(f"{detector}: detector weights not found (or use --observer oracle)")
+    try:
+        from caap.observe.reader import load_checkpoint_meta
+
+        load_checkpoint_meta(settings.reader or DEFAULT_READER)
+    except ImportError:
+        fail("the vision observer needs the vision extra: pip install 'caap[vision]'")
+    except Exception as exc:  # ReaderError: missing or unusable checkpoint
+        fail(f"{exc} (or use --observer oracle)")
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    table = Table(title="MiniWoB++ success rate")
+    for col in ("task", "success", "paper", "episodes", "mean steps", "s/step"):
+        table.add_column(col, justify="left" if col == "task" else "right")
+    from caap.bench.harness import paper_results
+
+    column = summary["paper"]["column"]
+    paper = paper_results()
+    for task, t in summary["tasks"].items():
+        ref = paper.get(task, {}).get(column)
+        table.add_row(task, f"{t['success_rate']:.2f}", "-" if ref is None else f"{ref:.2f}", str(t["episodes"]),
+                      f"{t['mean_steps']:.1f}", "-" if t["mean_seconds_per_step"] is None
+                      else f"{t['mean_seconds_per_step']:.2f}")
+    o = summary["overall"]
+    if o.get("covered_tasks"):
+        table.add_row("mean (covered)", f"{o['mean_success_covered']:.3f}", "", str(o["episodes"]),
+                      f"{o['mean_steps']:.1f}", "" if o["mean_seconds_per_step"] is None
+                      else f"{o['mean_seconds_per_step']:.2f}", style="bold")
+    out.print(table)
+    if o.get("latency_ms"):
+        out.print("per step (ms): " + ", ".join(f"{k} {v:.0f}" for k, v in o["latency_ms"].items()), highlight=False)
+    out.print(f"tasks >= 0.8: {o['tasks_at_least_0.8']}, >= 0.9: {o['tasks_at_least_0.9']}, "
+              f"mean over the paper's 67 (uncovered = 0): {o['mean_success_all_67']:.3f}", highlight=False)
