@@ -190,7 +190,8 @@ def respond(body: dict[str, Any]) -> Reply:
 
 def serve(port: int = 0, host: str = "127.0.0.1") -> ScriptedLLMServer:
     """Start the planner server (in a thread); ``.base_url`` says where, ``.stop()`` ends it."""
-    return ScriptedLLMServer(responder=respond, models=("scripted",), host=host, port=port).start()
+    return ScriptedLLMServer(responder=respond, models=("scripted",), host=host, port=port,
+                             keep_requests=20).start()
 
 
 def main() -> None:

@@ -45,6 +45,7 @@ ABLATIONS = {  # name -> (demonstrations, rationales, cot)
     "no-cot-no-demos": (False, True, False),
 }
 TIMING_KEYS = ("capture", "detect", "read", "prompt", "llm", "act", "settle")
+MAX_LLM_FAILURES = 3  # episodes in a row whose LLM calls failed before the run stops
 CHUNK = 10  # seeds per job: a worker keeps one task open for a while, and work still spreads over workers
 
 
@@ -300,6 +301,7 @@ def run_bench(settings: BenchSettings, *, on_episode: Callable[[dict[str, Any], 
     out = settings.out
     out.mkdir(parents=True, exist_ok=True)
     _check_same_run(settings)
+    _drop_partial_line(out / "episodes.jsonl")
     done = {(r["task"], r["seed"]) for r in load_episodes(out)}
     todo = [(t, s) for t in settings.tasks for s in settings.seeds if (t, s) not in done]
     total = len(settings.tasks) * len(settings.seeds)
@@ -313,8 +315,19 @@ def run_bench(settings: BenchSettings, *, on_episode: Callable[[dict[str, Any], 
         count = total - len(todo)
         workers = min(settings.workers, len(jobs_list))
 
+        llm_failures: list[str] = []
+
         def record(rec: dict[str, Any]) -> None:
             nonlocal count
+            if rec.get("status") == "llm_error":
+                # The service failed, not the agent: not a result. Left out of episodes.jsonl so a
+                # rerun retries it; a service that keeps failing ends the run.
+                llm_failures.append(str(rec.get("reason")))
+                if len(llm_failures) >= MAX_LLM_FAILURES:
+                    raise BenchError(f"the LLM endpoint failed {len(llm_failures)} episodes in a row "
+                                     f"(last: {llm_failures[-1]}); finished episodes are kept — rerun to resume")
+                return
+            llm_failures.clear()
             with (out / "episodes.jsonl").open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
             count += 1
@@ -326,6 +339,16 @@ def run_bench(settings: BenchSettings, *, on_episode: Callable[[dict[str, Any], 
         else:
             _run_pool(settings, jobs_list, workers, record)
     return write_summary(settings, started=summary.get("started", started), finished=time.time())
+
+
+def _drop_partial_line(path: Path) -> None:
+    """A crash mid-write leaves a last line without its newline: cut it, so appends start clean."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with path.open("r+b") as fh:
+            fh.truncate(data.rfind(b"\n") + 1)
 
 
 def _run_inline(settings: BenchSettings, jobs: list[tuple[str, list[int]]],

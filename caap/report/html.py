@@ -11,8 +11,10 @@ import base64
 import html
 import io
 import math
+import os
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from PIL import Image
@@ -283,3 +285,15 @@ def page(title: str, body: Any, *, nav: Any = None) -> str:
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{esc(title)}</title><style>{CSS}</style></head>"
             f"<body><div class=\"layout\">{nav_html}<main>{esc(body)}</main></div></body></html>\n")
+
+
+def write_html(html_text: str, out: Path) -> Path:
+    """Write atomically, so a browser never shows a half-written report."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".{out.name}.tmp")
+        tmp.write_text(html_text, encoding="utf-8")
+        os.replace(tmp, out)
+    except OSError as exc:
+        raise ReportError(f"{out}: cannot write the report ({exc.strerror or exc})") from None
+    return out

@@ -60,11 +60,15 @@ class ScriptedLLMServer:
         api_key: str | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        keep_requests: int | None = None,
     ) -> None:
+        """``keep_requests``: remember only the latest N request bodies (None: all — fine for a
+        test, not for a server answering a benchmark's thousands of requests)."""
         self.script: list[Item] = list(script)
         self.responder = responder
         self.models = list(models)
         self.api_key = api_key
+        self.keep_requests = keep_requests
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
@@ -101,6 +105,8 @@ class ScriptedLLMServer:
     def _next(self, body: dict[str, Any]) -> Item:
         with self._lock:
             self.requests.append(body)
+            if self.keep_requests is not None and len(self.requests) > self.keep_requests:
+                del self.requests[: len(self.requests) - self.keep_requests]
             if self.script:
                 return self.script.pop(0)
         if self.responder is not None:
@@ -192,6 +198,8 @@ class ScriptedLLMServer:
                 raw = self.rfile.read(length)
                 with server._lock:
                     server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                    if server.keep_requests is not None and len(server.headers) > server.keep_requests:
+                        del server.headers[: len(server.headers) - server.keep_requests]
                 if not self._authorised():
                     return
                 route = urlsplit(self.path).path.rstrip("/")

@@ -1,0 +1,133 @@
+"""`caap bench miniwob` end to end: real Xvfb, Chromium, OS input, the shipped vision models, and the
+scripted planner (tools/scripted_planner.py) as the LLM over HTTP."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from caap.cli import app
+
+pytestmark = [
+    pytest.mark.display,
+    pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Xvfb (Debian package xvfb)"),
+    pytest.mark.skipif(shutil.which("xdotool") is None, reason="needs xdotool (Debian package xdotool)"),
+    pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs Chromium (Debian package chromium)"),
+]
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
+import scripted_planner  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def planner():
+    server = scripted_planner.serve(0)
+    yield server
+    server.stop()
+
+
+def _settings(tmp: Path, planner, **kw):
+    from caap.bench.harness import BenchSettings
+    from caap.config import CaapConfig
+
+    config = CaapConfig.model_validate({"llm": {"base_url": planner.base_url, "model": "scripted", "api_key": "k",
+                                                "mode": kw.pop("mode", "tools")}})
+    data = config.model_dump(mode="json")
+    data["llm"]["api_key"] = "k"
+    return BenchSettings(out=tmp, config=data, **kw)
+
+
+def _episodes(out: Path) -> list[dict]:
+    return [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
+
+
+def test_vision_agent_solves_short_benchmark_and_writes_summary(tmp_path, planner):
+    """The real agent: shipped detector + reader, CAAP prompt, scripted planner, xdotool."""
+    from caap.bench.harness import run_bench
+    from caap.observe.vision import DEFAULT_READER
+
+    if not (DEFAULT_READER / "caap-reader.json").is_file():
+        pytest.fail(f"{DEFAULT_READER} is missing: the shipped reader is part of the repository")
+    tasks = ["click-button", "click-checkboxes", "enter-text"]
+    settings = _settings(tmp_path / "run", planner, tasks=tasks, seeds=[0, 1], mode="text")
+    summary = run_bench(settings)
+    episodes = _episodes(settings.out)
+    assert len(episodes) == 6
+    for e in episodes:
+        assert e["success"], f"{e['task']} seed {e['seed']}: {e['status']} ({e['reason']})"
+    assert summary["overall"]["mean_success_covered"] == 1.0
+    assert summary["overall"]["covered_tasks"] == 3 and summary["finished"] is not None
+    latency = summary["overall"]["latency_ms"]
+    assert {"capture", "detect", "read", "prompt", "llm", "act", "settle"} <= set(latency)
+    assert summary["paper"]["column"] == "full"
+    trace = settings.out / episodes[0]["trace"]
+    assert (trace / "steps.jsonl").is_file() and (trace / "step_001.png").is_file()
+
+
+def test_resume_runs_only_missing_episodes_and_pool_uses_workers(tmp_path, planner):
+    from caap.bench.harness import run_bench
+
+    out = tmp_path / "run"
+    settings = _settings(out, planner, tasks=["click-button", "focus-text"], seeds=[3], observer="oracle", workers=2)
+    run_bench(settings)
+    first = _episodes(out)
+    assert sorted(e["task"] for e in first) == ["click-button", "focus-text"]
+    # A crash after one episode: the other is redone, the kept one is not.
+    (out / "episodes.jsonl").write_text(json.dumps(first[0]) + "\n{\"cut off", encoding="utf-8")
+    settings.workers = 1
+    summary = run_bench(settings)
+    again = _episodes_tolerant(out)
+    assert sorted((e["task"], e["seed"]) for e in again) == [("click-button", 3), ("focus-text", 3)]
+    assert summary["overall"]["episodes"] == 2
+    # Nothing left to do: no episode runs.
+    run_bench(settings)
+    assert len(_episodes_tolerant(out)) == 2
+
+
+def _episodes_tolerant(out: Path) -> list[dict]:
+    from caap.bench.harness import load_episodes
+
+    return load_episodes(out)
+
+
+def test_a_different_run_in_the_same_directory_is_refused(tmp_path, planner):
+    from caap.bench.harness import BenchError, run_bench
+
+    out = tmp_path / "run"
+    run_bench(_settings(out, planner, tasks=["click-button"], seeds=[4], observer="oracle"))
+    with pytest.raises(BenchError, match="ablation"):
+        run_bench(_settings(out, planner, tasks=["click-button"], seeds=[4], observer="oracle", ablation="no-cot"))
+
+
+def test_an_unreachable_endpoint_stops_the_run_and_records_nothing(tmp_path):
+    import socket
+
+    from caap.bench.harness import BenchError, BenchSettings, run_bench
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = {"llm": {"base_url": f"http://127.0.0.1:{port}/v1", "model": "m", "api_key": "k", "max_retries": 0}}
+    settings = BenchSettings(out=tmp_path / "run", config=config, tasks=["click-button"], seeds=[0, 1, 2, 3],
+                             observer="oracle")
+    with pytest.raises(BenchError, match="LLM endpoint failed 3 episodes in a row"):
+        run_bench(settings)
+    assert not (tmp_path / "run" / "episodes.jsonl").exists()
+
+
+def test_cli_rejects_bad_input_with_one_clear_message(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(app, ["bench", "miniwob", "--tasks", "click-buton", "--out", str(tmp_path / "x")])
+    assert result.exit_code == 2 and "unknown MiniWoB++ task" in result.output and "click-buton" in result.output
+    result = runner.invoke(app, ["bench", "miniwob", "--tasks", "click-button", "--seeds", "5-x",
+                                 "--out", str(tmp_path / "x")])
+    assert result.exit_code == 2
+    result = runner.invoke(app, ["bench", "miniwob", "--tasks", "click-button", "--reader", str(tmp_path / "nope"),
+                                 "--out", str(tmp_path / "x")])
+    assert result.exit_code == 2 and "not found" in result.output
+    assert not (tmp_path / "x").exists()  # nothing started, nothing written
