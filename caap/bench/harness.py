@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from caap import __version__
+from caap.report.bench import ABLATION_COLUMNS
 
 DATA_DIR = Path(__file__).with_name("data")
 PAPER_RESULTS = DATA_DIR / "caap-paper-results.tsv"
@@ -422,27 +423,6 @@ def _check_same_run(settings: BenchSettings) -> None:
 # --- summary --------------------------------------------------------------------------------------
 
 
-def paper_results(path: Path = PAPER_RESULTS) -> dict[str, dict[str, float]]:
-    """The paper's per-task success rates, by column (full, demo_without_cot, ...)."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise BenchError(f"{path}: cannot read the paper's results ({exc})") from None
-    header = lines[0].split("\t")
-    if header[0] != "task":
-        raise BenchError(f"{path}: expected a tab-separated table starting with a 'task' column")
-    table = {}
-    for line in lines[1:]:
-        if line.strip():
-            cells = line.split("\t")
-            table[cells[0]] = {col: float(v) for col, v in zip(header[1:], cells[1:], strict=False)}
-    return table
-
-
-PAPER_COLUMN = {"none": "full", "no-cot": "demo_without_cot", "no-demos": "cot_without_demo",
-                "no-rationales": "cot_with_action_only_demo", "no-cot-no-demos": "no_cot_no_demo"}
-
-
 def _mean(values: Sequence[float]) -> float | None:
     return round(statistics.fmean(values), 4) if values else None
 
@@ -518,7 +498,7 @@ def write_summary(settings: BenchSettings, *, started: float | None = None,
                    "seeds": _ranges(settings.seeds), "model": llm.get("model"), "base_url": llm.get("base_url"),
                    "mode": llm.get("mode")},
         **summarize(settings, load_episodes(out)),
-        "paper": {"tsv": str(PAPER_RESULTS), "column": PAPER_COLUMN[settings.ablation]},
+        "paper": {"tsv": str(PAPER_RESULTS), "column": ABLATION_COLUMNS[settings.ablation]},
     }
     tmp = out / ".summary.json.tmp"
     tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -113,10 +113,11 @@ def _print_summary(summary: dict[str, Any]) -> None:
     table = Table(title="MiniWoB++ success rate")
     for col in ("task", "success", "paper", "episodes", "mean steps", "s/step"):
         table.add_column(col, justify="left" if col == "task" else "right")
-    from caap.bench.harness import paper_results
+    from caap.bench.harness import PAPER_RESULTS
+    from caap.report.bench import load_paper_results
 
     column = summary["paper"]["column"]
-    paper = paper_results()
+    paper = load_paper_results(PAPER_RESULTS)
     for task, t in summary["tasks"].items():
         ref = paper.get(task, {}).get(column)
         table.add_row(task, f"{t['success_rate']:.2f}", "-" if ref is None else f"{ref:.2f}", str(t["episodes"]),

@@ -14,7 +14,7 @@ from caap.cli.common import app, fail, out
 def report(
     trace_dir: Annotated[Path, typer.Argument(
         help="A run trace directory (with steps.jsonl), or a benchmark directory (with summary.json).",
-        show_default=False)],
+        show_default=False, metavar="TRACE_DIR")],
     out_file: Annotated[Path | None, typer.Option(
         "--out", "-o", help="Where to write the page (default: report.html inside the directory).")] = None,
 ) -> None:

@@ -182,9 +182,12 @@ def render_bench(summary: dict[str, Any], paper_tsv: Path | None) -> str:
     ours_mean = ours_mean if ours_mean is not None else _mean(known)
     ours_08 = overall.get("tasks_at_least_0.8", sum(v >= 0.8 for v in known))
     ours_09 = overall.get("tasks_at_least_0.9", sum(v >= 0.9 for v in known))
-    ours_all = num(overall.get("mean_success_all_67"))
-    if ours_all is None and known:
-        ours_all = sum(known) / all_tasks
+    if paper_col:  # the same denominator as the paper's figure: every task in its table
+        ours_all = sum(v for t, v in rates.items() if t in paper_col and v is not None) / all_tasks
+    else:
+        ours_all = num(overall.get("mean_success_all_67"))
+        if ours_all is None and known:
+            ours_all = sum(known) / all_tasks
     covered = overall.get("covered_tasks", len(tasks))
 
     # --- the paper's, on the same tasks (and on all of them for the last figure)
@@ -263,7 +266,9 @@ def render_bench(summary: dict[str, Any], paper_tsv: Path | None) -> str:
     # --- not covered
     missing = [t for t in paper if t not in tasks]
     if paper:
-        items = join(tag("li", Markup(f"{esc(t)} <span class=\"muted\">({_pct(paper_col.get(t))})</span>"))
+        planned = set(config.get("tasks") or []) if isinstance(config.get("tasks"), list) else set()
+        items = join(tag("li", Markup(f"{esc(t)} <span class=\"muted\">({_pct(paper_col.get(t))})"
+                                      f"{' · queued' if t in planned and finished is None else ''}</span>"))
                      for t in missing)
         body = (f'<ul class="tasks">{items}</ul>' if missing
                 else '<p class="muted">Every task of the paper was run.</p>')

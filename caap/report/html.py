@@ -158,6 +158,8 @@ def fmt_duration(seconds: Any) -> str:
     n = num(seconds)
     if n is None:
         return "—"
+    if n < 1:
+        return f"{n * 1000:.0f} ms"
     if n < 60:
         return f"{n:.1f} s"
     minutes, secs = divmod(round(n), 60)
@@ -243,7 +245,7 @@ section.bad { border-left:4px solid var(--bad); }
           margin:10px 0; }
 .errors ul { margin:4px 0 0; padding-left:18px; } .errors code { color:var(--bad); }
 .step-grid { display:flex; flex-wrap:wrap; gap:16px; align-items:flex-start; }
-.step-grid > .shot { flex:0 0 auto; max-width:100%; } .step-grid > .info { flex:1 1 380px; min-width:0; }
+.step-grid > .shot { flex:0 0 auto; max-width:100%; margin:0; } .step-grid > .info { flex:1 1 380px; min-width:0; }
 .shot img { display:block; max-width:100%; height:auto; border:1px solid var(--line); border-radius:4px;
             image-rendering:pixelated; }
 .shot figcaption { color:var(--muted); font-size:12px; margin-top:4px; }

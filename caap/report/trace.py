@@ -190,13 +190,25 @@ def _target(action: dict[str, Any], elements: dict[int, _Element]) -> tuple[int,
 
 
 def _label(draw: ImageDraw.ImageDraw, xy: tuple[int, int], text: str, colour: tuple[int, int, int],
-           size: tuple[int, int], font: Any) -> None:
-    """A label on a white background, kept inside the image (dry-run style)."""
+           size: tuple[int, int], font: Any, placed: list[tuple[int, int, int, int]]) -> None:
+    """A label on a white background (dry-run style), kept inside the image and moved down (then up)
+    past labels already placed, so several actions on one spot stay readable."""
     box = draw.textbbox((0, 0), text, font=font)
     w, h = box[2] - box[0], box[3] - box[1]
-    x = min(max(0, xy[0]), max(0, size[0] - w - 4))
-    y = min(max(0, xy[1]), max(0, size[1] - h - 4))
-    draw.rectangle([x - 2, y - 1, x + w + 2, y + h + 3], fill=(255, 255, 255), outline=colour)
+    x = min(max(2, xy[0]), max(2, size[0] - w - 4))
+    y0 = min(max(1, xy[1]), max(1, size[1] - h - 4))
+    step = h + 6
+
+    def rect(y: int) -> tuple[int, int, int, int]:
+        return (x - 2, y - 1, x + w + 2, y + h + 3)
+
+    def free(r: tuple[int, int, int, int]) -> bool:
+        return all(r[2] < p[0] or r[0] > p[2] or r[3] < p[1] or r[1] > p[3] for p in placed)
+
+    candidates = [y0 + k * step for k in range(12)] + [y0 - k * step for k in range(1, 12)]
+    y = next((c for c in candidates if 1 <= c <= size[1] - h - 4 and free(rect(c))), y0)
+    placed.append(rect(y))
+    draw.rectangle(rect(y), fill=(255, 255, 255), outline=colour)
     draw.text((x - box[0], y - box[1] + 1), text, fill=colour, font=font)
 
 
@@ -220,6 +232,7 @@ def draw_actions(canvas: Image.Image, actions: list[Any], elements: dict[int, _E
 
     pointer: tuple[int, int] | None = None
     drag: tuple[int, int] | None = None
+    placed: list[tuple[int, int, int, int]] = []
     for n, action in enumerate(actions, start=1):
         if not isinstance(action, dict):
             continue
@@ -269,7 +282,7 @@ def draw_actions(canvas: Image.Image, actions: list[Any], elements: dict[int, _E
             else:
                 tag_text = f"{n} ctrl+{name[-1].lower()}"
             anchor = pointer or (4, canvas.height - 24)
-            _label(draw, (anchor[0] + 2 * unit, anchor[1] + 2 * unit), tag_text, colour, canvas.size, font)
+            _label(draw, (anchor[0] + 2 * unit, anchor[1] + 2 * unit), tag_text, colour, canvas.size, font, placed)
             continue
         elif xy is None:
             continue
@@ -292,7 +305,7 @@ def draw_actions(canvas: Image.Image, actions: list[Any], elements: dict[int, _E
                 draw.line([(xy[0] - ring, xy[1] - ring), (xy[0] + ring, xy[1] + ring)], fill=colour, width=width)
         if xy is not None:
             pointer = xy
-            _label(draw, (xy[0] + 2 * unit + 2, xy[1] + unit), tag_text, colour, canvas.size, font)
+            _label(draw, (xy[0] + 2 * unit + 2, xy[1] + unit), tag_text, colour, canvas.size, font, placed)
     return canvas
 
 
@@ -362,26 +375,29 @@ def _actions_table(actions: list[Any]) -> Markup:
     for n, a in enumerate(actions, start=1):
         if not isinstance(a, dict):
             continue
+        args = _args_text(a.get("args"))
+        action = Markup(f"<code>{esc(a.get('name') or '?')}</code>"
+                        + (f'<br><span class="muted">{esc(args)}</span>' if args else ""))
         el = _Element.from_json(a.get("element"))
-        target = ""
+        target = []
         if el is not None:
-            target = f"element_{el.id if el.id is not None else '?'} {el.type.value}"
-            if el.text:
-                target += f' "{_short(el.text, 30)}"'
+            text = f"element_{el.id if el.id is not None else '?'} {el.type.value}"
+            target.append(esc(text + (f' "{_short(el.text, 30)}"' if el.text else "")))
         point = a.get("point")
         if isinstance(point, list) and len(point) == 2:
-            target = (target + " " if target else "") + f"@ ({point[0]}, {point[1]})"
-        outcome = str(a.get("outcome") or "")
-        if a.get("reason") and outcome in ("denied", "error"):
-            outcome += f": {a['reason']}"
-        rows.append([n, tag("code", a.get("name") or "?"), _args_text(a.get("args")), target, outcome,
-                     fmt_int(a.get("changed_px"), missing=""), fmt_ms(a.get("act_ms")) if "act_ms" in a else "",
-                     fmt_ms(a.get("settle_ms")) if "settle_ms" in a else ""])
+            target.append(f'<span class="muted">at ({esc(point[0])}, {esc(point[1])})</span>')
+        outcome = esc(a.get("outcome") or "")
+        if a.get("reason") and a.get("outcome") in ("denied", "error"):
+            outcome += f": {esc(a['reason'])}"
+        if num(a.get("changed_px")) is not None:
+            outcome += f'<br><span class="muted">{esc(fmt_int(a["changed_px"]))} px changed</span>'
+        times = [f"{k} {fmt_ms(a.get(f'{k}_ms'))}" for k in ("act", "settle") if f"{k}_ms" in a]
+        rows.append([n, action, Markup("<br>".join(target)), Markup(outcome),
+                     Markup("<br>".join(esc(t) for t in times))])
         classes.append("bad" if a.get("outcome") in ("denied", "error") else None)
     if not rows:
         return Markup('<p class="muted">No action was executed in this step.</p>')
-    return table(["#", "action", "arguments", "target", "outcome", "changed px", "act", "settle"], rows,
-                 row_classes=classes, numeric=[0, 5, 6, 7])
+    return table(["#", "action", "target", "outcome", "time"], rows, row_classes=classes, numeric=[0, 4])
 
 
 def _errors_box(step: dict[str, Any]) -> Markup:
@@ -480,8 +496,9 @@ def _shot_figure(trace: TraceData, step: dict[str, Any], elements: list[_Element
     zoom = f", shown at {scale:g}x" if scale != 1 else ""
     caption = f"{path.name}: {shot.width}x{shot.height} px{zoom}; boxes are the elements (id first), numbered " \
               "markers the executed actions"
-    return Markup(f'<figure class="shot">{img(drawn, f"step {n} screenshot")}<figcaption>{esc(caption)}'
-                  "</figcaption></figure>")
+    # The figure is as wide as its image, so a long caption wraps instead of pushing the details below.
+    return Markup(f'<figure class="shot" style="width:{drawn.width}px">{img(drawn, f"step {n} screenshot")}'
+                  f"<figcaption>{esc(caption)}</figcaption></figure>")
 
 
 def _dry_run_figure(trace: TraceData, step: dict[str, Any]) -> Markup:
@@ -496,8 +513,8 @@ def _dry_run_figure(trace: TraceData, step: dict[str, Any]) -> Markup:
     if scale != 1:
         shot = shot.resize((round(shot.width * scale), round(shot.height * scale)),
                            Image.Resampling.NEAREST if scale > 1 else Image.Resampling.BOX)
-    return Markup(f'<figure class="shot">{img(shot, f"step {n} dry-run OS events")}<figcaption>{esc(path.name)}: '
-                  "the OS events the dry run would have sent</figcaption></figure>")
+    return Markup(f'<figure class="shot" style="width:{shot.width}px">{img(shot, f"step {n} dry-run OS events")}'
+                  f"<figcaption>{esc(path.name)}: the OS events the dry run would have sent</figcaption></figure>")
 
 
 def _step_section(trace: TraceData, step: dict[str, Any], index: int) -> Markup:
@@ -574,7 +591,7 @@ def _header(trace: TraceData) -> Markup:
     if n_actions is None:
         n_actions = sum(len(_list(s.get("actions"))) for s in steps)
     badge = tag("span", status, cls=f"badge {_status_class(None if status == 'unfinished' else status)}")
-    kv = [("status", badge), ("steps", fmt_int(n_steps)), ("actions", fmt_int(n_actions)),
+    kv = [("steps", fmt_int(n_steps)), ("actions", fmt_int(n_actions)),
           ("seconds", fmt_duration(seconds)), ("prompt tokens", fmt_int(prompt_tokens)),
           ("completion tokens", fmt_int(completion_tokens)), ("cost", fmt_cost(cost)), ("model", _model(trace)),
           ("started", fmt_time(run.get("started")))]
