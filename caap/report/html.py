@@ -172,7 +172,8 @@ def fmt_duration(seconds: Any) -> str:
 # One colour per pipeline stage, the same in every report.
 STAGES = ("capture", "detect", "read", "observe", "prompt", "llm", "act", "settle")
 STAGE_COLOURS = {
-    "capture": "#8c6d31", "detect": "#e6550d", "read": "#fd8d3c", "observe": "#f16913", "prompt": "#756bb1",
+    "capture": "#8c6d31", "detect": "#e6550d", "read": "#fd8d3c", "observe": "#f16913",
+    "observe (other)": "#f16913", "prompt": "#756bb1",
     "llm": "#3182bd", "act": "#31a354", "settle": "#74c476",
 }
 
@@ -181,7 +182,13 @@ def stage_items(timings: Any) -> list[tuple[str, float]]:
     """(stage, ms) in pipeline order, known stages first, then any others; non-numbers dropped."""
     if not isinstance(timings, dict):
         return []
-    out = [(k, num(timings.get(k))) for k in STAGES]
+    values = {k: num(timings.get(k)) for k in STAGES}
+    observe, parts = values.get("observe"), [values[k] for k in ("capture", "detect", "read") if values[k] is not None]
+    if observe is not None and parts:
+        # Detect and read are measured inside observe (capture before it): show only the rest of it.
+        inner = sum(values[k] or 0.0 for k in ("detect", "read"))
+        values["observe"] = max(observe - inner, 0.0)
+    out = [("observe (other)" if k == "observe" and parts else k, values[k]) for k in STAGES]
     out += [(str(k), num(v)) for k, v in timings.items() if k not in STAGES]
     return [(k, v) for k, v in out if v is not None and v >= 0]
 
