@@ -131,3 +131,30 @@ def test_cli_rejects_bad_input_with_one_clear_message(tmp_path):
                                  "--out", str(tmp_path / "x")])
     assert result.exit_code == 2 and "not found" in result.output
     assert not (tmp_path / "x").exists()  # nothing started, nothing written
+
+
+def test_summary_metrics_follow_the_paper(tmp_path):
+    """Mean over covered tasks, tasks >= 0.8 / 0.9, and the mean over all 67 with uncovered = 0."""
+    from caap.bench.harness import BenchSettings, caap67, summarize
+
+    def ep(task, seed, ok, cost=0.01, steps=2):
+        return {"task": task, "seed": seed, "success": ok, "reward": 1.0 if ok else -1.0, "steps": steps,
+                "seconds": 1.0 * steps, "status": "finished" if ok else "max_steps", "prompt_tokens": 100,
+                "completion_tokens": 10, "cost_usd": cost, "trace": f"traces/{task}/seed-{seed}",
+                "timings_ms": {"steps": steps, "llm": 50.0 * steps, "read": 100.0 * steps}}
+
+    settings = BenchSettings(tasks=["click-button", "enter-text", "click-tab"], seeds=list(range(10)), out=tmp_path)
+    episodes = ([ep("click-button", s, True) for s in range(10)]
+                + [ep("enter-text", s, s < 9) for s in range(10)]          # 0.9
+                + [ep("click-tab", s, s < 5, cost=None) for s in range(10)]  # 0.5, cost unknown
+                + [ep("click-button", 99, False)])                          # not a requested seed: ignored
+    summary = summarize(settings, episodes)
+    o = summary["overall"]
+    assert summary["tasks"]["enter-text"]["success_rate"] == 0.9
+    assert o["covered_tasks"] == 3 and o["episodes"] == 30
+    assert o["mean_success_covered"] == round((1.0 + 0.9 + 0.5) / 3, 4)
+    assert (o["tasks_at_least_0.8"], o["tasks_at_least_0.9"]) == (2, 2)
+    assert len(caap67()) == 67 and o["mean_success_all_67"] == round(2.4 / 67, 4)
+    assert o["cost_per_episode_usd"] is None and summary["tasks"]["click-button"]["cost_per_episode_usd"] == 0.01
+    assert o["latency_ms"] == {"read": 100.0, "llm": 50.0}
+    assert [f["seed"] for f in summary["tasks"]["click-tab"]["failures"]] == [5, 6, 7, 8, 9]
