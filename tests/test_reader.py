@@ -405,3 +405,27 @@ def test_reader_cli_train_eval_and_observe(tmp_path):
     assert "type_accuracy" in _json.loads(result.stdout)
     bad = runner.invoke(app, ["eval", "reader", "--data", str(fixture), "--checkpoint", str(tmp_path / "none")])
     assert bad.exit_code == 2 and "error:" in bad.output
+
+
+def test_length_grouped_batches_cover_every_sample_once_and_cut_padding():
+    import torch
+
+    from caap.train.reader import LengthGroupedBatches, Sample
+
+    rng = np.random.default_rng(0)
+    samples = [Sample("x.png", (0, 0, 1, 1), "t" * int(n)) for n in rng.integers(5, 200, 1000)]
+
+    def batches(seed):
+        return list(LengthGroupedBatches(samples, 32, torch.Generator().manual_seed(seed), window=10))
+
+    first = batches(3)
+    assert len(first) == len(LengthGroupedBatches(samples, 32, torch.Generator())) == 32
+    assert sorted(i for b in first for i in b) == list(range(1000))
+    assert first == batches(3) and first != batches(4)  # the order follows the generator
+
+    def padding(groups):
+        lengths = [len(s.target) for s in samples]
+        return sum(max(lengths[i] for i in b) * len(b) - sum(lengths[i] for i in b) for b in groups)
+
+    plain = [list(range(i, min(i + 32, 1000))) for i in range(0, 1000, 32)]
+    assert padding(first) < 0.2 * padding(plain)

@@ -78,6 +78,7 @@ def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | No
 def _check_settings(s: dict[str, Any], source: str) -> None:
     s.setdefault("log_every", 0)  # runs started before these settings existed
     s.setdefault("box_jitter", 0)
+    s.setdefault("group_by_length", False)
     def need(key: str, ok: bool, what: str) -> None:
         if not ok:
             raise ReaderError(f"{source}: {key}: {what} (got {s.get(key)!r})")
@@ -96,6 +97,7 @@ def _check_settings(s: dict[str, Any], source: str) -> None:
     need("warmup", is_num(s.get("warmup")) and 0 <= s["warmup"] < 1, "must be a fraction in [0, 1)")
     need("schedule", s.get("schedule") in ("linear", "cosine"), "must be linear or cosine")
     need("split", isinstance(s.get("split"), str), "must be a split spec like val:2800-2999")
+    need("group_by_length", isinstance(s.get("group_by_length"), bool), "must be true or false")
     need("threads", s.get("threads") is None or is_int(s.get("threads"), 1), "must be null or an integer >= 1")
     mask = s.get("semi_mask") or {}
     need("semi_mask", isinstance(mask, dict) and not set(mask) - set(DEFAULT_MASK),
@@ -314,10 +316,40 @@ def validate(model: Any, tokenizer: Any, loader: Any, device: str, max_new_token
             "type_accuracy": round(type_ok / max(n, 1), 4), "val_samples": n}
 
 
+class LengthGroupedBatches:
+    """Shuffled batches of samples with similar target lengths: each window of ``batch * window``
+    shuffled samples is sorted by target length and cut into batches, and the batches are shuffled.
+    Labels are padded to the longest target of a batch, so random batches waste much of the decoder's
+    work on padding (targets run from ~10 to ~200 bytes). The order follows ``generator``, so a
+    resumed run sees the same batches."""
+
+    def __init__(self, samples: list[Sample], batch: int, generator: Any, window: int = 50) -> None:
+        self.lengths = [len(s.target.encode("utf-8")) for s in samples]
+        self.batch, self.generator, self.window = batch, generator, window
+
+    def __len__(self) -> int:
+        return math.ceil(len(self.lengths) / self.batch)
+
+    def __iter__(self) -> Any:
+        import torch
+
+        order = torch.randperm(len(self.lengths), generator=self.generator).tolist()
+        span = self.batch * self.window
+        batches = []
+        for lo in range(0, len(order), span):
+            chunk = sorted(order[lo:lo + span], key=self.lengths.__getitem__)
+            batches += [chunk[i:i + self.batch] for i in range(0, len(chunk), self.batch)]
+        for i in torch.randperm(len(batches), generator=self.generator).tolist():
+            yield batches[i]
+
+
 def _loader(dataset: ElementDataset, collate: Collate, batch: int, workers: int, *, shuffle: bool,
-            generator: Any = None) -> Any:
+            generator: Any = None, group_by_length: bool = False) -> Any:
     from torch.utils.data import DataLoader
 
+    if shuffle and group_by_length:
+        return DataLoader(dataset, batch_sampler=LengthGroupedBatches(dataset.samples, batch, generator),  # type: ignore[arg-type]
+                          collate_fn=collate, num_workers=workers, persistent_workers=False)
     return DataLoader(dataset, batch_size=batch, shuffle=shuffle, generator=generator, collate_fn=collate,  # type: ignore[arg-type]
                       num_workers=workers, persistent_workers=False, drop_last=False)
 
@@ -416,7 +448,8 @@ def train(
     collate = Collate(processor, max_patches)
     workers, bs = int(settings["workers"]), int(settings["batch"])
     shuffle_gen = torch.Generator()
-    train_loader = _loader(train_set, collate, bs, workers, shuffle=True, generator=shuffle_gen)
+    train_loader = _loader(train_set, collate, bs, workers, shuffle=True, generator=shuffle_gen,
+                           group_by_length=bool(settings["group_by_length"]))
     val_loader = _loader(val_set, collate, bs, workers, shuffle=False)
 
     total_epochs = int(settings["epochs"])
