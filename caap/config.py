@@ -110,6 +110,17 @@ class ScreenConfig(BaseModel):
     settle_timeout_s: float = Field(default=3.0, gt=0)
 
 
+class ObserveConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    detector: Path | None = Field(default=None, description="detector weights (None: the shipped ones)")
+    reader: Path | None = Field(default=None, description="reader checkpoint directory (None: the shipped one)")
+    conf: float = Field(default=0.25, gt=0, lt=1, description="detector confidence threshold")
+    type_source: Literal["reader", "detector"] = Field(
+        default="reader", description="which model's type wins when they disagree (see observe/vision.py)")
+    device: str = Field(default="cpu", description="cpu, cuda, 0 ...")
+
+
 class ExecutorConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -148,6 +159,7 @@ class CaapConfig(BaseModel):
     prompt: PromptConfig = Field(default_factory=PromptConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
     screen: ScreenConfig = Field(default_factory=ScreenConfig)
+    observe: ObserveConfig = Field(default_factory=ObserveConfig)
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     safety: SafetyConfig = Field(default_factory=SafetyConfig)
     trace: TraceConfig = Field(default_factory=TraceConfig)

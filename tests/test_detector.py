@@ -122,3 +122,17 @@ def test_observe_with_the_shipped_detector(tmp_path):
     assert [line["image"] for line in lines] == images
     missing = runner.invoke(app, ["observe", images[0], "--reader", str(tmp_path / "none")])
     assert missing.exit_code == 2 and "--no-reader" in missing.output
+
+
+def test_a_corrupt_image_still_gives_a_clear_error_after_ultralytics_is_imported(tmp_path):
+    """ultralytics patches PIL's Image.open process-wide (retry as HEIF); a corrupt file must still
+    end in caap's one clear message, not a missing-module error or an install attempt."""
+    pytest.importorskip("ultralytics")
+    import ultralytics  # noqa: F401  (applies the patch)
+
+    from caap.observe.screen import ScreenError, load_image
+
+    bad = tmp_path / "shot.png"
+    bad.write_bytes(b"not an image at all")
+    with pytest.raises(ScreenError, match="not a readable image"):
+        load_image(bad)

@@ -429,3 +429,21 @@ def test_length_grouped_batches_cover_every_sample_once_and_cut_padding():
 
     plain = [list(range(i, min(i + 32, 1000))) for i in range(0, 1000, 32)]
     assert padding(first) < 0.2 * padding(plain)
+
+
+def test_merge_reading_by_type_source():
+    from caap.observe.vision import VisionObserver, merge_reading
+
+    det = Element(type="button", bbox=[0, 0, 40, 20], score=0.9, id=4)
+    read = Element(type="hyperlink", bbox=[0, 0, 40, 20], text="Submit", highlighted=True, id=4)
+    paper = merge_reading(det, read, "reader")
+    assert (paper.type, paper.text, paper.score, paper.highlighted) == (ElementType.HYPERLINK, "Submit", 0.9, True)
+    kept = merge_reading(det, read, "detector")  # the detector's class; the text carries over, `highlighted` not
+    assert (kept.type, kept.text, kept.score, kept.id, kept.focused) == (ElementType.BUTTON, "Submit", 0.9, 4, None)
+    unread = Element(type="unknown", bbox=[0, 0, 40, 20])
+    assert merge_reading(det, unread, "reader").type is ElementType.BUTTON  # unreadable: the detector's guess
+    icon = merge_reading(Element(type="icon", bbox=[0, 0, 9, 9], score=0.8),
+                         Element(type="checkbox", bbox=[0, 0, 9, 9], checked=True, text="x"), "detector")
+    assert (icon.type, icon.checked, icon.subtype, icon.text) == (ElementType.ICON, True, None, None)
+    with pytest.raises(ValueError, match="type_source"):
+        VisionObserver(object(), None, type_source="both")  # type: ignore[arg-type]

@@ -92,8 +92,6 @@ class BenchSettings:
     ablation: str = "none"
     max_steps: int = 10
     observer: str = "vision"  # vision | oracle
-    detector: str | None = None
-    reader: str | None = None
     demos: str | None = None
     screenshots: bool = True
     config: dict[str, Any] = field(default_factory=dict)  # the CaapConfig as JSON (llm, prompt, agent, screen)
@@ -149,7 +147,7 @@ class EpisodeRunner:
         if settings.observer == "vision":
             from caap.observe.vision import VisionObserver
 
-            self.observer = VisionObserver.load(settings.detector, settings.reader)
+            self.observer = VisionObserver.from_config(self.cfg.observe)
         else:
             from caap.bench.oracle import OracleObserver
 

@@ -53,7 +53,8 @@ def bench_miniwob(
 
     if mode is not None and mode not in ("tools", "text"):
         fail(f"--mode must be 'tools' or 'text', not {mode!r}")
-    cfg = config_from_flags(config, {"llm.base_url": base_url, "llm.model": model, "llm.mode": mode})
+    cfg = config_from_flags(config, {"llm.base_url": base_url, "llm.model": model, "llm.mode": mode,
+                                     "observe.detector": detector, "observe.reader": reader})
     try:
         task_list = parse_tasks(tasks)
         seed_list = parse_seed_ranges(seeds)
@@ -63,9 +64,9 @@ def bench_miniwob(
     data["llm"]["api_key"] = cfg.llm.api_key.get_secret_value() if cfg.llm.api_key else None
     settings = BenchSettings(
         tasks=task_list, seeds=seed_list, out=out_dir, workers=workers, ablation=ablation, max_steps=max_steps,
-        observer=observer, detector=str(detector) if detector else None, reader=str(reader) if reader else None,
-        demos=str(demos) if demos else None, screenshots=not no_screenshots, config=data)
-    _check_models(settings)
+        observer=observer, demos=str(demos) if demos else None, screenshots=not no_screenshots, config=data)
+    if observer == "vision":
+        _check_models(cfg.observe)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=err) as progress:
         bar = progress.add_task("episodes", total=len(task_list) * len(seed_list), rate="")
@@ -90,19 +91,17 @@ def bench_miniwob(
     out.print(f"summary: {out_dir / 'summary.json'}  report: {out_dir / 'report.html'}", highlight=False)
 
 
-def _check_models(settings: Any) -> None:
+def _check_models(observe: Any) -> None:
     """Fail before starting any browser when the vision models are missing."""
-    if settings.observer != "vision":
-        return
     from caap.observe.vision import DEFAULT_DETECTOR, DEFAULT_READER
 
-    detector = Path(settings.detector or DEFAULT_DETECTOR)
+    detector = Path(observe.detector or DEFAULT_DETECTOR)
     if not detector.is_file():
         fail(f"{detector}: detector weights not found (or use --observer oracle)")
     try:
         from caap.observe.reader import load_checkpoint_meta
 
-        load_checkpoint_meta(settings.reader or DEFAULT_READER)
+        load_checkpoint_meta(observe.reader or DEFAULT_READER)
     except ImportError:
         fail("the vision observer needs the vision extra: pip install 'caap[vision]'")
     except Exception as exc:  # ReaderError: missing or unusable checkpoint

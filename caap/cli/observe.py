@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from caap.cli.common import app, err, fail, out
+from caap.cli.common import ConfigOpt, app, config_from_flags, err, fail, out
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp")
 
@@ -41,8 +41,11 @@ def observe(
     reader: Annotated[Path | None, typer.Option(help="Reader checkpoint (default: models/reader/).")] = None,
     no_reader: Annotated[bool, typer.Option(
         "--no-reader", help="Detector only: types are the detector's classes, no text or states.")] = False,
-    conf: Annotated[float, typer.Option(help="Detector confidence threshold.")] = 0.25,
-    device: Annotated[str, typer.Option(help="cpu, or a GPU index such as 0.")] = "cpu",
+    conf: Annotated[float | None, typer.Option(help="Detector confidence threshold (default 0.25).")] = None,
+    type_source: Annotated[str | None, typer.Option(
+        help="reader | detector: whose element type wins when they disagree (default from [observe]).")] = None,
+    device: Annotated[str | None, typer.Option(help="cpu, or a GPU index such as 0.")] = None,
+    config: ConfigOpt = None,
 ) -> None:
     """Detect and read every UI element of the screenshots (models loaded once for all of them)."""
     from caap.observe.detector import DetectorError
@@ -50,9 +53,11 @@ def observe(
     from caap.observe.tracking import IdTracker
     from caap.observe.vision import VisionObserver
 
+    cfg = config_from_flags(config, {"observe.detector": detector, "observe.reader": reader, "observe.conf": conf,
+                                     "observe.type_source": type_source, "observe.device": device})
     paths = _images(images)
     try:
-        observer = VisionObserver.load(detector, reader, use_reader=not no_reader, conf=conf, device=device)
+        observer = VisionObserver.from_config(cfg.observe, use_reader=not no_reader)
     except DetectorError as exc:
         fail(str(exc))
     except Exception as exc:  # the reader's own error type lives with the optional model code

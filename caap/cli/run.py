@@ -14,13 +14,13 @@ from caap import __version__
 from caap.cli.common import ConfigOpt, app, config_from_flags, err, fail, out
 
 
-def _vision_observer(detector: Path | None, reader: Path | None) -> Any:
-    """The detector + reader observer, or one clear error saying what is missing."""
+def _vision_observer(cfg: Any) -> Any:
+    """The detector + reader observer of the ``[observe]`` config, or one clear error saying what is missing."""
     from caap.observe.detector import DetectorError
     from caap.observe.vision import VisionObserver
 
     try:
-        return VisionObserver.load(detector, reader)
+        return VisionObserver.from_config(cfg.observe)
     except DetectorError as exc:
         fail(f"{exc} (or pass --elements FILE to plan on a given element list)")
     except Exception as exc:  # the reader's error type lives with the optional model code
@@ -120,6 +120,7 @@ def run(
         "llm.base_url": base_url, "llm.model": model, "llm.mode": mode, "llm.temperature": temperature,
         "agent.max_steps": max_steps, "agent.max_seconds": max_seconds, "agent.max_cost_usd": max_cost,
         "prompt.token_budget": token_budget, "trace.dir": trace_dir,
+        "observe.detector": detector, "observe.reader": reader,
         "prompt.demonstrations": False if no_demos else None,
         "prompt.rationales": False if no_rationales else None,
         "prompt.cot": False if no_cot else None,
@@ -132,11 +133,7 @@ def run(
         fail("an image file cannot be acted on: add --dry-run to plan on --screenshot, or leave --screenshot "
              "out to act on the live screen")
     try:
-        observer: Any
-        if elements is not None:
-            observer = StaticObserver(load_elements(elements))
-        else:
-            observer = _vision_observer(detector, reader)
+        observer: Any = StaticObserver(load_elements(elements)) if elements is not None else _vision_observer(cfg)
         demos = load_demos(demo or [])
         screen: Screen
         if live:

@@ -135,6 +135,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             continue
         image = _load(image_path)
         t_detect = 0.0
+        found: list[Element] = []
         if det is None:
             boxes, golds = [e.bbox for e in ann.elements], list(ann.elements)
         else:
@@ -160,9 +161,11 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
         timed_elements += len(boxes)
         if det is not None:
             observe_times.append(((t_detect + read_s) * 1000, len(boxes)))
-        for gold, pred in zip(golds, predicted, strict=True):
+        for i, (gold, pred) in enumerate(zip(golds, predicted, strict=True)):
             if gold is not None:
                 _score(gold, pred, counts, attr, per_type)
+                if det is not None:  # the detector's class as the type, for comparison with the reader's
+                    counts["detector_type_right"] += found[i].type == gold.type
     n = int(counts["elements"])
     kind = "cpu" if reader.device == "cpu" else "gpu"
     latency = {kind: _timing(times, timed_elements)} if times else {}
@@ -170,7 +173,8 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
     extra: dict[str, Any] = {}
     if det is not None:
         detection["missed"] = detection["labelled"] - detection["matched"]
-        extra["detection"] = {"detector": str(detector), "iou": iou_match, **detection}
+        extra["detection"] = {"detector": str(detector), "iou": iou_match, **detection,
+                              "detector_type_accuracy": _ratio(counts["detector_type_right"], n)}
         extra["observe_ms"] = _observe_timing(observe_times)
     return {
         "dataset": str(data),
