@@ -201,8 +201,10 @@ def test_resume_continues_and_refuses_to_clobber(run, tmp_path):
     with pytest.raises(ReaderError, match="already trained 1 of 1"):
         train(FIXTURE, out=copy, resume=True)
     train(FIXTURE, out=copy, resume=True, epochs=2)
-    epochs = [json.loads(x)["epoch"] for x in (copy / "metrics.jsonl").read_text().splitlines()]
-    assert epochs == [1, 2]
+    lines = [json.loads(x) for x in (copy / "metrics.jsonl").read_text().splitlines()]
+    assert [x["epoch"] for x in lines] == [1, 2]
+    assert lines[0]["lr"] == 0 and lines[1]["lr"] == 0  # each plan ends annealed; the extension restarted warm
+    assert lines[1]["train_loss"] != lines[0]["train_loss"]
     assert json.loads((copy / "caap-train.json").read_text())["resumed"][0]["epoch"] == 1
     with pytest.raises(ReaderError, match="nothing to resume"):
         train(FIXTURE, out=tmp_path / "none", resume=True)
@@ -213,6 +215,17 @@ def _screen():
 
     _, ann = max(Dataset(FIXTURE), key=lambda item: len(item[1].elements))
     return Image.open(FIXTURE / ann.image).convert("RGB"), ann
+
+
+def test_resumed_schedule_continues_the_plan_and_anneals():
+    from caap.train.reader import _continue, _schedule
+
+    plan = _schedule("linear", 10, 300)  # 3 epochs of 100 steps
+    rest = _continue("linear", plan(200), 100)  # resumed after epoch 2, same plan
+    assert all(abs(rest(s) - plan(200 + s)) < 1e-9 for s in range(0, 101, 10))
+    shorter = _continue("linear", plan(200), 40)  # the last epoch on fewer samples: still ends at 0
+    assert shorter(0) == plan(200) and shorter(40) == 0 and shorter(20) == plan(200) / 2
+    assert _continue("cosine", 0.5, 10)(10) < 1e-12
 
 
 def test_reader_reads_a_whole_screen_in_one_generate_call(run):

@@ -371,6 +371,15 @@ def _schedule(kind: str, warmup_steps: int, total_steps: int) -> Any:
     return factor
 
 
+def _continue(kind: str, start: float, steps: int) -> Any:
+    """A schedule from ``start`` (a factor of the base learning rate) down to 0 over ``steps``."""
+    def factor(step: int) -> float:
+        progress = min(1.0, step / max(1, steps))
+        return start * (0.5 * (1 + math.cos(math.pi * progress)) if kind == "cosine" else 1.0 - progress)
+
+    return factor
+
+
 # --- training -----------------------------------------------------------------------------------
 
 
@@ -467,13 +476,20 @@ def train(
         try:
             state = torch.load(state_path, map_location="cpu", weights_only=True)
             optimizer.load_state_dict(state["optimizer"])
-            scheduler.load_state_dict(state["scheduler"])
             start_epoch, best = int(state["epoch"]), dict(state["best"])
         except Exception as exc:
             raise ReaderError(f"{state_path}: not a usable trainer state ({type(exc).__name__}: {exc})") from None
         if start_epoch >= total_epochs:
             raise ReaderError(f"{out}: already trained {start_epoch} of {total_epochs} epochs "
                               "(pass a larger epochs to train longer)")
+        # The rest of the schedule is planned again: from the rate the (possibly new) plan has after
+        # start_epoch epochs down to 0 over the steps still to run. So a resume may change epochs
+        # (train longer: a warm restart) or max_samples (finish sooner) and still end annealed; with
+        # nothing changed it is the original schedule.
+        plan = _schedule(settings["schedule"], int(float(settings["warmup"]) * total_steps), total_steps)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, _continue(settings["schedule"], plan(start_epoch * steps_per_epoch),
+                                 steps_per_epoch * (total_epochs - start_epoch)))
 
     out.mkdir(parents=True, exist_ok=True)
     record = {
@@ -490,7 +506,8 @@ def train(
         "started": record.get("started") or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     if resume:
-        record["resumed"] = [*record.get("resumed", []), {"epoch": start_epoch,
+        record["resumed"] = [*record.get("resumed", []), {"epoch": start_epoch, "epochs": total_epochs,
+                                                          "max_samples": max_samples,
                                                           "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                                                           "command": " ".join(sys.argv)}]
     run_file.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
