@@ -286,9 +286,17 @@ def load_model(directory: str | Path, device: str = "cpu") -> Any:
         from transformers import Pix2StructForConditionalGeneration
     except ImportError:
         raise ReaderError("the reader needs transformers: pip install 'caap[vision]'") from None
+    import torch
+    import transformers
+
+    # Always compute in float32 (shipped weights may be stored in float16 to halve their size);
+    # transformers renamed the argument in 4.56.
+    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
+    dtype = {"dtype": torch.float32} if (major, minor) >= (4, 56) else {"torch_dtype": torch.float32}
     try:
         with quiet_transformers():
-            model = Pix2StructForConditionalGeneration.from_pretrained(str(directory), local_files_only=True)
+            model = Pix2StructForConditionalGeneration.from_pretrained(str(directory), local_files_only=True,
+                                                                       **dtype)
     except Exception as exc:  # OSError, safetensors and JSON errors of every kind for a corrupt directory
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise ReaderError(
