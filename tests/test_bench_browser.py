@@ -224,6 +224,22 @@ def test_reset_is_seeded(env: MiniWoBEnv) -> None:
     assert re.fullmatch(r'Click on the ".+" button\.', env.utterance())
 
 
+def test_reset_leaves_nothing_of_the_previous_episode(env: MiniWoBEnv) -> None:
+    """An autocomplete menu opened in one episode (it lives outside MiniWoB's episode area) is gone
+    after the next reset."""
+    env.open("use-autocomplete")
+    env.reset(43)
+    env.browser.evaluate("$('#tags').val('Ma').autocomplete('search', 'Ma'); true")
+    deadline = time.monotonic() + 3
+    while not env.browser.evaluate("$('.ui-autocomplete:visible').length") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert env.browser.evaluate("$('.ui-autocomplete:visible').length") == 1
+    env.reset(44)
+    assert env.browser.evaluate("$('.ui-autocomplete:visible').length") == 0
+    assert env.browser.evaluate("$('#tags').val()") == ""
+    env.open("click-button")
+
+
 def test_region_shows_the_task(env: MiniWoBEnv) -> None:
     import numpy as np
 

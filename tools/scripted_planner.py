@@ -2,14 +2,32 @@
 tasks the way a perfect planner would.
 
 It reads only what the prompt gives a real model — the task text, the element list of the current
-screen and the actions so far — never the page. With it, `caap bench miniwob` measures the
-perception/execution ceiling: every failure is a perception or execution problem, not planning.
+screen, the actions so far and its own previous answer — never the page. With it, `caap bench
+miniwob` measures the perception/execution ceiling: every failure is a perception or execution
+problem, not planning.
 
     .venv/bin/python tools/scripted_planner.py [--port 8765]     # prints the base URL, serves until Ctrl-C
     caap bench miniwob --base-url http://127.0.0.1:8765/v1 --model scripted --tasks click-button ...
 
-Answers in tool calls when the request offers tools, else in the text form (Action_N=(...)).
+Answers in tool calls when the request offers tools, else in the text form (Action_N=(...)); in both
+cases the answer's text lists the numbered actions, so the next prompt's "previous answer" holds the
+plan (a drag that the agent cut short after its first move goes on from there).
 A task it has no policy for gets a `fail` action saying so.
+
+Policies are stateless functions of (task, current elements, history, previous answer): they decide
+from the screen's state (a checkbox's `checked`, a field's `text` and `focused`) and from what the
+history says was done, so they recover when an action did not take effect.
+
+Tasks with a policy: click-button, click-test, click-test-2, click-button-sequence, click-link,
+click-tab, click-tab-2, click-collapsible, click-collapsible-2, click-dialog, click-dialog-2,
+click-widget, click-checkboxes (-soft, -transfer, -large), click-option, choose-list, enter-text,
+enter-text-2, enter-text-dynamic, enter-password, enter-date, login-user, login-user-popup,
+focus-text, focus-text-2, use-autocomplete, drag-box, drag-items, multi-layouts, multi-orderings,
+simple-arithmetic, simple-algebra, read-table, find-word, identify-shape.
+
+What perception gives for MiniWoB's links is a line of plain text (the links are styled <span>s),
+sometimes with words run together; link policies therefore click inside lines of text, at the word's
+place estimated from Arial's advance widths, and try the next place when nothing happened.
 """
 
 from __future__ import annotations
@@ -19,7 +37,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +51,7 @@ from caap.testing.llm_server import Reply, ScriptedLLMServer
 
 @dataclass
 class El:
-    """One element line of the prompt's current screen."""
+    """One element line of the prompt's current screen (or the element an action of the history acted on)."""
 
     id: int
     type: str
@@ -47,23 +65,69 @@ class El:
     subtype: str | None = None
     visible: bool = True
 
+    def inside(self, other: El, margin: int = 0) -> bool:
+        x1, y1, x2, y2 = self.box
+        a1, b1, a2, b2 = other.box
+        return x1 >= a1 - margin and y1 >= b1 - margin and x2 <= a2 + margin and y2 <= b2 + margin
+
+    @property
+    def area(self) -> int:
+        return max(0, self.box[2] - self.box[0]) * max(0, self.box[3] - self.box[1])
+
+
+@dataclass
+class Step:
+    """One entry of the history: ``action_N: {name: NAME, arg: {...}} -> OUTCOME``."""
+
+    number: int
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)  # the arguments besides the element
+    element: El | None = None
+    outcome: str = ""
+
+    @property
+    def changed(self) -> bool:
+        return self.outcome.startswith("the screen changed")
+
+    @property
+    def point(self) -> tuple[int, int] | None:
+        if "x" in self.args and "y" in self.args:
+            return int(self.args["x"]), int(self.args["y"])
+        return None
+
+
+@dataclass
+class Planned:
+    """One action of the previous answer."""
+
+    number: int | None
+    name: str
+    args: dict[str, Any]
+
 
 @dataclass
 class Prompt:
     task: str
     elements: list[El]
     history: list[str] = field(default_factory=list)  # "action_2: {name: ..., arg: {...}} -> outcome"
+    steps: list[Step] = field(default_factory=list)  # the same, read
+    previous: list[Planned] = field(default_factory=list)  # the actions of the previous answer
 
     @property
     def next_number(self) -> int:
-        return len(self.history) + 2
+        # action_1 is the start; older entries may have been folded into an "omitted" line.
+        return (self.steps[-1].number if self.steps else 1) + 1
 
 
-_LINE = re.compile(r"^- ID: element_(\d+), data: \{type: (\w+), X: (-?\d+) \[(-?\d+)-(-?\d+)\], "
-                   r"Y: (-?\d+) \[(-?\d+)-(-?\d+)\](.*)\}$")
-_TEXT = re.compile(r'text: ("(?:[^"\\]|\\.)*")')
+_LINE = re.compile(r"^- ID: element_(\d+), data: \{(.*)\}$")
+_DATA = re.compile(r"^type: (\w+), X: (-?\d+) \[(-?\d+)-(-?\d+)\], Y: (-?\d+) \[(-?\d+)-(-?\d+)\](.*)$", re.S)
+_TEXT = re.compile(r'\btext: ("(?:[^"\\]|\\.)*")')
 _FLAG = re.compile(r"\b(checked|focused|highlighted|visible): (True|False)")
 _SUBTYPE = re.compile(r"\bsubtype: (\w+)")
+_QUOTED = r'"(?:[^"\\]|\\.)*"'
+_HISTORY = re.compile(r"^action_(\d+): \{name: (\w+)(?:, arg: \{(.*)\})?\}(?: -> (.*))?$", re.S)
+_ARG = re.compile(rf"(\w+): ({_QUOTED}|[^,\"]*)")
+_PLANNED = re.compile(r"Action_(\d+)=\(Action: functions\.(\w+), Argument: \{(.*)\}\)\s*$", re.M)
 
 
 def _section(text: str, title: str) -> str:
@@ -76,25 +140,71 @@ def _section(text: str, title: str) -> str:
     return body or ""
 
 
+def _element(element_id: int, data: str) -> El | None:
+    """An element from the inside of its ``{type: ..., X: ..., Y: ..., text: ...}`` description."""
+    m = _DATA.match(data.strip())
+    if not m:
+        return None
+    rest = m.group(8)
+    t = _TEXT.search(rest)
+    # Flags and subtype are read outside the quoted text, so a text that says "checked: True" cannot fool them.
+    bare = _TEXT.sub("", rest)
+    flags = {k: v == "True" for k, v in _FLAG.findall(bare)}
+    st = _SUBTYPE.search(bare)
+    return El(
+        id=element_id, type=m.group(1), x=int(m.group(2)), y=int(m.group(5)),
+        box=(int(m.group(3)), int(m.group(6)), int(m.group(4)), int(m.group(7))),
+        text=json.loads(t.group(1)) if t else None, checked=flags.get("checked"),
+        focused=flags.get("focused"), highlighted=flags.get("highlighted"),
+        subtype=st.group(1) if st else None, visible=flags.get("visible", True))
+
+
+def _value(raw: str) -> Any:
+    raw = raw.strip()
+    if raw.startswith('"'):
+        return json.loads(raw)
+    if re.fullmatch(r"-?\d+", raw):
+        return int(raw)
+    if re.fullmatch(r"-?\d+\.\d*", raw):
+        return float(raw)
+    return {"True": True, "False": False, "true": True, "false": False, "None": None, "null": None}.get(raw, raw)
+
+
+_ELEMENT_KEYS = {"element_id", "type", "X", "Y", "text", "checked", "focused", "highlighted", "subtype", "visible"}
+
+
+def _step(line: str) -> Step | None:
+    m = _HISTORY.match(line.strip())
+    if not m:
+        return None
+    number, name, body, outcome = int(m.group(1)), m.group(2), m.group(3) or "", m.group(4) or ""
+    # An action on an element shows the element as the model saw it, then the action's other arguments.
+    em = re.match(r"^element_id: (\d+), (type: .*)$", body, re.S)
+    element = _element(int(em.group(1)), em.group(2)) if em else None
+    args = {k: _value(v) for k, v in _ARG.findall(body) if not (em and k in _ELEMENT_KEYS)}
+    return Step(number, name, args, element, outcome.strip())
+
+
+def _planned(text: str) -> list[Planned]:
+    out = []
+    for m in _PLANNED.finditer(text):
+        out.append(Planned(int(m.group(1)), m.group(2), {k: _value(v) for k, v in _ARG.findall(m.group(3))}))
+    return out
+
+
 def parse_prompt(text: str) -> Prompt:
     elements = []
     for line in _section(text, "Elements On The Current Screen").splitlines():
         m = _LINE.match(line.strip())
-        if not m:
-            continue
-        rest = m.group(9)
-        t = _TEXT.search(rest)
-        flags = {k: v == "True" for k, v in _FLAG.findall(rest)}
-        st = _SUBTYPE.search(rest)
-        elements.append(El(
-            id=int(m.group(1)), type=m.group(2), x=int(m.group(3)), y=int(m.group(6)),
-            box=(int(m.group(4)), int(m.group(7)), int(m.group(5)), int(m.group(8))),
-            text=json.loads(t.group(1)) if t else None, checked=flags.get("checked"),
-            focused=flags.get("focused"), highlighted=flags.get("highlighted"),
-            subtype=st.group(1) if st else None, visible=flags.get("visible", True)))
+        if m:
+            e = _element(int(m.group(1)), m.group(2))
+            if e is not None:
+                elements.append(e)
     history = [ln.strip() for ln in _section(text, "Actions So Far").splitlines()
                if ln.strip().startswith("action_") and "{name: start}" not in ln]
-    return Prompt(task=_section(text, "Task").strip(), elements=[e for e in elements if e.visible], history=history)
+    steps = [s for s in (_step(h) for h in history) if s is not None]
+    return Prompt(task=_section(text, "Task").strip(), elements=[e for e in elements if e.visible], history=history,
+                  steps=steps, previous=_planned(_section(text, "Your Previous Answer")))
 
 
 # --- acting -----------------------------------------------------------------------------------------
@@ -106,8 +216,32 @@ def click(e: El) -> Action:
     return ("click_element", {"element_id": e.id})
 
 
+def click_point(x: int, y: int) -> Action:
+    return ("click_new_point", {"x": int(x), "y": int(y)})
+
+
 def type_text(s: str) -> Action:
     return ("type_text", {"string_to_type": s})
+
+
+def key(k: str) -> Action:
+    return ("press_key", {"key": k})
+
+
+def select_all() -> Action:
+    return ("press_control_A", {})
+
+
+def hold(x: int, y: int) -> Action:
+    return ("drag_mouse_hold_down", {"x": int(x), "y": int(y)})
+
+
+def move(x: int, y: int) -> Action:
+    return ("drag_mouse_move", {"x": int(x), "y": int(y)})
+
+
+def release() -> Action:
+    return ("drag_mouse_release", {})
 
 
 def done(reason: str = "the task is complete") -> Action:
@@ -122,19 +256,237 @@ def norm(s: str | None) -> str:
     return re.sub(r"\s+", " ", (s or "")).strip().lower()
 
 
-def find(p: Prompt, types: tuple[str, ...] | str, text: str | None = None, *, exact: bool = True) -> El | None:
-    """The first element (reading order) of one of ``types`` whose text is ``text`` (case-insensitive)."""
+def find_all(p: Prompt, types: tuple[str, ...] | str, text: str | None = None, *, exact: bool = True) -> list[El]:
+    """Elements (reading order) of one of ``types`` whose text is ``text``: the exact text if any
+    element has it, else the text up to case and spacing (``exact=False``: containing it)."""
     types = (types,) if isinstance(types, str) else types
-    for e in p.elements:
-        if e.type in types and (text is None or (norm(e.text) == norm(text) if exact else norm(text) in norm(e.text))):
+    pool = [e for e in p.elements if e.type in types]
+    if text is None:
+        return pool
+    same = [e for e in pool if (e.text or "").strip() == text.strip()]
+    if same:
+        return same
+    if exact:
+        return [e for e in pool if norm(e.text) == norm(text)]
+    return [e for e in pool if norm(text) in norm(e.text)]
+
+
+def find(p: Prompt, types: tuple[str, ...] | str, text: str | None = None, *, exact: bool = True) -> El | None:
+    """The first element (reading order) of one of ``types`` whose text is ``text`` (see ``find_all``)."""
+    found = find_all(p, types, text, exact=exact)
+    return found[0] if found else None
+
+
+def same_text(a: str | None, b: str | None) -> bool:
+    return (a or "").strip() == (b or "").strip() or norm(a) == norm(b)
+
+
+def did(p: Prompt, name: str, text: str | None = None) -> bool:
+    """Whether the history holds an action ``name`` (on an element whose text is ``text``)."""
+    return any(s.name == name and (text is None or (s.element is not None and same_text(s.element.text, text)))
+               for s in p.steps)
+
+
+def clicked(p: Prompt, e: El | None = None, *, text: str | None = None, types: Iterable[str] | None = None) -> bool:
+    """Whether the history clicks element ``e`` (same id and type), or one with ``text`` (of ``types``)."""
+    for s in p.steps:
+        if s.name != "click_element" or s.element is None:
+            continue
+        if e is not None and s.element.id == e.id and s.element.type == e.type:
+            return True
+        if text is not None and same_text(s.element.text, text) and (types is None or s.element.type in types):
+            return True
+    return False
+
+
+def submit_button(p: Prompt, *names: str) -> El | None:
+    """The button that ends the task: one labelled ``names`` (default Submit), else any of them as text."""
+    for name in names or ("Submit",):
+        e = find(p, "button", name)
+        if e:
+            return e
+    for name in names or ("Submit",):
+        e = find(p, ("text", "hyperlink"), name)
+        if e:
             return e
     return None
 
 
-def did(p: Prompt, name: str, text: str | None = None) -> bool:
-    """Whether the history holds an action ``name`` (on an element whose text contains ``text``)."""
-    return any(f"name: {name}" in line and (text is None or f"text: {json.dumps(text)}" in line)
-               for line in p.history)
+def finish(e: El | None, what: str = "Submit") -> list[Action]:
+    if e is None:
+        return [fail(f"no {what} button on the screen")]
+    return [click(e), done()]
+
+
+def then_finish(e: El | None) -> list[Action]:
+    """Click the final button and finish, if it is on the screen now (else the next screen will tell)."""
+    return [click(e), done()] if e is not None else []
+
+
+BULLETS = set("•●*·∙")
+
+
+def holds(e: El, value: str, *, secret: bool = False) -> bool:
+    """Whether an input shows ``value`` (a password field shows one bullet per character)."""
+    text = (e.text or "").strip()
+    if secret:
+        return len(text) == len(value) and (set(text) <= BULLETS or text == value)
+    return text == value.strip()
+
+
+def fill(e: El, value: str) -> list[Action]:
+    """Put ``value`` in field ``e``, replacing whatever it holds."""
+    return ([] if e.focused else [click(e)]) + [select_all(), type_text(value)]
+
+
+def fill_form(p: Prompt, fields: list[tuple[El, str, bool]], submit: El | None, what: str = "Submit") -> list[Action]:
+    """Fill each (field, value, secret) that does not hold its value yet, in order, then submit."""
+    actions: list[Action] = []
+    for e, value, secret in fields:
+        if not holds(e, value, secret=secret):
+            actions += fill(e, value) if not actions else [click(e), select_all(), type_text(value)]
+    return actions + finish(submit, what)
+
+
+def after_submit(p: Prompt, *names: str) -> bool:
+    """Whether the history clicks the task's final button (Submit unless ``names``)."""
+    return any(clicked(p, text=n, types=("button", "text", "hyperlink")) for n in (names or ("Submit",)))
+
+
+def drag_state(p: Prompt) -> str:
+    """'none' (no drag yet), 'holding' (the button is down) or 'released' (a drag was finished)."""
+    state = "none"
+    for s in p.steps:
+        if s.name == "drag_mouse_hold_down":
+            state = "holding"
+        elif s.name == "drag_mouse_release" and state == "holding":
+            state = "released"
+    return state
+
+
+def rest_of_previous_plan(p: Prompt) -> list[Action]:
+    """The actions of the previous answer that were dropped after a screen change (numbered after the
+    last executed one)."""
+    last = p.steps[-1].number if p.steps else 1
+    return [(a.name, a.args) for a in p.previous if a.number is not None and a.number > last]
+
+
+# --- words inside lines of text -----------------------------------------------------------------------
+# Arial advance widths (1/1000 em, the metrics Liberation Sans shares), to find where a word lies inside
+# a line of text whose box is known.
+_WIDTHS = dict(zip(
+    " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~",
+    [278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278, *[556] * 10, 278, 278, 584,
+     584, 584, 556, 1015, 667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556, 833, 722, 778, 667, 778, 722,
+     667, 611, 722, 667, 944, 667, 667, 611, 278, 278, 278, 469, 556, 333, 556, 556, 500, 556, 556, 278, 556, 556,
+     222, 222, 500, 222, 833, 556, 556, 556, 556, 333, 500, 278, 556, 500, 722, 500, 500, 500, 334, 260, 334, 584],
+    strict=True))
+
+
+def _width(s: str) -> int:
+    return sum(_WIDTHS.get(c, 556) for c in s)
+
+
+# Lorem-ipsum filler words (the text of MiniWoB's link tasks): to tell where two words were run together.
+_LOREM_WORDS = (
+    "a ac accumsan adipiscing aenean aliquam aliquet amet ante arcu at auctor augue bibendum blandit commodo "
+    "condimentum congue consectetur consequat convallis cras cum curabitur cursus dapibus diam dictum dictumst "
+    "dignissim dis dolor donec dui duis egestas eget eleifend elementum elit enim erat eros est et etiam eu "
+    "euismod facilisi facilisis fames faucibus felis fermentum feugiat fringilla fusce gravida habitant habitasse "
+    "hac hendrerit iaculis id imperdiet in integer interdum ipsum justo lacinia lacus laoreet lectus leo libero "
+    "ligula lobortis lorem luctus maecenas magna magnis malesuada massa mattis mauris metus mi molestie mollis "
+    "montes morbi mus nam nascetur natoque nec neque netus nibh nisi nisl non nulla nullam nunc odio orci ornare "
+    "parturient pellentesque penatibus pharetra phasellus placerat platea porta porttitor posuere potenti "
+    "praesent pretium proin pulvinar purus quam quis quisque rhoncus ridiculus risus rutrum sagittis sapien "
+    "scelerisque sed sem semper senectus sit sociis sodales sollicitudin suscipit suspendisse tellus tempor "
+    "tempus tincidunt tortor tristique turpis ullamcorper ultrices ultricies urna ut varius vehicula vel velit "
+    "venenatis vestibulum vitae vivamus viverra volutpat vulputate"
+)
+LOREM = frozenset(_LOREM_WORDS.split())
+
+
+def _words_only(s: str) -> bool:
+    """Whether ``s`` is filler words run together (each may end in punctuation)."""
+    if not s:
+        return True
+    low = s.lower()
+    for end in range(len(low), 0, -1):
+        head = low[:end]
+        if head.rstrip(".,;:!?") in LOREM and head.rstrip(".,;:!?") and _words_only(s[end:]):
+            return True
+    return False
+
+
+def task_lines(p: Prompt) -> list[El]:
+    """The lines of text at the top of the screen that show the task itself (compared without spaces: a line
+    reader may drop the space around a bold word)."""
+    task = re.sub(r"\s+", "", p.task)
+    out: list[El] = []
+    for e in p.elements:
+        if e.type != "text" or not e.text or re.sub(r"\s+", "", e.text) not in task:
+            break
+        if (out and e.box[1] > out[-1].box[3] + 3) or (not out and e.box[1] > 20):
+            break  # not the block of lines at the top
+        out.append(e)
+    return out
+
+
+def word_points(p: Prompt, word: str, types: tuple[str, ...] = ("text", "tabled_text", "draggable_text")) -> list[
+        tuple[int, int]]:
+    """Where the word ``word`` appears inside lines of text (not the task's own lines): first where it is a
+    whole whitespace-separated token, then inside a token where a line reader ran it together with its
+    neighbours (when the space between two runs of text is narrow), as long as the rest of the token reads
+    as other whole words."""
+    exact: list[tuple[int, int]] = []
+    loose: list[tuple[int, int]] = []
+    skip = {e.id for e in task_lines(p)}
+    for e in p.elements:
+        if e.type not in types or not e.text or e.id in skip:
+            continue
+        text = e.text
+        total = _width(text)
+        if total <= 0:
+            continue
+        for m in re.finditer(r"\S+", text):
+            token = m.group(0)
+            spots = []
+            if token == word:
+                spots.append((m.start(), exact))
+            elif word in token:
+                for i in (k.start() for k in re.finditer(re.escape(word), token)):
+                    left, right = token[:i], token[i + len(word):]
+                    # Punctuation right after it would belong to the word: "est,ut" holds "est," not "est".
+                    if (not right or right[0] not in ".,;:!?") and _words_only(left) and _words_only(right):
+                        spots.append((m.start() + i, loose))
+            for at, out in spots:
+                mid = _width(text[:at]) + _width(word) / 2
+                out.append((round(e.box[0] + (e.box[2] - e.box[0]) * mid / total), e.y))
+    return exact + loose
+
+
+def clicked_points(p: Prompt, since: int = 0) -> list[tuple[int, int]]:
+    return [s.point for s in p.steps[since:] if s.name == "click_new_point" and s.point]
+
+
+def click_word(p: Prompt, word: str, since: int = 0) -> list[Action] | None:
+    """Click the link ``word``: its hyperlink element if perception gives one, else (links that read as
+    plain text) the next place in the text where the word appears and that was not clicked yet since
+    history entry ``since``. None when there is nothing left to try."""
+    last = p.steps[-1] if len(p.steps) > since else None
+    if last is not None and last.changed and (last.name == "click_new_point" or (
+            last.name == "click_element" and last.element is not None and last.element.type == "hyperlink"
+            and same_text(last.element.text, word))):
+        return [done()]  # the link was found: clicking it ended the task
+    link = find_all(p, "hyperlink", word)
+    link = [e for e in link if (e.text or "").strip() == word.strip()] or link
+    tried = clicked_points(p, since)
+    for e in link:
+        if not any(s.element is not None and s.element.id == e.id for s in p.steps[since:]):
+            return [click(e)]
+    for x, y in word_points(p, word):
+        if not any(abs(x - tx) <= 3 and abs(y - ty) <= 3 for tx, ty in tried):
+            return [click_point(x, y)]
+    return None
 
 
 # --- policies ---------------------------------------------------------------------------------------
@@ -144,8 +496,9 @@ POLICIES: list[tuple[re.Pattern[str], Policy]] = []
 
 
 def policy(pattern: str) -> Callable[[Policy], Policy]:
+    """Register a policy for the tasks whose text matches ``pattern`` (tried in registration order)."""
     def register(fn: Policy) -> Policy:
-        POLICIES.append((re.compile(pattern, re.S), fn))
+        POLICIES.append((re.compile(pattern, re.S | re.I), fn))
         return fn
 
     return register
@@ -153,10 +506,583 @@ def policy(pattern: str) -> Callable[[Policy], Policy]:
 
 @policy(r'^Click on the "(?P<name>.+)" button\.?$')
 def click_button(p: Prompt, m: re.Match[str]) -> list[Action]:
-    if p.history:
+    if after_submit(p, m["name"]):
         return [done()]
     target = find(p, "button", m["name"])
-    return [click(target)] if target else [fail(f"no button labelled {m['name']!r} on the screen")]
+    return finish(target, repr(m["name"]))
+
+
+@policy(r"^Click the button\.$")
+def click_test(p: Prompt, m: re.Match[str]) -> list[Action]:
+    if did(p, "click_element"):
+        return [done()]
+    buttons = find_all(p, "button")
+    return finish(find(p, "button", "Click Me!") or (buttons[0] if buttons else None))
+
+
+@policy(r"^Click button ONE\.$")
+def click_test_2(p: Prompt, m: re.Match[str]) -> list[Action]:
+    if after_submit(p, "ONE"):
+        return [done()]
+    return finish(find(p, "button", "ONE"), "ONE")
+
+
+@policy(r"^Click button ONE, then click button TWO\.$")
+def click_button_sequence(p: Prompt, m: re.Match[str]) -> list[Action]:
+    one, two = find(p, "button", "ONE"), find(p, "button", "TWO")
+    if after_submit(p, "TWO"):
+        return [done()]
+    if two is None:
+        return [fail("no button TWO on the screen")]
+    if after_submit(p, "ONE"):
+        return finish(two, "TWO")
+    if one is None:
+        return [fail("no button ONE on the screen")]
+    return [click(one), *finish(two, "TWO")]
+
+
+@policy(r'^Click on the link "(?P<word>.+)"\.$')
+def click_link(p: Prompt, m: re.Match[str]) -> list[Action]:
+    return click_word(p, m["word"]) or [fail(f"no link {m['word']!r} on the screen")]
+
+
+@policy(r"^Click on Tab #(?P<n>\d+)\.$")
+def click_tab(p: Prompt, m: re.Match[str]) -> list[Action]:
+    name = f"Tab #{m['n']}"
+    if after_submit(p, name):
+        return [done()]
+    return finish(find(p, ("hyperlink", "button", "text"), name), name)
+
+
+@policy(r'^Switch between the tabs to find and click on the link "(?P<word>.+)"\.$')
+def click_tab_2(p: Prompt, m: re.Match[str]) -> list[Action]:
+    # Try each place the word appears in the tab on show; then show the next tab (Tab #1 shows at the start).
+    def is_tab(e: El | None) -> bool:
+        return e is not None and re.fullmatch(r"Tab #\d+", (e.text or "").strip()) is not None
+
+    since = max((i + 1 for i, s in enumerate(p.steps) if s.name == "click_element" and is_tab(s.element)), default=0)
+    actions = click_word(p, m["word"], since)
+    if actions:
+        return actions
+    seen = {"Tab #1"} | {(s.element.text or "").strip() for s in p.steps
+                         if s.name == "click_element" and s.element is not None and is_tab(s.element)}
+    for tab in (e for e in p.elements if is_tab(e)):
+        if (tab.text or "").strip() not in seen:
+            return [click(tab)]
+    return [fail(f"no link {m['word']!r} in any tab")]
+
+
+@policy(r"^Expand the section below and click submit\.$")
+def click_collapsible(p: Prompt, m: re.Match[str]) -> list[Action]:
+    if after_submit(p):
+        return [done()]
+    header = next((e for e in p.elements if e.type == "button" and norm(e.text).startswith("section")), None)
+    submit = submit_button(p)
+    if header is None:
+        return [fail("no section header on the screen")]
+    opened = any(e.type == "text" and e.box[1] >= header.box[3] - 1 and (submit is None or e.y < submit.y)
+                 for e in p.elements)
+    # The Submit button moves down when the section opens: click it on the next screen.
+    return finish(submit) if opened else [click(header)]
+
+
+@policy(r'^Expand the sections below, to find and click on the link "(?P<word>.+)"\.$')
+def click_collapsible_2(p: Prompt, m: re.Match[str]) -> list[Action]:
+    headers = [e for e in p.elements if e.type == "button" and norm(e.text).startswith("section")]
+    since = max((i + 1 for i, s in enumerate(p.steps) if s.element is not None and s.element.type == "button"
+                 and norm(s.element.text).startswith("section")), default=0)
+    actions = click_word(p, m["word"], since)
+    if actions:
+        return actions
+    visited = {norm(s.element.text) for s in p.steps if s.name == "click_element" and s.element is not None}
+    for h in headers:
+        if norm(h.text) not in visited:
+            return [click(h)]
+    return [fail(f"no link {m['word']!r} in any section")]
+
+
+@policy(r'^Close the dialog box by clicking the "x"\.$')
+def click_dialog(p: Prompt, m: re.Match[str]) -> list[Action]:
+    if after_submit(p, "×", "x", "X", "close"):
+        return [done()]
+    return finish(find(p, "button", "×") or find(p, "button", "x") or find(p, "button", "close"), "close")
+
+
+@policy(r'^Click the button in the dialog box labeled "(?P<label>.+)"\.$')
+def click_dialog_2(p: Prompt, m: re.Match[str]) -> list[Action]:
+    names = ("×", "x", "close") if m["label"].strip().lower() == "x" else (m["label"],)
+    if after_submit(p, *names):
+        return [done()]
+    target = next((e for n in names for e in find_all(p, "button", n)), None)
+    return finish(target, m["label"])
+
+
+@policy(r'^Enter "(?P<text>.*)" into the text field and press Submit\.$')
+def enter_text(p: Prompt, m: re.Match[str]) -> list[Action]:
+    if after_submit(p):
+        return [done()]
+    f = find(p, ("input_field", "text_area"))
+    if f is None:
+        return [fail("no text field on the screen")]
+    return fill_form(p, [(f, m["text"], False)], submit_button(p))
+
+
+@policy(r'^Type "(?P<text>.*)" in all (?P<case>upper|lower) case letters in the text input and press Submit\.$')
+def enter_text_2(p: Prompt, m: re.Match[str]) -> list[Action]:
+    if after_submit(p):
+        return [done()]
+    f = find(p, ("input_field", "text_area"))
+    if f is None:
+        return [fail("no text field on the screen")]
+    value = m["text"].upper() if m["case"].lower() == "upper" else m["text"].lower()
+    return fill_form(p, [(f, value, False)], submit_button(p))
+
+
+@policy(r'^Enter the username "(?P<user>.*)" and the password "(?P<pw>.*)" into the text fields and press login\.$')
+def login_user(p: Prompt, m: re.Match[str]) -> list[Action]:
+    if after_submit(p, "Login", "Log in", "OK"):
+        return [done()]
+    cancel = find(p, "button", "Cancel")
+    if cancel is not None:  # login-user-popup: a popup asks to leave; stay
+        return [click(cancel)]
+    fields = find_all(p, "input_field")
+    if len(fields) < 2:
+        return [fail("the username and password fields are not both on the screen")]
+    user = _labelled(p, fields, "username") or fields[0]
+    pw = _labelled(p, fields, "password") or next(f for f in fields if f is not user)
+    return fill_form(p, [(user, m["user"], False), (pw, m["pw"], True)], submit_button(p, "Login", "Log in", "OK"),
+                     "Login")
+
+
+def _labelled(p: Prompt, fields: list[El], label: str) -> El | None:
+    """The field right below or beside the text ``label``."""
+    lab = find(p, "text", label)
+    if lab is None:
+        return None
+    below = [f for f in fields if f.box[1] >= lab.y - 2]
+    return min(below, key=lambda f: (f.box[1] - lab.box[1]) ** 2 + (f.box[0] - lab.box[0]) ** 2, default=None)
+
+
+@policy(r'^Enter the password "(?P<pw>.*)" into both text fields and press submit\.$')
+def enter_password(p: Prompt, m: re.Match[str]) -> list[Action]:
+    if after_submit(p):
+        return [done()]
+    fields = find_all(p, "input_field")
+    if len(fields) < 2:
+        return [fail("the two password fields are not both on the screen")]
+    return fill_form(p, [(fields[0], m["pw"], True), (fields[1], m["pw"], True)], submit_button(p))
+
+
+@policy(r"^Focus into the textbox\.$")
+def focus_text(p: Prompt, m: re.Match[str]) -> list[Action]:
+    if did(p, "click_element"):
+        return [done()]
+    return finish(find(p, ("input_field", "text_area")), "text box")
+
+
+@policy(r"^Focus into the (?P<n>\d+)(?:st|nd|rd|th) input textbox\.$")
+def focus_text_2(p: Prompt, m: re.Match[str]) -> list[Action]:
+    if did(p, "click_element"):
+        return [done()]
+    fields = sorted(find_all(p, ("input_field", "text_area")), key=lambda e: (e.y, e.x))
+    n = int(m["n"])
+    return finish(fields[n - 1] if 0 < n <= len(fields) else None, f"text box number {n}")
+
+
+WIDGETS = {"radio": ("radio",), "checkbox": ("checkbox",), "text": ("input_field",), "textarea": ("text_area",),
+           "button": ("button",)}
+
+
+@policy(r'^Click on a "(?P<kind>radio|checkbox|text|textarea|button)" widget\.$')
+def click_widget(p: Prompt, m: re.Match[str]) -> list[Action]:
+    if did(p, "click_element"):
+        return [done()]
+    return finish(find(p, WIDGETS[m["kind"].lower()]), f"{m['kind']} widget")
+
+
+@policy(r"^Select (?P<item>.+) from the list and click Submit\.$")
+def choose_list(p: Prompt, m: re.Match[str]) -> list[Action]:
+    if after_submit(p):
+        return [done()]
+    item = m["item"].strip()
+    box = find(p, "dropdown")
+    if box is None:
+        return [fail("no list on the screen")]
+    # An open list shows its options as rows below the box (as far as the captured area goes). Typing an
+    # option's name and pressing enter picks it without needing to see it.
+    rows = [e for e in find_all(p, "tabled_text") if e.box[1] >= box.box[1]]
+    last = p.steps[-1] if p.steps else None
+    if not rows:
+        if same_text(box.text, item):
+            return finish(submit_button(p))
+        return [click(box), type_text(item), key("enter"), *then_finish(submit_button(p))]
+    if last is not None and last.name == "type_text" and same_text(last.args.get("string_to_type"), item):
+        return [key("enter")]
+    if did(p, "type_text"):  # typing picked another option (one that starts the same way): click the row
+        target = find(p, "tabled_text", item)
+        if target is not None and not clicked(p, target):
+            return [click(target)]
+    return [type_text(item), key("enter")]
+
+
+SYNONYMS = [
+    # Words a reader would call similar (what a language model knows; these cover the task's vocabulary).
+    ["big", "large", "huge", "enormous", "gigantic"], ["small", "tiny", "little", "mini", "petite"],
+    ["red", "scarlet", "crimson", "vermillion"], ["happy", "cheerful", "joyful", "gleeful", "delighted"],
+    ["sad", "unhappy", "sorrowful", "miserable", "tragic"], ["angry", "mad", "furious", "irritated"],
+    ["evil", "wicked", "immoral", "sinful", "corrupt", "depraved"], ["wrong", "incorrect", "mistaken", "erroneous"],
+    ["real", "genuine", "actual"], ["strange", "odd", "peculiar", "unusual", "weird"],
+    ["stop", "cease", "halt", "end", "finish"],
+    ["scared", "terrified", "panicked", "fearful", "frightened", "afraid"],
+    ["quiet", "calm", "peaceful", "serene", "mild"], ["old", "aged", "archaic"], ["love", "like", "adore", "favor"],
+    ["kill", "murder", "assassinate"], ["keep", "retain", "preserve", "sustain", "maintain"],
+    ["hide", "conceal", "camouflage"], ["hate", "despise", "loathe", "detest", "dislike"],
+    ["funny", "humorous", "amusing", "comical", "laughable"], ["fat", "fleshy", "plump", "chubby"],
+    ["stupid", "dumb", "dull", "unwise"], ["delicious", "savory", "delectable", "appetizing"],
+    ["cut", "slice", "carve", "chop"], ["brave", "courageous", "fearless"], ["begin", "start", "initiate", "launch"],
+    ["answer", "reply", "response"], ["television", "televisions", "tv", "tvs"], ["house", "home", "houses", "homes"],
+    ["fire", "flame", "fires", "flames"], ["pig", "pork", "swine"], ["rabbit", "rabbits", "bunny", "bunnies"],
+    ["car", "cars", "automobile", "automobiles", "vehicle", "vehicles"], ["water"],
+]
+
+
+def similar(a: str, b: str) -> bool:
+    a, b = norm(a), norm(b)
+    return a == b or any(a in group and b in group for group in SYNONYMS)
+
+
+def _names(spec: str) -> list[str]:
+    spec = spec.strip()
+    return [] if spec.lower() == "nothing" else [n.strip() for n in spec.split(",") if n.strip()]
+
+
+def tick(p: Prompt, want: Callable[[El], bool]) -> list[Action]:
+    """Set every checkbox to ``want`` (clicks on those that differ), then submit."""
+    clicks = [click(e) for e in find_all(p, "checkbox") if bool(e.checked) != want(e)]
+    return clicks + finish(submit_button(p))
+
+
+@policy(r"^Select words similar to (?P<words>.+) and click Submit\.$")
+def click_checkboxes_soft(p: Prompt, m: re.Match[str]) -> list[Action]:
+    if after_submit(p):
+        return [done()]
+    words = _names(m["words"])
+    return tick(p, lambda e: any(similar(e.text or "", w) for w in words))
+
+
+@policy(r"^Select (?!words similar to )(?P<names>(?:(?! from the ).)+) and click Submit\.$")
+def select_and_submit(p: Prompt, m: re.Match[str]) -> list[Action]:
+    """click-checkboxes (and -large, -transfer) and click-option share this task text."""
+    if after_submit(p):
+        return [done()]
+    names = _names(m["names"])
+    radios = find_all(p, "radio")
+    if radios and not find_all(p, "checkbox"):
+        target = find(p, "radio", names[0]) if len(names) == 1 else None
+        if target is None:
+            return [fail(f"no option {m['names']!r} on the screen")]
+        return ([] if target.checked else [click(target)]) + finish(submit_button(p))
+    boxes = find_all(p, "checkbox")
+    if not boxes:
+        return [fail("no checkboxes or options on the screen")]
+    exact = {(e.text or "").strip() for e in boxes}
+
+    def want(e: El) -> bool:
+        t = (e.text or "").strip()
+        return t in names or any(norm(t) == norm(n) and n not in exact for n in names)
+
+    return tick(p, want)
+
+
+# The world's countries and territories, as a language model knows them: for an item the suggestions on
+# show do not include.
+_COUNTRIES = (
+    "Afghanistan|Aland Islands|Albania|Algeria|American Samoa|Andorra|Angola|Anguilla|Antarctica|"
+    "Antigua and Barbuda|Argentina|Armenia|Aruba|Australia|Austria|Azerbaijan|Bahamas|Bahrain|Bangladesh|"
+    "Barbados|Belarus|Belgium|Belize|Benin|Bermuda|Bhutan|Bolivia|Bonaire|Bosnia and Herzegovina|Botswana|"
+    "Bouvet Island|Brazil|Brunei Darussalam|Bulgaria|Burkina Faso|Burundi|Cambodia|Cameroon|Canada|Cape Verde|"
+    "Cayman Islands|Central African Republic|Chad|Chile|China|Christmas Island|Cocos Islands|Colombia|Comoros|"
+    "Congo|Congo|Cook Islands|Costa Rica|Croatia|Cuba|Cyprus|Czech Republic|Denmark|Djibouti|Dominica|"
+    "Dominican Republic|Ecuador|Egypt|El Salvador|Equatorial Guinea|Eritrea|Estonia|Ethiopia|Falkland Islands|"
+    "Faroe Islands|Fiji|Finland|France|French Guiana|French Polynesia|Gabon|Gambia|Georgia|Germany|Ghana|"
+    "Gibraltar|Greece|Greenland|Grenada|Guadeloupe|Guam|Guatemala|Guernsey|Guinea|Guinea-Bissau|Guyana|Haiti|"
+    "Heard Island and McDonald Islands|Vatican City State|Honduras|Hong Kong|Hungary|Iceland|India|Indonesia|"
+    "Iran|Iraq|Ireland|Isle of Man|Israel|Italy|Jamaica|Japan|Jersey|Jordan|Kazakhstan|Kenya|Kiribati|Korea|"
+    "Kuwait|Kyrgyzstan|Latvia|Lebanon|Lesotho|Liberia|Libya|Liechtenstein|Lithuania|Luxembourg|Macao|Macedonia|"
+    "Madagascar|Malawi|Malaysia|Maldives|Mali|Malta|Marshall Islands|Martinique|Mauritania|Mauritius|Mayotte|"
+    "Mexico|Micronesia|Moldova|Monaco|Mongolia|Montenegro|Montserrat|Morocco|Mozambique|Myanmar|Namibia|Nauru|"
+    "Nepal|Netherlands|New Caledonia|New Zealand|Nicaragua|Niger|Nigeria|Niue|Norfolk Island|"
+    "Northern Mariana Islands|Norway|Oman|Pakistan|Palau|Panama|Papua New Guinea|Paraguay|Peru|Philippines|"
+    "Pitcairn|Poland|Portugal|Puerto Rico|Qatar|Reunion|Romania|Russian Federation|Rwanda|Saint Helena|"
+    "Saint Lucia|Saint Martin|Samoa|San Marino|Sao Tome and Principe|Saudi Arabia|Senegal|Serbia|Seychelles|"
+    "Sierra Leone|Singapore|Sint Maarten|Slovakia|Slovenia|Solomon Islands|Somalia|South Africa|South Sudan|"
+    "Spain|Sri Lanka|Sudan|Suriname|Svalbard and Jan Mayen|Swaziland|Sweden|Switzerland|Syrian Arab Republic|"
+    "Taiwan|Tajikistan|Tanzania|Thailand|Timor-Leste|Togo|Tokelau|Tonga|Trinidad and Tobago|Tunisia|Turkey|"
+    "Turkmenistan|Turks and Caicos Islands|Tuvalu|Uganda|Ukraine|United Arab Emirates|United Kingdom|"
+    "United States|Uruguay|Uzbekistan|Vanuatu|Venezuela|Western Sahara|Yemen|Zambia|Zimbabwe"
+)
+COUNTRIES = tuple(_COUNTRIES.split("|"))
+
+
+@policy(r'^Enter an item that starts with "(?P<start>.+?)"(?: and ends with "(?P<end>.+?)")?\.$')
+def use_autocomplete(p: Prompt, m: re.Match[str]) -> list[Action]:
+    if after_submit(p):
+        return [done()]
+    start, end = m["start"], m["end"]
+
+    def fits(s: str | None) -> bool:
+        s = (s or "").strip()
+        return bool(s) and s.startswith(start) and (end is None or s.endswith(end))
+
+    f = find(p, "input_field")
+    submit = submit_button(p)
+    if f is None:
+        return [fail("no text field on the screen")]
+    value = (f.text or "").strip()
+    typed = value.startswith(start.strip()) and f.focused is not False
+    # The suggestions: rows below the field (a long one wraps onto a second row). Rows on show before
+    # anything was typed are left over from before: type first.
+    menu = sorted((e for e in p.elements if e.type == "tabled_text" and e.box[1] >= f.box[3] - 2), key=lambda e: e.y)
+    picked = any(s.name == "click_element" and s.element is not None and s.element.type == "tabled_text"
+                 for s in p.steps)
+    if fits(value) or (not menu and picked and value.startswith(start.strip())):  # a long name shows in part
+        if submit is not None:
+            return finish(submit)
+        # The suggestions cover the Submit button: pick the one that fits (the list closes), or wait for the
+        # suggestions to catch up with what was typed.
+        row = next((e for e in menu if fits(e.text)), None)
+        last = p.steps[-1] if p.steps else None
+        if row is not None:
+            return [click(row)]
+        return [("wait", {"seconds": 1.0})] if last is None or last.name != "wait" else [key("escape")]
+    if not typed:
+        return fill(f, start)
+    for i, row in enumerate(menu):
+        wrapped = i + 1 < len(menu) and menu[i + 1].box[1] - row.box[3] <= 1  # the next row goes on with this one
+        joined = f"{row.text} {menu[i + 1].text}" if wrapped else ""
+        if (fits(row.text) or (joined and fits(joined))) and not clicked(p, row):
+            return [click(row), *then_finish(submit)]
+    last = p.steps[-1] if p.steps else None
+    if not menu and (last is None or last.name != "wait"):
+        # The suggestions show a moment after typing stops: wait for them.
+        return [("wait", {"seconds": 1.0})]
+    # None on show fits (the list goes on below the captured area): type a whole name that fits.
+    known = next((c for c in COUNTRIES if fits(c)), None)
+    if known is not None and value != known:
+        return [select_all(), type_text(known), *then_finish(submit)]
+    if menu:
+        return [key("down")]  # the field shows the suggestion in focus
+    return [key("backspace"), type_text(start[-1:])]  # type again to bring the suggestions back
+
+
+@policy(r"^Drag the smaller box so that it is completely inside the larger box\.$")
+def drag_box(p: Prompt, m: re.Match[str]) -> list[Action]:
+    if after_submit(p):
+        return [done()]
+    shapes = sorted(find_all(p, "shape"), key=lambda e: e.area)
+    submit = submit_button(p)
+    state = drag_state(p)
+    if state == "holding":
+        rest = rest_of_previous_plan(p)
+        if rest and rest[0][0] in ("drag_mouse_move", "drag_mouse_release"):
+            return rest
+        big = shapes[-1] if shapes else None
+        return ([move(big.x, big.y)] if big else []) + [release(), *then_finish(submit)]
+    if len(shapes) < 2:
+        if state == "released":  # the small box is hidden under the large one: done
+            return finish(submit)
+        return [fail("the two boxes are not both on the screen")]
+    small, big = shapes[0], shapes[-1]
+    if state == "released" and small.inside(big, margin=1):
+        return finish(submit)
+    dx, dy = big.x - small.x, big.y - small.y
+    step = max(abs(dx), abs(dy), 1)
+    return [hold(small.x, small.y), move(small.x + round(4 * dx / step), small.y + round(4 * dy / step)),
+            move(big.x, big.y), release(), *then_finish(submit)]
+
+
+_ORDINAL = r"(?P<n>\d+)(?:st|nd|rd|th)"
+
+
+@policy(rf"^Drag (?P<name>.+?) (?P<where>to the top|to the bottom|down by one position|up by one position"
+        rf"|to the {_ORDINAL} position)\.$")
+def drag_items(p: Prompt, m: re.Match[str]) -> list[Action]:
+    state = drag_state(p)
+    if state == "released":
+        return [done()]
+    if state == "holding":
+        rest = rest_of_previous_plan(p)
+        if rest and rest[0][0] in ("drag_mouse_move", "drag_mouse_release"):
+            return rest
+        return [release(), done()]
+    rows = sorted(find_all(p, ("tabled_text", "text", "draggable_text")), key=lambda e: e.y)
+    rows = [e for e in rows if e.type == "tabled_text"] or rows
+    item = find(p, ("tabled_text", "draggable_text"), m["name"])
+    if item is None or item not in rows:
+        return [fail(f"no item {m['name']!r} on the screen")]
+    i = rows.index(item) + 1
+    where = m["where"].lower()
+    target = {"to the top": 1, "to the bottom": len(rows), "down by one position": i + 1,
+              "up by one position": i - 1}.get(where) or int(m["n"])
+    if not 1 <= target <= len(rows) or target == i:
+        return [fail(f"cannot move {m['name']!r} from position {i} to {target}")]
+    goal = rows[target - 1]
+    sign = 1 if target > i else -1
+    x = item.x
+    path = [hold(x, item.y), move(x, item.y + 5 * sign)]
+    for row in rows[i:target] if sign > 0 else reversed(rows[target - 1:i - 1]):
+        path.append(move(x, row.y + 3 * sign))
+    path.append(move(x, goal.y + 6 * sign))
+    return [*path, release(), done()]
+
+
+SEARCH_LABELS = {
+    "genre": ("genre", "movie genre"), "name": ("director", "director name"), "year": ("year", "released date"),
+}
+
+
+@policy(r"^Search for (?P<genre>.+?) movies directed by (?P<name>.+?) from year (?P<year>\d+)\.$")
+def movie_search(p: Prompt, m: re.Match[str]) -> list[Action]:
+    """multi-layouts and multi-orderings: three labelled fields in one of several layouts, then the button."""
+    names = ("Submit", "Search", "Go!")
+    if after_submit(p, *names):
+        return [done()]
+    fields = find_all(p, "input_field")
+    skip = {e.id for e in task_lines(p)}
+    labels = {}
+    for e in p.elements:
+        if e.id in skip or e.type not in ("text", "tabled_text"):
+            continue
+        for what, words in SEARCH_LABELS.items():
+            if norm(e.text).rstrip(":").strip() in words:
+                labels[what] = e
+    if len(fields) < 3 or len(labels) < 3:
+        return [fail("the genre, director and year fields are not all on the screen")]
+
+    def beside(lab: El, f: El) -> bool:  # on one line, the label to the left
+        return min(lab.box[3], f.box[3]) - max(lab.box[1], f.box[1]) > 0 and lab.box[2] <= f.box[0] + 2
+
+    # Labels sit left of their fields, or all above them, or (a layout with white labels under the fields) all
+    # below: which one shows in what comes first from the top.
+    if any(beside(lab, f) for lab in labels.values() for f in fields):
+        def distance(lab: El, f: El) -> float:
+            return abs(lab.y - f.y) * 4 + max(0, f.box[0] - lab.box[2])
+    else:
+        below = min(fields, key=lambda e: e.box[1]).box[1] < min(labels.values(), key=lambda e: e.box[1]).box[1]
+
+        def distance(lab: El, f: El) -> float:
+            gap = (lab.box[1] - f.box[3]) if below else (f.box[1] - lab.box[3])
+            return gap if gap >= -2 else 1e6
+
+    values = {"genre": m["genre"], "name": m["name"], "year": m["year"]}
+    chosen: list[tuple[El, str, bool]] = []
+    free = list(fields)
+    for what, lab in sorted(labels.items(), key=lambda kv: kv[1].y):
+        f = min(free, key=lambda e: distance(lab, e))
+        free.remove(f)
+        chosen.append((f, values[what], False))
+    chosen.sort(key=lambda t: (t[0].y, t[0].x))
+    submit = next((e for n in names for e in find_all(p, ("button", "text", "hyperlink"), n) if e.id not in skip), None)
+    return fill_form(p, chosen, submit, "Search")
+
+
+def answer_field(p: Prompt, value: str) -> list[Action]:
+    """Type ``value`` into the (one) text field and submit."""
+    if after_submit(p):
+        return [done()]
+    f = find(p, ("input_field", "text_area"))
+    if f is None:
+        return [fail("no text field on the screen")]
+    return fill_form(p, [(f, value, False)], submit_button(p))
+
+
+def screen_text(p: Prompt) -> list[El]:
+    """The lines of text on the screen below the task's own lines."""
+    skip = {e.id for e in task_lines(p)}
+    return [e for e in p.elements if e.type == "text" and e.id not in skip and e.text]
+
+
+@policy(r"^Solve the math problem and type your answer into the textbox\. Press submit when done\.$")
+def simple_arithmetic(p: Prompt, m: re.Match[str]) -> list[Action]:
+    for e in screen_text(p):
+        q = re.fullmatch(r"(-?\d+)\s*([-+x×*])\s*(-?\d+)\s*=?", (e.text or "").strip())
+        if q:
+            a, op, b = int(q[1]), q[2], int(q[3])
+            return answer_field(p, str(a + b if op == "+" else a - b if op == "-" else a * b))
+    return [fail("no math problem on the screen")]
+
+
+@policy(r"^Solve for x and type your answer into the textbox\. Press Submit when done\.$")
+def simple_algebra(p: Prompt, m: re.Match[str]) -> list[Action]:
+    for e in screen_text(p):
+        text = (e.text or "").replace(" ", "")
+        q = re.fullmatch(r"x([-+])(\d+)=(-?\d+)", text)
+        if q:  # x + a = c  or  x - a = c
+            a, c = int(q[2]), int(q[3])
+            return answer_field(p, str(c - a if q[1] == "+" else c + a))
+        q = re.fullmatch(r"(-?\d+)([-+])x=(-?\d+)", text)
+        if q:  # a + x = c  or  a - x = c
+            a, c = int(q[1]), int(q[3])
+            return answer_field(p, str(c - a if q[2] == "+" else a - c))
+    return [fail("no equation on the screen")]
+
+
+@policy(r"^Enter the value of (?P<key>.+?) into the text field and press Submit\.$")
+def read_table(p: Prompt, m: re.Match[str]) -> list[Action]:
+    cells = find_all(p, ("tabled_text", "text"))
+    cell = find(p, "tabled_text", m["key"])
+    if cell is None:  # the line reader may give a row's two cells as one line: "Last name Dominguez"
+        both = next((e for e in cells if (e.text or "").startswith(m["key"] + " ")), None)
+        if both is not None:
+            return answer_field(p, (both.text or "")[len(m["key"]):].strip())
+        return [fail(f"no row {m['key']!r} in the table")]
+    row = [e for e in cells if e is not cell and abs(e.y - cell.y) <= 3 and e.box[0] >= cell.box[2]]
+    if not row:
+        return [fail(f"no value next to {m['key']!r}")]
+    return answer_field(p, (min(row, key=lambda e: e.box[0]).text or "").strip())
+
+
+@policy(r'^Find the (?P<n>\d+)(?:st|nd|rd|th) word in the paragraph, type that into the textbox and press "Submit"\.$')
+def find_word(p: Prompt, m: re.Match[str]) -> list[Action]:
+    f = find(p, ("input_field", "text_area"))
+    lines = [e for e in screen_text(p) if f is None or e.y < f.box[1]]
+    words = " ".join(e.text or "" for e in lines).split()
+    n = int(m["n"])
+    if not 0 < n <= len(words):
+        return [fail(f"the paragraph has no word number {n}")]
+    return answer_field(p, re.sub(r"[^A-Za-z0-9]", "", words[n - 1]))
+
+
+@policy(r"^Click the button that best describes the figure below\.$")
+def identify_shape(p: Prompt, m: re.Match[str]) -> list[Action]:
+    if did(p, "click_element"):
+        return [done()]
+    buttons = find_all(p, "button")
+    top = min((b.box[1] for b in buttons), default=10**6)
+    figure = [e for e in p.elements if e.box[3] <= top + 2 and (e.type == "shape" or e in screen_text(p))]
+    for e in figure:
+        if e.type == "shape" and e.subtype in ("circle", "rectangle", "triangle"):
+            return finish(find(p, "button", e.subtype.capitalize()), e.subtype)
+        t = (e.text or "").strip()
+        if len(t) == 1 and t.isdigit():
+            return finish(find(p, "button", "Number"), "Number")
+        if len(t) == 1 and t.isalpha():
+            return finish(find(p, "button", "Letter"), "Letter")
+    return [fail("no figure on the screen")]
+
+
+@policy(r"^Enter (?P<month>\d\d)/(?P<day>\d\d)/(?P<year>\d{4}) as the date and hit submit\.$")
+def enter_date(p: Prompt, m: re.Match[str]) -> list[Action]:
+    if after_submit(p):
+        return [done()]
+    f = find(p, "input_field")
+    if f is None:
+        return [fail("no date field on the screen")]
+    shown = (f.text or "").strip()
+    if shown in (f"{m['year']}-{m['month']}-{m['day']}", f"{m['month']}/{m['day']}/{m['year']}"):
+        return finish(submit_button(p))
+    # The field is split into month, day and year: start typing in the month part (its left end).
+    return [click_point(f.box[0] + 8, f.y), type_text(m["month"] + m["day"] + m["year"])]
 
 
 def plan(p: Prompt) -> list[Action]:
@@ -174,6 +1100,13 @@ def _arg(v: Any) -> str:
     return json.dumps(v, ensure_ascii=False)
 
 
+def render(actions: list[Action], first: int) -> str:
+    """The answer's text: the paper's numbered ``Action_N=(...)`` lines."""
+    lines = [f"Action_{first + i}=(Action: functions.{name}, Argument: "
+             f"{{{', '.join(f'{k}: {_arg(v)}' for k, v in args.items())}}})" for i, (name, args) in enumerate(actions)]
+    return "Plan: scripted.\n" + "\n".join(lines)
+
+
 def respond(body: dict[str, Any]) -> Reply:
     prompt_text = next((m.get("content") or "" for m in reversed(body.get("messages", []))
                         if m.get("role") == "user"), "")
@@ -181,24 +1114,46 @@ def respond(body: dict[str, Any]) -> Reply:
         prompt_text = "".join(part.get("text", "") for part in prompt_text if isinstance(part, dict))
     p = parse_prompt(prompt_text)
     actions = plan(p)
+    text = render(actions, p.next_number)
     if body.get("tools"):
-        return Reply(text=None, tool_calls=list(actions))
-    lines = [f"Action_{p.next_number + i}=(Action: functions.{name}, Argument: "
-             f"{{{', '.join(f'{k}: {_arg(v)}' for k, v in args.items())}}})" for i, (name, args) in enumerate(actions)]
-    return Reply(text="Plan: scripted.\n" + "\n".join(lines))
+        # The numbered text travels with the calls: the agent keeps it as the previous answer.
+        return Reply(text=text, tool_calls=list(actions))
+    return Reply(text=text)
 
 
-def serve(port: int = 0, host: str = "127.0.0.1") -> ScriptedLLMServer:
-    """Start the planner server (in a thread); ``.base_url`` says where, ``.stop()`` ends it."""
-    return ScriptedLLMServer(responder=respond, models=("scripted",), host=host, port=port,
-                             keep_requests=20).start()
+def serve(port: int = 0, host: str = "127.0.0.1", *, keep_requests: int = 20) -> ScriptedLLMServer:
+    """Start the planner server (in a thread); ``.base_url`` says where, ``.stop()`` ends it.
+
+    ScriptedLLMServer records every request body and header set; a planner server answers thousands
+    of them, so only the last ``keep_requests`` are kept."""
+    server = ScriptedLLMServer(responder=respond, models=("scripted",), host=host, port=port,
+                               keep_requests=keep_requests)
+    return server.start()
+
+
+# The MiniWoB++ tasks the policies above solve (>= 0.95 on seeds 0-49 with the DOM oracle, except
+# where the oracle itself loses the target: see the benchmark notes); `--list-tasks` prints them.
+TASKS = (
+    "click-button", "click-link", "click-checkboxes", "click-option", "enter-text", "login-user", "choose-list",
+    "click-tab", "click-collapsible", "click-dialog", "use-autocomplete", "drag-box", "drag-items", "focus-text",
+    "enter-password", "click-button-sequence", "click-test", "click-test-2", "click-widget", "enter-text-2",
+    "click-checkboxes-soft", "click-checkboxes-transfer", "click-dialog-2", "click-collapsible-2", "click-tab-2",
+    "focus-text-2", "enter-text-dynamic", "login-user-popup", "multi-layouts", "multi-orderings",
+    "simple-arithmetic", "simple-algebra", "read-table", "find-word", "identify-shape", "enter-date",
+    "click-checkboxes-large",
+)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0, help="0: any free port")
     parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--list-tasks", action="store_true",
+                        help="print the MiniWoB++ tasks it solves (comma-separated, for caap bench --tasks) and exit")
     args = parser.parse_args()
+    if args.list_tasks:
+        print(",".join(TASKS))
+        return
     server = serve(args.port, args.host)
     print(server.base_url, flush=True)
     try:

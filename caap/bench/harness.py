@@ -67,7 +67,7 @@ def parse_tasks(spec: str) -> list[str]:
     path = Path(spec)
     if spec == "caap67":
         names = caap67()
-    elif path.is_file():
+    elif "," not in spec and _is_file(path):
         lines = path.read_text(encoding="utf-8").splitlines()
         names = [ln.split("#", 1)[0].strip() for ln in lines]
         names = [n for n in names if n]
@@ -81,6 +81,13 @@ def parse_tasks(spec: str) -> list[str]:
         raise BenchError(f"--tasks: unknown MiniWoB++ task(s) {', '.join(unknown)} "
                          f"(the installed miniwob package has {len(known)}; e.g. click-button, enter-text)")
     return list(dict.fromkeys(names))
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # e.g. a name too long to be a file: it is a task list
+        return False
 
 
 @dataclass

@@ -146,8 +146,15 @@ class MiniWoBEnv:
             self.open(task)
 
     def reset(self, seed: int) -> None:
-        """Start a new episode of the open task, generated from ``seed``, and return once it is on screen."""
+        """Start a new episode of the open task, generated from ``seed``, and return once it is on screen.
+
+        The task page is loaded afresh first: widgets outside MiniWoB's episode area (a jQuery UI
+        autocomplete menu, an open native dropdown, focus) otherwise survive into the next episode,
+        and episodes must not depend on what the previous one left behind."""
         browser = self._page()
+        url = (miniwob_html_dir() / f"{self._task}.html").as_uri()
+        browser.navigate(url)
+        self._wait_for_core()
         setup = [
             "core.endEpisode(0);",  # a no-op unless an episode is running
             f"Math.seedrandom({int(seed)!r});",
