@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import time
 from collections.abc import Iterator, Sequence
@@ -304,6 +305,15 @@ def load_model(directory: str | Path, device: str = "cpu") -> Any:
     return model.to(device).eval()
 
 
+def token_budget(box: Sequence[int]) -> int:
+    """The most bytes a generation for ``box`` can usefully take: the record's fields plus as many
+    characters as fit in the box at a tiny font (2.5 px per character, 8 px per line), twice over for
+    multi-byte UTF-8. A batch stops at the largest budget of its boxes, so a generation that loops
+    (a weak or confused model) cannot cost more than the screen's text could."""
+    width, height = max(int(box[2]) - int(box[0]), 1), max(int(box[3]) - int(box[1]), 1)
+    return 24 + 2 * math.ceil(width / 2.5) * math.ceil(height / 8)
+
+
 # --- the reader ---------------------------------------------------------------------------------
 
 
@@ -354,10 +364,12 @@ class Reader:
         prepare_s = generate_s = 0.0
         for lo in range(0, len(plain), self.chunk_size):
             t0 = time.perf_counter()
-            masked = [semi_mask(rgb, box, **self.mask) for box in plain[lo:lo + self.chunk_size]]
+            chunk = plain[lo:lo + self.chunk_size]
+            masked = [semi_mask(rgb, box, **self.mask) for box in chunk]
             inputs = prepare_images(masked, self.processor, self.max_patches)
             t1 = time.perf_counter()
-            texts.extend(generate_texts(self.model, self.tokenizer, inputs, self.max_new_tokens))
+            budget = min(self.max_new_tokens, max(token_budget(box) for box in chunk))
+            texts.extend(generate_texts(self.model, self.tokenizer, inputs, budget))
             prepare_s += t1 - t0
             generate_s += time.perf_counter() - t1
         elements = []
