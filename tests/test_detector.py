@@ -124,6 +124,32 @@ def test_observe_with_the_shipped_detector(tmp_path):
     assert missing.exit_code == 2 and "--no-reader" in missing.output
 
 
+def test_observe_with_the_shipped_detector_and_reader(tmp_path):
+    """What a fresh clone gets: both shipped models, one batched read per screen, the JSON contract."""
+    pytest.importorskip("transformers", reason="needs the vision extra")
+    from caap.cli import app
+    from caap.data.format import Dataset
+    from caap.observe.vision import DEFAULT_READER
+
+    assert (DEFAULT_READER / "caap-reader.json").is_file(), "the reader is shipped in models/reader/"
+    _, ann = next(iter(Dataset(FIXTURE)))
+    both = runner.invoke(app, ["observe", str(FIXTURE / ann.image), "--json"])
+    assert both.exit_code == 0, both.output
+    assert both.stdout.startswith("{"), both.stdout[:300]
+    record = json.loads(both.stdout)
+    assert record["timings_ms"]["read"] > 0 and len(record["elements"]) >= 3
+    plain = runner.invoke(app, ["observe", str(FIXTURE / ann.image), "--no-reader", "--json"])
+    assert plain.exit_code == 0, plain.output
+    detector_only = json.loads(plain.stdout)
+    # The default [observe] type_source is the detector's class: the reader adds text and states.
+    assert [e["type"] for e in record["elements"]] == [e["type"] for e in detector_only["elements"]]
+    assert [e["bbox"] for e in record["elements"]] == [e["bbox"] for e in detector_only["elements"]]
+    table = runner.invoke(app, ["observe", str(FIXTURE / ann.image), "--type-source", "reader"])
+    assert table.exit_code == 0, table.output
+    bad = runner.invoke(app, ["observe", str(FIXTURE / ann.image), "--type-source", "both"])
+    assert bad.exit_code == 2 and "type_source" in bad.output
+
+
 def test_a_corrupt_image_still_gives_a_clear_error_after_ultralytics_is_imported(tmp_path):
     """ultralytics patches PIL's Image.open process-wide (retry as HEIF); a corrupt file must still
     end in caap's one clear message, not a missing-module error or an install attempt."""

@@ -4,7 +4,9 @@ reader."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,11 +32,15 @@ class Detector:
         if path.stat().st_size < 1024:
             raise DetectorError(f"{path}: detector weights are truncated ({path.stat().st_size} bytes)")
         try:
-            from ultralytics import YOLO
+            # On its first run ultralytics announces a new settings file on stdout, which would
+            # corrupt `caap observe --json`: its chatter goes to stderr.
+            with contextlib.redirect_stdout(sys.stderr):
+                from ultralytics import YOLO
         except ImportError:
             raise DetectorError("the detector needs ultralytics: pip install 'caap[vision]'") from None
         try:
-            self.model = YOLO(str(path), task="detect")
+            with contextlib.redirect_stdout(sys.stderr):
+                self.model = YOLO(str(path), task="detect")
             names = dict(self.model.names)
         except Exception as exc:  # torch/pickle/zip errors of every kind for a corrupt file
             raise DetectorError(f"{path}: not loadable YOLO weights ({type(exc).__name__}: {exc})") from None

@@ -23,9 +23,10 @@ DEFAULT_READER = REPO_ROOT / "models" / "reader"
 
 
 TYPE_SOURCES = ("reader", "detector")
+DEFAULT_TYPE_SOURCE: str = ObserveConfig.model_fields["type_source"].default  # the config is the one place
 
 
-def merge_reading(detected: Element, read: Element, type_source: str = "reader") -> Element:
+def merge_reading(detected: Element, read: Element, type_source: str = DEFAULT_TYPE_SOURCE) -> Element:
     """One element from the detector's box and class and the reader's record of it.
 
     ``reader`` (the paper): the reader's type and attributes; an unreadable generation keeps the
@@ -46,7 +47,8 @@ def merge_reading(detected: Element, read: Element, type_source: str = "reader")
 class VisionObserver:
     """Screenshot → elements. ``last_timings_ms`` holds detect/read/total of the latest screen."""
 
-    def __init__(self, detector: Detector, reader: object | None = None, *, type_source: str = "reader") -> None:
+    def __init__(self, detector: Detector, reader: object | None = None, *,
+                 type_source: str = DEFAULT_TYPE_SOURCE) -> None:
         if type_source not in TYPE_SOURCES:
             raise ValueError(f"type_source must be one of {TYPE_SOURCES}, not {type_source!r}")
         self.detector = detector
@@ -57,7 +59,7 @@ class VisionObserver:
     @classmethod
     def load(cls, detector_weights: str | Path | None = None, reader_checkpoint: str | Path | None = None, *,
              use_reader: bool = True, conf: float = 0.25, device: str = "cpu",
-             type_source: str = "reader") -> VisionObserver:
+             type_source: str = DEFAULT_TYPE_SOURCE) -> VisionObserver:
         detector = Detector(detector_weights or DEFAULT_DETECTOR, conf=conf, device=device)
         reader = None
         if use_reader:
