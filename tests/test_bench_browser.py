@@ -328,7 +328,10 @@ def test_ctrl_c_shuts_browser_and_display_down() -> None:
         pytest.skip("needs Xvfb and Chromium (Debian packages xvfb and chromium)")
     import sys
 
-    child = subprocess.Popen([sys.executable, "-c", CTRL_C_CHILD, CHROMIUM], stdout=subprocess.PIPE, text=True)
+    # Started as from a terminal: a test run launched in the background (`cmd &` in a script)
+    # inherits SIGINT ignored, and Python then never turns Ctrl-C into KeyboardInterrupt.
+    child = subprocess.Popen([sys.executable, "-c", CTRL_C_CHILD, CHROMIUM], stdout=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         xvfb_pid, chromium_pid = (int(p) for p in child.stdout.readline().split())
         child.send_signal(signal.SIGINT)  # what a terminal's Ctrl-C delivers
