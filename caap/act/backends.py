@@ -26,6 +26,7 @@ class ExecutorError(RuntimeError):
 MappingSource = Callable[[], ScreenMapping]
 
 # caap key names (see caap.act.actions.KEYS/MODIFIERS) → each backend's names.
+UNICODE_KEY_PAUSE_S = 0.04  # after each character typed through a remapped key (see type_text)
 _PYAUTOGUI_KEYS = {"escape": "esc", "meta": "win", "pageup": "pageup", "pagedown": "pagedown"}
 _XDOTOOL_KEYS = {
     "enter": "Return", "tab": "Tab", "escape": "Escape", "backspace": "BackSpace", "delete": "Delete",
@@ -104,7 +105,25 @@ class PyAutoGUIExecutor:
         self._gui.mouseUp(button=button)
 
     def type_text(self, text: str) -> None:
-        self._keyboard.type(text)
+        if text.isascii():
+            self._keyboard.type(text)
+            return
+        # pynput types a character missing from the keymap by remapping one spare key for it; when the
+        # next such character remaps that key before the application has read the previous keystroke,
+        # the application gets the wrong keysym or none (seen with Chromium on a busy CPU). A pause
+        # after each such character lets the application keep up; ASCII runs go at full speed.
+        run = ""
+        for ch in text:
+            if ch.isascii():
+                run += ch
+                continue
+            if run:
+                self._keyboard.type(run)
+                run = ""
+            self._keyboard.type(ch)
+            time.sleep(UNICODE_KEY_PAUSE_S)
+        if run:
+            self._keyboard.type(run)
 
     def press_keys(self, keys: Sequence[str]) -> None:
         self._gui.hotkey(*(self._key(k) for k in keys))
