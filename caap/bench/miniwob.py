@@ -82,6 +82,7 @@ class MiniWoBEnv:
         self._browser: Chromium | None = None
         self._task: str | None = None
         self._region: Region | None = None
+        self._fresh = False  # the task page is newly loaded and no episode has run on it
         if display is None:
             self._own_display = VirtualDisplay().start()
             display = self._own_display.name
@@ -135,6 +136,7 @@ class MiniWoBEnv:
         left, top = browser.content_origin()
         self._region = Region(left, top, *TASK_REGION)
         self._task = task
+        self._fresh = True
 
     def restart(self) -> None:
         """Replace the browser with a fresh one and reopen the current task (after a crash, say)."""
@@ -152,9 +154,10 @@ class MiniWoBEnv:
         autocomplete menu, an open native dropdown, focus) otherwise survive into the next episode,
         and episodes must not depend on what the previous one left behind."""
         browser = self._page()
-        url = (miniwob_html_dir() / f"{self._task}.html").as_uri()
-        browser.navigate(url)
-        self._wait_for_core()
+        if not self._fresh:  # open() has just loaded the page: no need to load it twice
+            browser.navigate((miniwob_html_dir() / f"{self._task}.html").as_uri())
+            self._wait_for_core()
+        self._fresh = False
         setup = [
             "core.endEpisode(0);",  # a no-op unless an episode is running
             f"Math.seedrandom({int(seed)!r});",

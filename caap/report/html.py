@@ -183,7 +183,7 @@ def stage_items(timings: Any) -> list[tuple[str, float]]:
     if not isinstance(timings, dict):
         return []
     values = {k: num(timings.get(k)) for k in STAGES}
-    observe, parts = values.get("observe"), [values[k] for k in ("capture", "detect", "read") if values[k] is not None]
+    observe, parts = values.get("observe"), [values[k] for k in ("detect", "read") if values[k] is not None]
     if observe is not None and parts:
         # Detect and read are measured inside observe (capture before it): show only the rest of it.
         inner = sum(values[k] or 0.0 for k in ("detect", "read"))

@@ -8,7 +8,7 @@ once per batch in the collate function.
 Settings come from ``training/reader.yaml``; arguments override them. The run directory ``out``::
 
     best/               the checkpoint with the best validation exact match (a Reader loads it)
-    last/               the latest checkpoint + trainer_state.pt (optimizer, scheduler, epoch) for resume
+    last/               the latest checkpoint + trainer_state.pt (optimizer, epoch, best) for resume
     metrics.jsonl       one line per epoch: losses, exact match, type accuracy, lr, samples/s
     caap-train.json     the settings, data, sample counts, parameter count and command
 
@@ -556,8 +556,8 @@ def train(
             save_checkpoint(model, out / "last", max_patches=max_patches, mask=mask, max_new_tokens=max_new_tokens,
                             extra={**meta_extra, "epoch": epoch + 1, "val": metrics})
             tmp = state_path.with_name(f".{STATE_FILE}.tmp")
-            torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                        "epoch": epoch + 1, "best": best}, tmp)
+            # No scheduler state: a resume plans the rest of the schedule again (see above).
+            torch.save({"optimizer": optimizer.state_dict(), "epoch": epoch + 1, "best": best}, tmp)
             os.replace(tmp, state_path)  # written last: a crash mid-save resumes from the previous epoch
             with (out / "metrics.jsonl").open("a", encoding="utf-8") as f:
                 f.write(json.dumps(metrics) + "\n")
