@@ -460,3 +460,22 @@ def test_merge_reading_by_type_source():
     assert (icon.type, icon.checked, icon.subtype, icon.text) == (ElementType.ICON, True, None, None)
     with pytest.raises(ValueError, match="type_source"):
         VisionObserver(object(), None, type_source="both")  # type: ignore[arg-type]
+
+
+def test_position_bias_gets_its_own_rate_and_no_decay():
+    pytest.importorskip("transformers")
+    from caap.train.reader import build_model, load_settings, param_groups
+
+    settings = load_settings(CONFIG)
+    model = build_model(settings["models"]["tiny"], vocab_size=259, max_patches=64)
+    names = {id(p): n for n, p in model.named_parameters()}
+    settings.update(lr=1e-3, weight_decay=0.01, position_bias_lr=30.0)
+    groups = param_groups(model, settings)
+    assert len(groups) == 3 and sum(len(g["params"]) for g in groups) == len(names)
+    position = groups[2]
+    assert [names[id(p)] for p in position["params"]] == [
+        "decoder.layer.0.self_attention.attention.relative_attention_bias.weight"]
+    assert position["lr"] == pytest.approx(0.03) and position["weight_decay"] == 0.0
+    assert all(names[id(p)].endswith("weight") and p.ndim == 2 for p in groups[0]["params"])
+    settings["position_bias_lr"] = 1.0  # the grouping of runs started before the setting existed
+    assert len(param_groups(model, settings)) == 2
