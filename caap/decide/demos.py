@@ -1,16 +1,31 @@
 """Demonstrations: recorded action trajectories of solved tasks, shown at the top of the prompt.
 
-File format (UTF-8 JSON, ``schema_version`` 1)::
+File format (UTF-8 JSON, ``schema_version`` 2; version 1 files — the same without the recorder's
+fields — are read as they are)::
 
-    {"schema_version": 1, "task": "Select EiTE and click Submit.",
+    {"schema_version": 2, "task": "Select EiTE and click Submit.", "source": "human",
+     "screen": {"width": 160, "height": 210}, "complete": true,
      "steps": [{"action": "click_element", "args": {"element_id": 1},
                 "element": {<element record as caap observe prints it>},
                 "rationale": "The radio labelled EiTE ...",
-                "before": [<elements>], "after": [<elements>]}]}
+                "before": [<elements>], "after": [<elements>],
+                "point": [52, 80], "t": 1.25, "masked": false,
+                "screenshots": {"before": "demo.assets/0001-before.png",
+                                "after": "demo.assets/0001-after.png"}}]}
 
-``element`` is the element the action targeted as it looked before the action; ``before`` and
-``after`` (optional) are the screens around the action, which rationale generation reads.
-The recorder and the rationale generator write this format; the prompter reads it.
+Step fields: ``action`` and ``args`` are a registry action (``caap.act.actions``) with its
+arguments; ``element`` is the element the action targeted as it looked before the action (its
+``element_id`` means something only within ``before``); ``before`` and ``after`` (optional) are the
+element lists of the screens around the action, which rationale generation reads. Recorder fields,
+all optional: ``point`` the pointer position of a mouse action (captured-image pixels), ``t``
+seconds since the recording started, ``masked`` true when typed text was replaced by ``*`` (a
+password-like field), ``screenshots`` paths relative to the demonstration file.
+
+Demonstration fields: ``screen`` the captured size the coordinates refer to; ``complete`` false
+while a recording is still being written (or was cut off by a crash: every step in the file is
+whole, the recording just ended early); ``source`` free text ("human", "scripted", "auto-context").
+The recorder and the rationale generator write this format; the prompter, retrieval and replay
+read it.
 """
 
 from __future__ import annotations
@@ -23,7 +38,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from caap.elements import Element, quote
 
-DEMO_SCHEMA_VERSION = 1
+DEMO_SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 
 class DemoStep(BaseModel):
@@ -35,6 +51,10 @@ class DemoStep(BaseModel):
     rationale: str | None = None
     before: list[Element] | None = None
     after: list[Element] | None = None
+    point: tuple[int, int] | None = None
+    t: float | None = None
+    masked: bool = False
+    screenshots: dict[str, str] | None = None
 
     def describe(self) -> str:
         """``{name: click_element, arg: {type: radio, X: ..., text: "EiTE"}}``: the element, not its
@@ -56,7 +76,9 @@ class Demonstration(BaseModel):
     schema_version: int = DEMO_SCHEMA_VERSION
     task: str
     steps: list[DemoStep]
-    source: str | None = None  # free text: "human", "auto-context", a recorder id, ...
+    source: str | None = None  # free text: "human", "scripted", "auto-context", ...
+    screen: dict[str, int] | None = None  # {"width", "height"} of the captured screen
+    complete: bool = True
 
 
 class DemoFileError(ValueError):
@@ -71,10 +93,10 @@ def load_demo(path: str | Path) -> Demonstration:
         raise DemoFileError(f"{path}: no such demonstration file") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DemoFileError(f"{path}: not a readable JSON demonstration ({exc})") from None
-    if isinstance(data, dict) and data.get("schema_version", DEMO_SCHEMA_VERSION) != DEMO_SCHEMA_VERSION:
+    if isinstance(data, dict) and data.get("schema_version", DEMO_SCHEMA_VERSION) not in READABLE_VERSIONS:
         raise DemoFileError(
             f"{path}: schema_version {data.get('schema_version')} is not supported "
-            f"(this caap reads version {DEMO_SCHEMA_VERSION})"
+            f"(this caap reads versions {', '.join(map(str, READABLE_VERSIONS))})"
         )
     try:
         return Demonstration.model_validate(data)
@@ -82,6 +104,20 @@ def load_demo(path: str | Path) -> Demonstration:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
         raise DemoFileError(f"{path}: {where}: {err['msg']}") from None
+
+
+def save_demo(demo: Demonstration, path: str | Path) -> Path:
+    """Write a demonstration atomically (a temporary file, then a rename): a reader, or a crash
+    mid-write, never sees half a file."""
+    import os
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    data = demo.model_dump(mode="json", exclude_none=True)
+    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
 
 
 def load_demos(paths: list[str | Path]) -> list[Demonstration]:
