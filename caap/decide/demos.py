@@ -23,7 +23,9 @@ password-like field), ``screenshots`` paths relative to the demonstration file.
 
 Demonstration fields: ``screen`` the captured size the coordinates refer to; ``complete`` false
 while a recording is still being written (or was cut off by a crash: every step in the file is
-whole, the recording just ended early); ``source`` free text ("human", "scripted", "auto-context").
+whole, the recording just ended early); ``source`` free text ("human", "scripted", "auto-context");
+``family`` the task family when known (a MiniWoB task name, or one a user chooses): episodes of one
+family share experience, and a demonstration of the family is the benchmark's reference trajectory.
 The recorder and the rationale generator write this format; the prompter, retrieval and replay
 read it.
 """
@@ -77,6 +79,7 @@ class Demonstration(BaseModel):
     task: str
     steps: list[DemoStep]
     source: str | None = None  # free text: "human", "scripted", "auto-context", ...
+    family: str | None = None  # the task family (e.g. the MiniWoB task name) for retrieval and references
     screen: dict[str, int] | None = None  # {"width", "height"} of the captured screen
     complete: bool = True
 
