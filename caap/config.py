@@ -154,6 +154,18 @@ class TraceConfig(BaseModel):
     screenshots: bool = True
 
 
+class MemoryConfig(BaseModel):
+    """What the agent keeps between episodes (caap.memory); each part is off until given a path."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    demos: list[Path] = Field(default_factory=list, description="demonstration directories to retrieve from")
+    experience: Path | None = Field(default=None, description="directory of per-family experience files")
+    derive_rules: bool = Field(default=True, description="after a failure, one LLM call derives rules")
+    auto_context: Path | None = Field(default=None, description="directory successful runs are saved to")
+    cache: Path | None = Field(default=None, description="action cache file")
+
+
 class CaapConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -165,6 +177,7 @@ class CaapConfig(BaseModel):
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     safety: SafetyConfig = Field(default_factory=SafetyConfig)
     trace: TraceConfig = Field(default_factory=TraceConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
 
     def redacted(self) -> dict[str, Any]:
         """The config as JSON with the API key replaced: what traces record."""

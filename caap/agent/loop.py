@@ -25,6 +25,7 @@ from caap.decide.llm import LLMError, LLMReply
 from caap.decide.parser import bind_all, parse_reply
 from caap.decide.prompter import CaapPrompter, HistoryEntry, PromptContext
 from caap.elements import Element
+from caap.memory.cache import ActionCache, cache_key
 from caap.observe.screen import Observer, Screen, ScreenError, changed_pixels
 from caap.observe.tracking import IdTracker
 
@@ -83,6 +84,9 @@ class Agent:
         is_finished: Callable[[], bool] | None = None,
         on_step: Callable[[dict[str, Any]], None] | None = None,
         approve: Callable[[PlannedAction, list[Element]], str | None] | None = None,
+        cache: ActionCache | None = None,
+        experience: list[str] | None = None,
+        family: str | None = None,
     ) -> None:
         self.screen = screen
         self.observer = observer
@@ -97,6 +101,10 @@ class Agent:
         self.on_step = on_step
         self.approve = approve  # the confirmation gate: returns why an action is refused, or None
         self.last_frame: Image.Image | None = None  # the frame the latest step decided on
+        self.cache = cache  # the action cache: a hit skips the LLM call (caap.memory.cache)
+        self.experience = experience or []  # prompt lines from caap.memory.experience
+        self.family = family
+        self.steps: list[dict[str, Any]] = []  # this episode's step records (auto-context reads them)
 
     def _tools(self) -> list[dict[str, Any]] | None:
         o = self.prompter.options
@@ -106,6 +114,7 @@ class Agent:
         """Run one episode; never raises for what the screen, the executor or the model do: the
         outcome says how it ended. Ctrl-C ends it as stopped, with the trace closed properly."""
         started = time.monotonic()
+        self.steps = []
         result = EpisodeResult(status=MAX_STEPS, reason=f"reached the step limit ({self.config.max_steps})", steps=0)
         self._cost_known = True
         try:
@@ -158,38 +167,52 @@ class Agent:
                 record["screenshot"] = self.trace.screenshot(step, frame)
 
             t0 = time.perf_counter()
-            ctx = PromptContext(task, elements, history, last_response, errors, self.demonstrations)
-            prompt = self.prompter.build(ctx)
-            timings["prompt"] = time.perf_counter() - t0
-            record["prompt"] = {
-                "text": prompt.text, "estimated_tokens": prompt.tokens, "trims": prompt.trims,
-                "over_budget": prompt.over_budget,
-            }
-
-            t0 = time.perf_counter()
-            try:
-                reply = self.planner.complete(prompt.text, tools)
-            except LLMError as exc:
-                timings["llm"] = time.perf_counter() - t0
-                record.update(timings=_ms(timings), error=str(exc))
-                self._emit(record)
-                result.status, result.reason = LLM_ERROR, str(exc)
-                break
-            timings["llm"] = time.perf_counter() - t0
-            record["response"] = reply.to_json()
-            result.prompt_tokens += reply.usage.prompt_tokens
-            result.completion_tokens += reply.usage.completion_tokens
-            if reply.cost_usd is None:
-                self._cost_known = False
+            key, cached = None, None
+            if self.cache is not None:
+                done_so_far = [a for a in result.actions if a.get("outcome") not in ("denied", "error")]
+                key = cache_key(task, elements, done_so_far)
+                cached = self.cache.lookup(key, elements, frame.width, frame.height)
+                record["cache"] = "hit" if cached else "miss"
+            reply = None
+            if cached:
+                # A solved screen: the cached actions, found again on this screen, without the LLM.
+                planned, errors = cached, []
+                last_response = "(actions reused from the action cache)"
+                timings["prompt"] = time.perf_counter() - t0
             else:
-                result.cost_usd = (result.cost_usd or 0.0) + reply.cost_usd
-            last_response = reply.content or _tool_calls_text(reply)
+                ctx = PromptContext(task, elements, history, last_response, errors, self.demonstrations,
+                                    self.experience)
+                prompt = self.prompter.build(ctx)
+                timings["prompt"] = time.perf_counter() - t0
+                record["prompt"] = {
+                    "text": prompt.text, "estimated_tokens": prompt.tokens, "trims": prompt.trims,
+                    "over_budget": prompt.over_budget,
+                }
 
-            parsed = parse_reply(reply.content, reply.tool_calls)
-            screen_state = ScreenState(elements, frame.width, frame.height)
-            planned, bind_errors = bind_all(parsed.proposals, screen_state)
-            errors = parsed.errors + bind_errors
-            record["proposals"] = [p.to_json() for p in parsed.proposals]
+                t0 = time.perf_counter()
+                try:
+                    reply = self.planner.complete(prompt.text, tools)
+                except LLMError as exc:
+                    timings["llm"] = time.perf_counter() - t0
+                    record.update(timings=_ms(timings), error=str(exc))
+                    self._emit(record)
+                    result.status, result.reason = LLM_ERROR, str(exc)
+                    break
+                timings["llm"] = time.perf_counter() - t0
+                record["response"] = reply.to_json()
+                result.prompt_tokens += reply.usage.prompt_tokens
+                result.completion_tokens += reply.usage.completion_tokens
+                if reply.cost_usd is None:
+                    self._cost_known = False
+                else:
+                    result.cost_usd = (result.cost_usd or 0.0) + reply.cost_usd
+                last_response = reply.content or _tool_calls_text(reply)
+
+                parsed = parse_reply(reply.content, reply.tool_calls)
+                screen_state = ScreenState(elements, frame.width, frame.height)
+                planned, bind_errors = bind_all(parsed.proposals, screen_state)
+                errors = parsed.errors + bind_errors
+                record["proposals"] = [p.to_json() for p in parsed.proposals]
 
             if planned:
                 invalid_streak = 0
@@ -199,11 +222,15 @@ class Agent:
             executed, frame, terminal, act_timings, failure = self._execute_batch(
                 planned, history, frame, elements, errors)
             timings.update(act_timings)
+            if self.cache is not None and key is not None and not cached:
+                ran = [a for a, e in zip(planned, executed, strict=False)
+                       if e.get("outcome") not in ("denied", "error")]
+                self.cache.note(key, task, ran, self.family)
             record["actions"] = executed
             record["errors"] = [e.to_json() for e in errors]
             result.actions.extend(executed)
             record["timings_ms"] = _ms(timings)
-            record["cost_usd"] = reply.cost_usd
+            record["cost_usd"] = reply.cost_usd if reply is not None else 0.0
             self._emit(record)
             result.last_step = record
 
@@ -287,6 +314,7 @@ class Agent:
         return executed, frame, None, timings, None
 
     def _emit(self, record: dict[str, Any]) -> None:
+        self.steps.append(record)
         if self.trace:
             self.trace.step(record)
         if self.on_step:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from caap import __version__
+from caap.memory.trajectory import match, signatures
 from caap.report.bench import ABLATION_COLUMNS
 
 DATA_DIR = Path(__file__).with_name("data")
@@ -101,6 +102,10 @@ class BenchSettings:
     observer: str = "vision"  # vision | oracle
     demos: str | None = None
     screenshots: bool = True
+    experience: str | None = None  # memory (caap.memory): per-task experience directory
+    auto_context: str | None = None  # where successful episodes are saved as demonstrations
+    cache: str | None = None  # action cache file
+    reference: str | None = None  # reference trajectories: DIR/TASK/*.json (the first one is used)
     config: dict[str, Any] = field(default_factory=dict)  # the CaapConfig as JSON (llm, prompt, agent, screen)
 
     def check(self) -> None:
@@ -112,8 +117,16 @@ class BenchSettings:
             raise BenchError("--workers must be at least 1")
         if not self.seeds:
             raise BenchError("--seeds: no seeds")
-        if self.demos and not Path(self.demos).is_dir():
-            raise BenchError(f"--demos {self.demos}: not a directory")
+        for flag, value in (("--demos", self.demos), ("--reference", self.reference)):
+            if value and not Path(value).is_dir():
+                raise BenchError(f"{flag} {value}: not a directory")
+        if self.cache:
+            from caap.memory.cache import ActionCache, CacheError
+
+            try:
+                ActionCache(self.cache)  # a broken file stops the run here, not in every worker
+            except CacheError as exc:
+                raise BenchError(str(exc)) from None
 
 
 # --- one worker -----------------------------------------------------------------------------------
@@ -165,6 +178,17 @@ class EpisodeRunner:
         self.executor = XdotoolExecutor(lambda: self._screen.mapping, display=self.env.display)
         self._screen: Any = None
         self._demos: dict[str, list[Any]] = {}
+        self._references: dict[str, list[Any] | None] = {}
+        from caap.memory.session import Memory, MemoryOptions
+
+        # Demonstrations come from --demos (by task directory); memory adds auto-context ones, the
+        # task's experience and the cache. The family of a MiniWoB episode is its task name.
+        self.memory = Memory(MemoryOptions(
+            max_demonstrations=p.max_demonstrations, exclude_same_task=True,
+            experience=Path(settings.experience) if settings.experience else None,
+            derive_rules=self.cfg.memory.derive_rules,
+            auto_context=Path(settings.auto_context) if settings.auto_context else None,
+            cache=Path(settings.cache) if settings.cache else None), self.planner)
 
     def _open(self, task: str) -> None:
         from caap.observe.capture import CaptureTarget, LiveScreen, SettleOptions
@@ -197,6 +221,9 @@ class EpisodeRunner:
             utterance = self.env.utterance()
             if task not in self._demos:
                 self._demos[task] = demos_for(s.demos, task)
+            demos = (self._demos[task] + self.memory.demonstrations(utterance, task))[
+                : self.cfg.prompt.max_demonstrations]
+            lookups, hits = (self.memory.cache.lookups, self.memory.cache.hits) if self.memory.cache else (0, 0)
             trace = TraceWriter(trace_dir.parent, utterance, name=trace_dir.name, screenshots=s.screenshots,
                                 secrets=self._secrets())
             trace.start({"task": utterance, "miniwob_task": task, "seed": seed, "caap_version": __version__,
@@ -204,10 +231,24 @@ class EpisodeRunner:
             agent = Agent(screen=self._screen, observer=self.observer, executor=self.executor,
                           planner=self.planner, prompter=self.prompter,
                           config=self.cfg.agent.model_copy(update={"max_steps": s.max_steps}),
-                          trace=trace, demonstrations=self._demos[task], is_finished=self._finished,
-                          on_step=steps.append)
+                          trace=trace, demonstrations=demos, is_finished=self._finished,
+                          on_step=steps.append, cache=self.memory.cache,
+                          experience=self.memory.experience_lines(utterance, task), family=task)
             result = agent.run(utterance)
             reward = self.env.reward() if self.env.done() else 0.0
+            kept = self.memory.finish(utterance, success=reward > 0, status=result.status, reason=result.reason,
+                                      steps=agent.steps, family=task, screen=(self.env.region.width,
+                                                                              self.env.region.height))
+            if self.memory.cache is not None:
+                record["cache"] = {"lookups": self.memory.cache.lookups - lookups,
+                                   "hits": self.memory.cache.hits - hits}
+            if kept.get("auto_context"):
+                record["auto_context"] = kept["auto_context"]
+            reference = self._reference(task)
+            if reference is not None:
+                record["reference"] = match(signatures(result.actions, "action"),
+                                            signatures([st.model_dump(mode="json") for st in reference.steps],
+                                                       "action"))
             record.update(utterance=utterance, status=result.status, reason=result.reason, steps=result.steps,
                           reward=reward, success=reward > 0, prompt_tokens=result.prompt_tokens,
                           completion_tokens=result.completion_tokens, cost_usd=result.cost_usd,
@@ -222,6 +263,13 @@ class EpisodeRunner:
         if not record["success"] and trace_dir.is_dir():
             _write_trace_report(trace_dir)
         return record
+
+    def _reference(self, task: str) -> Any:
+        """The reference trajectory of a task (the first of ``--reference DIR/TASK``), if any."""
+        if task not in self._references:
+            found = demos_for(self.settings.reference, task) if self.settings.reference else []
+            self._references[task] = found[0] if found else None
+        return self._references[task]
 
     def _finished(self) -> bool:
         try:
@@ -456,7 +504,22 @@ def _group(episodes: list[dict[str, Any]]) -> dict[str, Any]:
         "tokens_per_episode": {"prompt": _mean([e.get("prompt_tokens", 0) for e in episodes]),
                                "completion": _mean([e.get("completion_tokens", 0) for e in episodes])},
         "cost_per_episode_usd": None if any(c is None for c in costs) or not costs else round(sum(costs) / n, 6),
+        **_memory_metrics(episodes),
     }
+
+
+def _memory_metrics(episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """Cache hit rate over the steps that looked it up; reference-trajectory matches (HxAgent)."""
+    out: dict[str, Any] = {}
+    lookups = sum(e.get("cache", {}).get("lookups", 0) for e in episodes)
+    if lookups:
+        out["cache"] = {"lookups": lookups, "hits": sum(e["cache"]["hits"] for e in episodes if "cache" in e),
+                        "hit_rate": round(sum(e["cache"]["hits"] for e in episodes if "cache" in e) / lookups, 4)}
+    refs = [e["reference"] for e in episodes if e.get("reference")]
+    if refs:
+        out["reference_match"] = {"episodes": len(refs), "exact": _mean([r["exact"] for r in refs]),
+                                  "prefix": _mean([r["prefix"] for r in refs])}
+    return out
 
 
 def summarize(settings: BenchSettings, episodes: list[dict[str, Any]]) -> dict[str, Any]:

@@ -25,6 +25,14 @@ def bench_miniwob(
                                          min=1)] = 1,
     demos: Annotated[Path | None, typer.Option(
         help="Demonstrations: DIR/TASK/*.json or DIR/TASK.json are shown for TASK.")] = None,
+    experience: Annotated[Path | None, typer.Option(
+        help="Keep experience per task in this directory (rules from failures, past attempts) and show it.")] = None,
+    auto_context: Annotated[Path | None, typer.Option(
+        help="Save successful episodes as demonstrations here (at most 2 per task) and show them.")] = None,
+    cache: Annotated[Path | None, typer.Option(
+        help="Action cache file: a screen solved before is acted on without the LLM; hit rate in the summary.")] = None,
+    reference: Annotated[Path | None, typer.Option(
+        help="Reference trajectories DIR/TASK/*.json: exact and prefix match of each episode in the summary.")] = None,
     ablation: Annotated[str, typer.Option(
         help="none | no-demos | no-rationales | no-cot | no-cot-no-demos (the paper's ablations).")] = "none",
     max_steps: Annotated[int, typer.Option(help="LLM calls per episode before it counts as failed.", min=1)] = 10,
@@ -64,7 +72,9 @@ def bench_miniwob(
     data["llm"]["api_key"] = cfg.llm.api_key.get_secret_value() if cfg.llm.api_key else None
     settings = BenchSettings(
         tasks=task_list, seeds=seed_list, out=out_dir, workers=workers, ablation=ablation, max_steps=max_steps,
-        observer=observer, demos=str(demos) if demos else None, screenshots=not no_screenshots, config=data)
+        observer=observer, demos=str(demos) if demos else None, screenshots=not no_screenshots, config=data,
+        experience=str(experience) if experience else None, auto_context=str(auto_context) if auto_context else None,
+        cache=str(cache) if cache else None, reference=str(reference) if reference else None)
     if observer == "vision":
         _check_models(cfg.observe)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),

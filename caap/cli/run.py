@@ -51,7 +51,18 @@ def run(
         "screenshot in the trace; touch nothing.")] = False,
     show_prompt: Annotated[bool, typer.Option("--show-prompt", help="Print each prompt sent to the LLM.")] = False,
     demo: Annotated[list[Path] | None, typer.Option(
-        "--demo", help="Demonstration file or directory of them (repeatable).")] = None,
+        "--demo", help="Demonstration file (always shown) or directory (the most similar tasks are shown); "
+        "repeatable.")] = None,
+    family: Annotated[str | None, typer.Option(
+        help="Task family name shared by runs of the same kind of task (experience, auto-context); "
+        "default: the task text with its quoted values and numbers blanked.")] = None,
+    experience: Annotated[Path | None, typer.Option(
+        help="Keep experience per task family in this directory: rules from failures, past attempts.")] = None,
+    auto_context: Annotated[Path | None, typer.Option(
+        help="Save a successful run as a demonstration in this directory (at most 2 per family); it is "
+        "also searched for demonstrations.")] = None,
+    cache: Annotated[Path | None, typer.Option(
+        help="Action cache file: a screen solved before is acted on without calling the LLM.")] = None,
     config: ConfigOpt = None,
     base_url: Annotated[str | None, typer.Option(
         help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (env: OPENAI_BASE_URL).")] = None,
@@ -107,10 +118,13 @@ def run(
     from caap.act.safety import ConfirmationGate, ConfirmRule, SafetyError, StopHotkey, describe_hotkey, terminal_ask
     from caap.agent.loop import Agent
     from caap.agent.trace import TraceWriter
-    from caap.decide.demos import DemoFileError, load_demos
+    from caap.decide.demos import DemoFileError
     from caap.decide.llm import LLMClient, LLMError
     from caap.decide.prompter import CaapPrompter, PromptOptions
     from caap.elements import ElementFileError, load_elements
+    from caap.memory.cache import CacheError
+    from caap.memory.experience import ExperienceError
+    from caap.memory.session import Memory, MemoryOptions
     from caap.observe.capture import CaptureTarget, LiveScreen, SettleOptions
     from caap.observe.screen import ImageScreen, Screen, ScreenError, StaticObserver, load_image
 
@@ -127,6 +141,7 @@ def run(
         "screen.monitor": monitor, "screen.region": region, "screen.window": window,
         "executor.backend": backend, "executor.failsafe": False if no_failsafe else None,
         "safety.stop_hotkey": stop_hotkey, "safety.confirm": False if no_confirm else None,
+        "memory.experience": experience, "memory.auto_context": auto_context, "memory.cache": cache,
     })
     live = screenshot is None
     if not live and not dry_run:
@@ -134,7 +149,6 @@ def run(
              "out to act on the live screen")
     try:
         observer: Any = StaticObserver(load_elements(elements)) if elements is not None else _vision_observer(cfg)
-        demos = load_demos(demo or [])
         screen: Screen
         if live:
             sc = cfg.screen
@@ -145,7 +159,7 @@ def run(
         else:
             assert screenshot is not None
             screen = ImageScreen(load_image(screenshot))
-    except (ElementFileError, ScreenError, DemoFileError) as exc:
+    except (ElementFileError, ScreenError) as exc:
         fail(str(exc))
 
     prompter = CaapPrompter(PromptOptions(
@@ -156,6 +170,16 @@ def run(
     try:
         planner = LLMClient(cfg.llm)
     except LLMError as exc:
+        fail(str(exc))
+    try:
+        mem = cfg.memory
+        memory = Memory(MemoryOptions(
+            demos=[*(demo or []), *mem.demos], max_demonstrations=cfg.prompt.max_demonstrations,
+            experience=mem.experience, derive_rules=mem.derive_rules, auto_context=mem.auto_context,
+            cache=None if dry_run else mem.cache), planner)
+        demos = memory.demonstrations(task, family)
+        lessons = memory.experience_lines(task, family)
+    except (DemoFileError, CacheError, ExperienceError) as exc:
         fail(str(exc))
 
     stop = threading.Event()
@@ -203,6 +227,7 @@ def run(
         screen=screen, observer=observer, executor=executor, planner=planner,
         prompter=prompter, config=cfg.agent.model_copy(update={"max_steps": 1}) if dry_run else cfg.agent,
         trace=trace, demonstrations=demos, on_step=on_step, stop=stop, approve=gate,
+        cache=memory.cache, experience=lessons, family=family,
     )
     try:
         result = agent.run(task)
@@ -210,6 +235,16 @@ def run(
         if hotkey:
             hotkey.stop()
         screen.close()
+    kept: dict[str, Any] = {}
+    if not dry_run:
+        try:
+            kept = memory.finish(task, success=result.status in ("done", "finished"), status=result.status,
+                                 reason=result.reason, steps=agent.steps, family=family,
+                                 screen=agent.last_frame.size if agent.last_frame is not None else None)
+        except (CacheError, ExperienceError, OSError) as exc:
+            err.print(f"[yellow]warning:[/] the run's memory was not saved: {exc}", highlight=False)
+        if memory.cache is not None:
+            kept["cache"] = {"lookups": memory.cache.lookups, "hits": memory.cache.hits}
     step = result.last_step or {}
     drawn = None
     if dry_run and agent.last_frame is not None:
@@ -220,7 +255,7 @@ def run(
     if as_json:
         payload = {**result.to_json(), "errors": step.get("errors", []),
                    "response": (step.get("response") or {}).get("content"),
-                   "trace_dir": str(trace.dir) if trace else None}
+                   "trace_dir": str(trace.dir) if trace else None, "memory": kept}
         if dry_run:
             payload["os_events"] = [{"call": n, **kw} for n, kw in executor.calls]
         sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
@@ -229,6 +264,11 @@ def run(
     else:
         out.print(f"{result.status}: {result.reason} ({result.steps} steps, {result.seconds:.1f}s, "
                   f"cost {'unknown' if result.cost_usd is None else f'${result.cost_usd:.4f}'})", highlight=False)
+        if "cache" in kept:
+            c = kept["cache"]
+            out.print(f"action cache: {c['hits']} of {c['lookups']} steps reused", highlight=False)
+        if kept.get("auto_context"):
+            out.print(f"saved as a demonstration: {kept['auto_context']}", highlight=False)
     if trace and not as_json:
         out.print(f"trace: {trace.dir}", highlight=False)
     code = 0 if dry_run and result.status == "max_steps" else EXIT_CODES.get(result.status, 1)

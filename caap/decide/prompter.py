@@ -1,6 +1,8 @@
 """The CAAP prompt: demonstrations, surrounding context, reasoning instructions, decision rules.
 
-Part 1 shows demonstrations of similar tasks with their (LLM-written, possibly wrong) rationales.
+Part 1 shows demonstrations of similar tasks with their (LLM-written, possibly wrong) rationales,
+then, when the memory has any for the task's family, rules learned from earlier failures and one
+earlier successful attempt (``caap.memory.experience``).
 Part 2 gives the task, the model's own previous answer, the actions taken so far with their
 outcomes, problems with the previous answer, the current element list and, in text mode, the
 catalogue of actions (in tool mode the actions travel as function schemas instead).
@@ -39,6 +41,7 @@ class PromptOptions:
     token_budget: int = 12000
     max_demonstrations: int = 3
     actions: tuple[str, ...] | None = None  # None: the whole registry
+    experience: bool = True
 
 
 @dataclass
@@ -64,6 +67,7 @@ class PromptContext:
     last_response: str | None = None
     errors: list[ActionError] = field(default_factory=list)
     demonstrations: list[Demonstration] = field(default_factory=list)
+    experience: list[str] = field(default_factory=list)  # lines from caap.memory.experience
 
     @property
     def next_number(self) -> int:
@@ -93,6 +97,14 @@ RATIONALE_NOTE = (
     "(The \"reason\" attached to each action was written afterwards by an assistant who only saw the "
     "screens before and after it, not by the person who acted. It can be wrong: use it as a hint, "
     "never as a fact.)"
+)
+
+
+EXPERIENCE_HEADER = (
+    "### Lessons From Earlier Attempts ###\n"
+    "Rules learned from earlier failures at tasks of this kind, and how one earlier attempt succeeded. "
+    "The element names and values in that attempt belong to another instance of the task: follow its "
+    "approach, not its values."
 )
 
 
@@ -204,6 +216,8 @@ class CaapPrompter:
         demo_part = self._demonstrations(demos)
         if demo_part:
             parts.append(demo_part)
+        if self.options.experience and ctx.experience:
+            parts.append(EXPERIENCE_HEADER + "\n" + "\n".join(ctx.experience))
         parts.append(self._context(ctx, history, last_response))
         reasoning = self._reasoning(n)
         if reasoning:
