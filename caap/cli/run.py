@@ -112,12 +112,11 @@ def run(
     """
     import threading
 
-    from caap.act.backends import ExecutorError, make_executor
     from caap.act.dryrun import draw_calls
     from caap.act.executor import RecordingExecutor
-    from caap.act.safety import ConfirmationGate, ConfirmRule, SafetyError, StopHotkey, describe_hotkey, terminal_ask
     from caap.agent.loop import Agent
     from caap.agent.trace import TraceWriter
+    from caap.cli.live import live_input, live_screen
     from caap.decide.demos import DemoFileError
     from caap.decide.llm import LLMClient, LLMError
     from caap.decide.prompter import CaapPrompter, PromptOptions
@@ -125,7 +124,6 @@ def run(
     from caap.memory.cache import CacheError
     from caap.memory.experience import ExperienceError
     from caap.memory.session import Memory, MemoryOptions
-    from caap.observe.capture import CaptureTarget, LiveScreen, SettleOptions
     from caap.observe.screen import ImageScreen, Screen, ScreenError, StaticObserver, load_image
 
     if mode is not None and mode not in ("tools", "text"):
@@ -151,11 +149,7 @@ def run(
         observer: Any = StaticObserver(load_elements(elements)) if elements is not None else _vision_observer(cfg)
         screen: Screen
         if live:
-            sc = cfg.screen
-            target = CaptureTarget.parse(monitor=sc.monitor, region=sc.region, window=sc.window)
-            settle = SettleOptions(sc.settle_min_s, sc.settle_interval_s, sc.settle_timeout_s)
-            screen = LiveScreen(target, settle=settle)
-            screen.capture()  # fail now, with a clear message, if there is no display
+            screen = live_screen(cfg)  # captures once: no display fails here, with a clear message
         else:
             assert screenshot is not None
             screen = ImageScreen(load_image(screenshot))
@@ -189,22 +183,7 @@ def run(
     if dry_run:
         executor = RecordingExecutor()
     else:
-        try:
-            executor = make_executor(cfg.executor.backend, lambda: screen.mapping, failsafe=cfg.executor.failsafe)
-            hotkey = StopHotkey(stop, cfg.safety.stop_hotkey).start()
-        except (ExecutorError, SafetyError) as exc:
-            fail(str(exc))
-        if cfg.safety.confirm:
-            ask = terminal_ask(cfg.safety.confirm_timeout_s)
-            if cfg.safety.rules is None:
-                gate = ConfirmationGate(ask=ask)
-            else:
-                gate = ConfirmationGate([ConfirmRule(tuple(r.actions), r.target, r.reason)
-                                         for r in cfg.safety.rules], ask=ask)
-        err.print(f"caap: acting on the live screen with {cfg.executor.backend}. Press "
-                  f"{describe_hotkey(cfg.safety.stop_hotkey)} to stop"
-                  + ("; or move the mouse into a screen corner." if cfg.executor.failsafe
-                     and cfg.executor.backend == "pyautogui" else "."), highlight=False)
+        executor, hotkey, gate = live_input(cfg, screen, stop)
 
     secret = cfg.llm.api_key.get_secret_value() if cfg.llm.api_key else None
     trace = None if no_trace else TraceWriter(cfg.trace.dir, task, secrets=[secret] if secret else [],

@@ -1,0 +1,277 @@
+"""Replay a recorded demonstration on the live screen, grounding each step visually; no LLM.
+
+A recorded step names the element it acted on as it looked then (type, text, box). The screen it
+is replayed on may differ: a window moved, the page scrolled, the layout reflowed, the reader read
+"Subm1t" this time. So, for each step:
+
+1. observe the current screen (screen → observer → elements in reading order, ids 1..N);
+2. find the recorded element with ``caap.observe.grounding.locate``; if it is not there, observe
+   again until ``max_wait_s`` has passed (the screen may still be loading), then stop with a
+   message naming the step, its action and ``describe_miss``;
+3. rebind the action to what was found: an ``element_id`` argument becomes the found element's
+   id; ``x, y`` arguments of a step that recorded an element (a drag that started on an object)
+   move with that element's displacement;
+4. execute it through the executor and wait for the screen to settle.
+
+Steps that did not target an element (typing, keys, drag moves at bare points, scroll without an
+element) run as recorded, without observing. Masked text (a password the recorder replaced by
+``*``) cannot be typed back: replay stops before such a step unless a secret is given. A dry run
+observes the screen once and reports which element each step would use, acting on nothing and
+stopping at nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from PIL import Image
+
+from caap.act.actions import ActionError, PlannedAction, ScreenState, execute, lookup, plan
+from caap.act.executor import Executor
+from caap.decide.demos import Demonstration, DemoStep
+from caap.elements import Element
+from caap.observe.grounding import Located, describe_miss, locate
+from caap.observe.order import reading_order
+from caap.observe.screen import Observer, Screen
+
+StepStatus = Literal["done", "planned", "missing", "masked", "denied", "error", "stopped", "end"]
+Status = Literal["done", "dry_run", "missing", "masked", "denied", "error", "stopped"]
+Approve = Callable[[PlannedAction, Sequence[Element]], str | None]
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    max_wait_s: float = 3.0  # how long a missing element is looked for before giving up
+    retry_interval_s: float = 0.25  # pause between observations while looking
+    secret: str | None = None  # typed in place of masked text
+    dry_run: bool = False
+    min_text_similarity: float = 0.75  # see grounding.locate
+    max_shift: float = 0.25
+    row_tolerance_px: int = 5
+
+
+@dataclass
+class ReplayStep:
+    """What happened to one recorded step. ``number`` is 1-based, in the file's order."""
+
+    number: int
+    action: str
+    status: StepStatus
+    planned: PlannedAction | None = None
+    found: Located | None = None
+    displacement: tuple[int, int] | None = None  # how far the recorded element moved (found - recorded)
+    observations: int = 0
+    waited_s: float = 0.0
+    message: str | None = None
+    secret: bool = False  # the step types the secret: never print or record its text
+
+    def to_json(self) -> dict[str, Any]:
+        planned = self.planned.to_json() if self.planned else None
+        if planned and self.secret:
+            planned["args"] = {**planned["args"], "string_to_type": "***"}
+        return {
+            "step": self.number, "action": self.action, "status": self.status, "planned": planned,
+            "text_similarity": round(self.found.text_similarity, 3) if self.found else None,
+            "displacement": list(self.displacement) if self.displacement else None,
+            "observations": self.observations, "waited_s": round(self.waited_s, 3), "message": self.message,
+        }
+
+
+@dataclass
+class ReplayResult:
+    status: Status
+    message: str
+    steps: list[ReplayStep] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("done", "dry_run")
+
+
+def _uses_point(step: DemoStep) -> bool:
+    """Whether the step's action aims at a place on the screen that its recorded element decides."""
+    spec = lookup(step.action)
+    names = {p.name for p in spec.params}
+    return step.element is not None and (any(p.element for p in spec.params) or {"x", "y"} <= names)
+
+
+class Replayer:
+    """One replay of one demonstration; ``run`` does it. Screen, observer and executor are injected
+    (live ones from the CLI, file-based and recording ones in tests)."""
+
+    def __init__(
+        self,
+        screen: Screen,
+        observer: Observer,
+        executor: Executor,
+        options: ReplayOptions = ReplayOptions(),
+        *,
+        on_step: Callable[[ReplayStep], None] | None = None,
+        stop: threading.Event | None = None,
+        approve: Approve | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.screen = screen
+        self.observer = observer
+        self.executor = executor
+        self.options = options
+        self.on_step = on_step
+        self.stop = stop or threading.Event()
+        self.approve = approve
+        self._sleep = sleep
+        self._clock = clock
+
+    def _observe(self, frame: Image.Image) -> list[Element]:
+        # Fresh ids per screen: the id only has to mean something to ``plan`` for this one action.
+        ordered = reading_order(self.observer.observe(frame), self.options.row_tolerance_px)
+        return [e.model_copy(update={"id": n, "visible": True}) for n, e in enumerate(ordered, start=1)]
+
+    def _find(self, target: Element, frame: Image.Image, report: ReplayStep
+              ) -> tuple[Image.Image, list[Element], Located | None]:
+        """Observe until the target is found or the wait is over; returns the last frame and list."""
+        start = self._clock()
+        while True:
+            elements = self._observe(frame)
+            report.observations += 1
+            found = locate(target, elements, screen_size=frame.size,
+                           min_text_similarity=self.options.min_text_similarity, max_shift=self.options.max_shift)
+            report.waited_s = self._clock() - start
+            if found is not None or self.options.dry_run or report.waited_s >= self.options.max_wait_s:
+                return frame, elements, found
+            self._sleep(self.options.retry_interval_s)
+            frame = self.screen.capture()
+
+    def _emit(self, report: ReplayStep, steps: list[ReplayStep]) -> None:
+        steps.append(report)
+        if self.on_step:
+            self.on_step(report)
+
+    def run(self, demo: Demonstration) -> ReplayResult:
+        o = self.options
+        steps: list[ReplayStep] = []
+        frame = self.screen.capture()
+        elements: list[Element] = []
+        dry_elements: list[Element] | None = None  # a dry run observes once: nothing changes the screen
+
+        def stop_with(status: Status, report: ReplayStep) -> ReplayResult:
+            return ReplayResult(status, report.message or status, steps)
+
+        for number, step in enumerate(demo.steps, start=1):
+            report = ReplayStep(number, step.action, "done")
+            if self.stop.is_set():
+                report.status, report.message = "stopped", f"stopped before step {number} ({step.action})"
+                self._emit(report, steps)
+                return stop_with("stopped", report)
+            try:
+                spec = lookup(step.action)
+            except ActionError as exc:
+                report.status, report.message = "error", f"step {number}: {exc.message}"
+                self._emit(report, steps)
+                if o.dry_run:
+                    continue
+                return stop_with("error", report)
+            if spec.terminal is not None:
+                report.status, report.message = "end", f"the demonstration ends with {step.action}"
+                self._emit(report, steps)
+                break
+
+            raw = dict(step.args)
+            secret_used = False
+            if step.masked and "string_to_type" in raw:
+                if o.secret is None:
+                    report.status = "masked"
+                    report.message = (f"step {number} ({step.action}) types text the recording hid (a password-like "
+                                      "field); give it with --secret TEXT to replay it")
+                    self._emit(report, steps)
+                    if o.dry_run:
+                        continue
+                    return stop_with("masked", report)
+                raw["string_to_type"] = o.secret
+                secret_used = report.secret = True
+
+            element_param = next((p for p in spec.params if p.element), None)
+            if step.element is None and element_param is not None:
+                if element_param.required:
+                    report.status = "error"
+                    report.message = (f"step {number} ({step.action}): the recording did not keep the element it "
+                                      "acted on, so there is nothing to look for")
+                    self._emit(report, steps)
+                    if o.dry_run:
+                        continue
+                    return stop_with("error", report)
+                raw.pop(element_param.name, None)  # an id of the recorded screen means nothing here
+
+            if _uses_point(step):
+                assert step.element is not None
+                if o.dry_run and dry_elements is not None:
+                    found = locate(step.element, dry_elements, screen_size=frame.size,
+                                   min_text_similarity=o.min_text_similarity, max_shift=o.max_shift)
+                    report.observations = 0
+                    elements = dry_elements
+                else:
+                    frame, elements, found = self._find(step.element, frame, report)
+                    if o.dry_run:
+                        dry_elements = elements
+                if found is None:
+                    report.status = "missing"
+                    waited = "" if o.dry_run else f" after {report.waited_s:.1f}s"
+                    report.message = (f"step {number} ({step.action}): the recorded element is not on the screen"
+                                      f"{waited}: {describe_miss(step.element, elements)}")
+                    self._emit(report, steps)
+                    if o.dry_run:
+                        continue
+                    return stop_with("missing", report)
+                report.found = found
+                (ox, oy), (nx, ny) = step.element.centre, found.element.centre
+                report.displacement = (nx - ox, ny - oy)
+                if element_param is not None:
+                    raw[element_param.name] = found.element.id
+                if "x" in raw and "y" in raw:
+                    raw["x"], raw["y"] = int(raw["x"]) + nx - ox, int(raw["y"]) + ny - oy
+
+            try:
+                action = plan(step.action, raw, ScreenState(elements, frame.width, frame.height))
+            except ActionError as exc:
+                report.status, report.message = "error", f"step {number} ({step.action}): {exc.message}"
+                self._emit(report, steps)
+                if o.dry_run:
+                    continue
+                return stop_with("error", report)
+            report.planned = action
+            if o.dry_run:
+                report.status = "planned"
+                self._emit(report, steps)
+                continue
+
+            if self.approve is not None and not secret_used:
+                denial = self.approve(action, elements)
+                if denial:
+                    report.status = "denied"
+                    report.message = f"step {number} ({step.action}): {denial.split('; do not retry')[0]}"
+                    self._emit(report, steps)
+                    return stop_with("denied", report)
+            try:
+                execute(action, self.executor)
+            except Exception as exc:  # the OS input backend failed: nothing after this can be trusted
+                report.status, report.message = "error", f"step {number} ({step.action}): the executor failed: {exc}"
+                self._emit(report, steps)
+                return stop_with("error", report)
+            frame = self.screen.settle(frame)
+            self._emit(report, steps)
+
+        if o.dry_run:
+            problems = [s for s in steps if s.status in ("missing", "masked", "error")]
+            note = f"; {len(problems)} step(s) could not be planned on this screen" if problems else ""
+            return ReplayResult("dry_run", f"planned {len(steps)} step(s), executed none{note}", steps)
+        return ReplayResult("done", f"replayed {sum(s.status == 'done' for s in steps)} step(s)", steps)
+
+
+def replay(demo: Demonstration, screen: Screen, observer: Observer, executor: Executor,
+           options: ReplayOptions = ReplayOptions(), **kwargs: Any) -> ReplayResult:
+    """``Replayer(screen, observer, executor, options, **kwargs).run(demo)``."""
+    return Replayer(screen, observer, executor, options, **kwargs).run(demo)
