@@ -1,0 +1,1 @@
+"""Recording human demonstrations: raw input events merged into registry actions, and the live session."""
