@@ -123,7 +123,7 @@ def test_cache_finds_moved_elements_and_drops_what_it_cannot_find(tmp_path):
     assert cache_key("press ok", [moved], []) == key  # identity ignores positions
     hit = cache.lookup(key, [moved], 160, 210)
     assert hit is not None and hit[0].args["element_id"] == 7 and hit[0].point == (100, 160)
-    cache.end_episode(success=False)  # the episode that used it failed: the entry goes
+    cache.end_episode(success=False)  # the episode that used it failed: the variant goes
     assert cache.lookup(key, [moved], 160, 210) is None
     assert json.loads((tmp_path / "c.json").read_text())["entries"] == {}
 
@@ -207,3 +207,18 @@ def test_a_successful_run_becomes_a_demonstration_at_most_twice_per_family(tmp_p
     # And a later episode is shown it.
     fresh = Memory(MemoryOptions(auto_context=auto))
     assert fresh.demonstrations(TASK)[0].task == TASK
+
+
+def test_one_screen_content_in_two_layouts_keeps_two_variants(tmp_path):
+    from caap.act.actions import ScreenState, plan
+
+    cache = ActionCache(tmp_path / "c.json")
+    left = Element(id=1, type=ElementType.BUTTON, bbox=(5, 5, 30, 20))  # no text: found by position only
+    right = Element(id=1, type=ElementType.BUTTON, bbox=(120, 180, 145, 195))
+    key = cache_key("click the button", [left], [])
+    for button in (left, right):
+        assert cache.lookup(key, [button], 160, 210) is None
+        cache.note(key, "t", [plan("click_element", {"element_id": 1}, ScreenState([button], 160, 210))])
+        cache.end_episode(success=True)
+    assert [cache.lookup(key, [b], 160, 210)[0].point for b in (left, right)] == [(17, 12), (132, 187)]
+    assert cache.hits == 2 and cache.lookups == 4

@@ -9,8 +9,9 @@ element is found again on the current screen (``caap.observe.grounding.locate``)
 cached actions without calling the LLM.
 
 What gets cached: the actions of an episode are held back until it ends and stored only if it
-succeeded, so a wrong action is never replayed. A hit whose element cannot be found again is a
-miss (and the entry is dropped); an episode that used cached actions and then failed drops them.
+succeeded, so a wrong action is never replayed. One key keeps up to ``max_variants`` variants (the
+same content laid out differently); a hit needs every element of a variant found again, otherwise
+it is a miss. An episode that used a cached variant and then failed drops that variant.
 The file is JSON, written atomically, bounded to ``max_entries`` (least recently used go first).
 """
 
@@ -29,7 +30,7 @@ from caap.memory.files import locked, write_atomic
 from caap.memory.trajectory import signatures
 from caap.observe.grounding import fold, locate
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 class CacheError(RuntimeError):
@@ -53,12 +54,12 @@ def _stored(action: PlannedAction) -> dict[str, Any]:
 
 
 class ActionCache:
-    def __init__(self, path: str | Path, *, max_entries: int = 2000) -> None:
+    def __init__(self, path: str | Path, *, max_entries: int = 2000, max_variants: int = 8) -> None:
         self.path = Path(path)
-        self.max_entries = max_entries
+        self.max_entries, self.max_variants = max_entries, max_variants
         self.entries: dict[str, dict[str, Any]] = {}
         self.pending: list[tuple[str, dict[str, Any]]] = []
-        self.used: list[str] = []  # keys hit in the current episode
+        self.used: list[tuple[str, list[dict[str, Any]]]] = []  # (key, variant) hit in this episode
         self.lookups = self.hits = 0
         self._changed: set[str] = set()  # keys this process stored or dropped, merged into the file on save
         self.entries = self._read()
@@ -76,32 +77,43 @@ class ActionCache:
             raise CacheError(f"{self.path}: unreadable action cache ({exc}); delete it to start afresh") from None
 
     # --- use ------------------------------------------------------------------------------------
-    def lookup(self, key: str, elements: Sequence[Element], width: int, height: int) -> list[PlannedAction] | None:
-        """The cached actions bound to the current screen, or None (a miss)."""
-        self.lookups += 1
-        entry = self.entries.get(key)
-        if entry is None:
-            return None
+    @staticmethod
+    def _bind(actions: list[dict[str, Any]], elements: Sequence[Element], width: int,
+              height: int) -> list[PlannedAction] | None:
         screen = ScreenState(list(elements), width, height)
         planned: list[PlannedAction] = []
         try:
-            for item in entry["actions"]:
+            for item in actions:
                 args = dict(item.get("args") or {})
                 if item.get("element"):
                     found = locate(Element.model_validate(item["element"]), elements, screen_size=(width, height))
                     if found is None or found.element.id is None:
-                        raise LookupError("element not found again")
+                        return None
                     args["element_id"] = found.element.id
                 planned.append(plan(item["name"], args, screen))
-        except (LookupError, ActionError, ValueError, KeyError, TypeError):
-            self.entries.pop(key, None)  # stale: the next success stores a fresh one
-            self._changed.add(key)
+        except (ActionError, ValueError, KeyError, TypeError):
             return None
-        entry["last_used"] = time.time()
-        entry["hits"] = int(entry.get("hits", 0)) + 1
-        self.hits += 1
-        self.used.append(key)
         return planned
+
+    def lookup(self, key: str, elements: Sequence[Element], width: int, height: int) -> list[PlannedAction] | None:
+        """The cached actions bound to the current screen, or None (a miss). One key can hold
+        several variants (the same screen content laid out differently: a button that moves
+        between instances of a task); the most recently used one whose elements are all found
+        again wins."""
+        self.lookups += 1
+        entry = self.entries.get(key)
+        if entry is None:
+            return None
+        for variant in sorted(entry["variants"], key=lambda v: v.get("last_used", 0), reverse=True):
+            planned = self._bind(variant["actions"], elements, width, height)
+            if planned is not None:
+                variant["last_used"] = time.time()
+                variant["hits"] = int(variant.get("hits", 0)) + 1
+                self.hits += 1
+                self.used.append((key, variant["actions"]))
+                self._changed.add(key)
+                return planned
+        return None
 
     def note(self, key: str, task: str, actions: Sequence[PlannedAction], family: str | None = None) -> None:
         """Actions the LLM chose on this screen; stored by ``end_episode(success=True)``."""
@@ -109,17 +121,25 @@ class ActionCache:
             self.pending.append((key, {"task": task, "family": family, "actions": [_stored(a) for a in actions]}))
 
     def end_episode(self, success: bool) -> None:
-        """Store the held-back actions of a successful episode; forget those of a failed one, and
-        drop the cached entries it used (they led somewhere wrong). Saves the file."""
+        """Store the held-back actions of a successful episode (as a new variant of their key, the
+        least recently used beyond ``max_variants`` dropped); after a failure, forget them and drop
+        the cached variants the episode used (they led somewhere wrong). Saves the file."""
         now = time.time()
         if success:
-            for key, entry in self.pending:
-                self.entries[key] = {**entry, "stored": now, "last_used": now, "hits": 0}
+            for key, new in self.pending:
+                entry = self.entries.setdefault(key, {"task": new["task"], "family": new["family"], "variants": []})
+                variants = [v for v in entry["variants"] if v["actions"] != new["actions"]]
+                variants.append({"actions": new["actions"], "stored": now, "last_used": now, "hits": 0})
+                variants.sort(key=lambda v: v.get("last_used", 0), reverse=True)
+                entry["variants"] = variants[: self.max_variants]
                 self._changed.add(key)
-            self._changed.update(self.used)  # their hit counts
         else:
-            for key in self.used:
-                self.entries.pop(key, None)
+            for key, actions in self.used:
+                entry = self.entries.get(key)
+                if entry is not None:
+                    entry["variants"] = [v for v in entry["variants"] if v["actions"] != actions]
+                    if not entry["variants"]:
+                        del self.entries[key]
                 self._changed.add(key)
         self.pending, self.used = [], []
         self.save()
@@ -140,7 +160,8 @@ class ActionCache:
                     else:
                         merged.pop(key, None)
                 if len(merged) > self.max_entries:
-                    keep = sorted(merged.items(), key=lambda kv: kv[1].get("last_used", 0), reverse=True)
+                    keep = sorted(merged.items(), reverse=True,
+                                  key=lambda kv: max((v.get("last_used", 0) for v in kv[1]["variants"]), default=0))
                     merged = dict(keep[: self.max_entries])
                 write_atomic(self.path, json.dumps({"version": CACHE_VERSION, "entries": merged},
                                                    ensure_ascii=False))
