@@ -222,3 +222,16 @@ def test_one_screen_content_in_two_layouts_keeps_two_variants(tmp_path):
         cache.end_episode(success=True)
     assert [cache.lookup(key, [b], 160, 210)[0].point for b in (left, right)] == [(17, 12), (132, 187)]
     assert cache.hits == 2 and cache.lookups == 4
+
+
+def test_bench_summary_reports_cache_hit_rate_and_reference_match(tmp_path):
+    from caap.bench.harness import BenchSettings, summarize
+
+    settings = BenchSettings(tasks=["click-test"], seeds=[0, 1], out=tmp_path)
+    episodes = [{"task": "click-test", "seed": 0, "success": True, "steps": 1, "seconds": 1.0,
+                 "cache": {"lookups": 1, "hits": 0}, "reference": {"exact": 1.0, "prefix": 1.0}},
+                {"task": "click-test", "seed": 1, "success": True, "steps": 2, "seconds": 1.0,
+                 "cache": {"lookups": 2, "hits": 2}, "reference": {"exact": 0.0, "prefix": 0.5}}]
+    task = summarize(settings, episodes)["tasks"]["click-test"]
+    assert task["cache"] == {"lookups": 3, "hits": 2, "hit_rate": 0.6667}
+    assert task["reference_match"] == {"episodes": 2, "exact": 0.5, "prefix": 0.75}

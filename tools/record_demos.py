@@ -1,0 +1,152 @@
+"""Record MiniWoB++ demonstrations through `caap record` while the scripted planner drives the screen.
+
+For each task and seed: the task page on its own Xvfb, `caap record` started on the task's region
+(as a person would start it), the agent with the scripted planner (tools/scripted_planner.py) and
+the DOM oracle observer acting through xdotool, then Ctrl-C (SIGINT) to the recorder. The
+recording keeps only what the recorder saw: OS input events, screenshots and its own vision
+observation of each before-screen. A demonstration is kept only if the episode earned a reward; it
+gets ``family`` = the task name and ``source`` = "scripted". Existing files are skipped (resume).
+
+    .venv/bin/python tools/record_demos.py --seeds 3000 --out demos/miniwob            # all scripted tasks
+    .venv/bin/python tools/record_demos.py --tasks click-test,focus-text --seeds 3000-3001
+
+Rationales need an LLM: afterwards run `caap rationalize demos/miniwob/*/*.json` against one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from scripted_planner import TASKS, serve  # noqa: E402
+
+from caap.act.backends import XdotoolExecutor  # noqa: E402
+from caap.agent.loop import Agent  # noqa: E402
+from caap.bench.miniwob import MiniWoBEnv  # noqa: E402
+from caap.bench.oracle import OracleObserver  # noqa: E402
+from caap.config import AgentConfig, LLMConfig  # noqa: E402
+from caap.data.export import parse_seed_ranges  # noqa: E402
+from caap.decide.demos import load_demo, save_demo  # noqa: E402
+from caap.decide.llm import LLMClient  # noqa: E402
+from caap.decide.prompter import CaapPrompter, PromptOptions  # noqa: E402
+from caap.observe.capture import CaptureTarget, LiveScreen  # noqa: E402
+
+
+def _start_recorder(env: MiniWoBEnv, task_text: str, out: Path, observe: bool) -> subprocess.Popen[str]:
+    r = env.region
+    cmd = [sys.executable, "-c", "from caap.cli import main; main()", "record", "--task", task_text,
+           "--out", str(out), "--region", f"{r.left},{r.top},{r.width},{r.height}", "--force"]
+    if not observe:
+        cmd.append("--no-observe")
+    # SIGINT at its default in the child: started from a background job it would inherit it ignored,
+    # and the Ctrl-C that ends the recording would never arrive.
+    proc = subprocess.Popen(cmd, env={**os.environ, "DISPLAY": env.display}, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    ready = threading.Event()
+    lines: list[str] = []
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("Recording "):
+                ready.set()
+
+    threading.Thread(target=pump, daemon=True).start()
+    proc.lines = lines  # type: ignore[attr-defined]
+    deadline = time.monotonic() + 180
+    while not ready.wait(0.2):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError("caap record did not start:\n" + "".join(lines[-20:]))
+    time.sleep(0.3)  # the listeners and the first background frame
+    return proc
+
+
+def record_one(env: MiniWoBEnv, task: str, seed: int, out: Path, base_url: str, observe: bool) -> tuple[int, float]:
+    env.reset(seed)
+    text = env.utterance()
+    proc = _start_recorder(env, text, out, observe)
+    r = env.region
+    screen = LiveScreen(CaptureTarget(kind="region", region=(r.left, r.top, r.width, r.height)), display=env.display)
+    try:
+        agent = Agent(screen=screen, observer=OracleObserver(env),
+                      executor=XdotoolExecutor(lambda: screen.mapping, display=env.display),
+                      planner=LLMClient(LLMConfig(base_url=base_url, model="scripted", api_key="none")),
+                      prompter=CaapPrompter(PromptOptions(demonstrations=False)),
+                      config=AgentConfig(max_steps=15), is_finished=env.done)
+        agent.run(text)
+        reward = env.reward() if env.done() else 0.0
+        time.sleep(1.0)  # the recorder writes a lone click after its double-click window
+    finally:
+        screen.close()
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    if proc.returncode != 0 or not out.exists():
+        raise RuntimeError(f"caap record exited {proc.returncode}:\n" + "".join(proc.lines[-20:]))  # type: ignore[attr-defined]
+    demo = load_demo(out)
+    if reward <= 0:
+        out.unlink()
+        return len(demo.steps), reward
+    save_demo(demo.model_copy(update={"family": task, "source": "scripted"}), out)
+    return len(demo.steps), reward
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", default="all", help="comma-separated, or 'all' (every scripted task)")
+    parser.add_argument("--seeds", default="3000", help="demonstration seeds (3000-3999), e.g. 3000-3001")
+    parser.add_argument("--out", type=Path, default=ROOT / "demos" / "miniwob")
+    parser.add_argument("--no-observe", action="store_true", help="record points only (no vision models)")
+    args = parser.parse_args()
+    tasks = sorted(TASKS) if args.tasks == "all" else [t.strip() for t in args.tasks.split(",") if t.strip()]
+    unknown = [t for t in tasks if t not in TASKS]
+    if unknown:
+        parser.error(f"no scripted policy for: {', '.join(unknown)}")
+    seeds = parse_seed_ranges(args.seeds)
+    server = serve()
+    failed = []
+    try:
+        with MiniWoBEnv() as env:
+            for task in tasks:
+                env.open(task)
+                for seed in seeds:
+                    out = args.out / task / f"seed-{seed}.json"
+                    if out.exists():
+                        print(f"{task} {seed}: exists, skipped", flush=True)
+                        continue
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    t0 = time.monotonic()
+                    try:
+                        steps, reward = record_one(env, task, seed, out, server.base_url, not args.no_observe)
+                    except Exception as exc:  # one task's trouble must not lose the others
+                        failed.append(f"{task} {seed}: {exc}")
+                        print(f"{task} {seed}: FAILED {exc}", flush=True)
+                        continue
+                    kept = "kept" if reward > 0 else "dropped (no reward)"
+                    print(f"{task} {seed}: {steps} steps, reward {reward:.2f}, {kept} "
+                          f"({time.monotonic() - t0:.1f}s)", flush=True)
+                    if reward <= 0:
+                        failed.append(f"{task} {seed}: no reward")
+    finally:
+        server.stop()
+    if failed:
+        print(f"{len(failed)} not recorded:\n  " + "\n  ".join(failed), file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
