@@ -235,3 +235,16 @@ def test_bench_summary_reports_cache_hit_rate_and_reference_match(tmp_path):
     task = summarize(settings, episodes)["tasks"]["click-test"]
     assert task["cache"] == {"lookups": 3, "hits": 2, "hit_rate": 0.6667}
     assert task["reference_match"] == {"episodes": 2, "exact": 0.5, "prefix": 0.75}
+
+
+def test_bench_refuses_broken_memory_files_before_starting(tmp_path):
+    from caap.bench.harness import BenchError, BenchSettings
+
+    (tmp_path / "cache.json").write_text("{broken")
+    with pytest.raises(BenchError, match="unreadable action cache"):
+        BenchSettings(tasks=["click-test"], seeds=[0], out=tmp_path / "o", cache=str(tmp_path / "cache.json")).check()
+    auto = tmp_path / "auto"
+    auto.mkdir()
+    (auto / "x.json").write_text('{"task": 3}')
+    with pytest.raises(BenchError, match=r"x\.json"):
+        BenchSettings(tasks=["click-test"], seeds=[0], out=tmp_path / "o", auto_context=str(auto)).check()

@@ -33,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from caap import __version__
+from caap.memory.cache import CacheError
+from caap.memory.experience import ExperienceError
 from caap.memory.trajectory import match, signatures
 from caap.report.bench import ABLATION_COLUMNS
 
@@ -120,13 +122,26 @@ class BenchSettings:
         for flag, value in (("--demos", self.demos), ("--reference", self.reference)):
             if value and not Path(value).is_dir():
                 raise BenchError(f"{flag} {value}: not a directory")
-        if self.cache:
-            from caap.memory.cache import ActionCache, CacheError
+        from caap.config import CaapConfig
+        from caap.decide.demos import DemoFileError
+        from caap.memory.session import Memory
 
-            try:
-                ActionCache(self.cache)  # a broken file stops the run here, not in every worker
-            except CacheError as exc:
-                raise BenchError(str(exc)) from None
+        try:  # a broken memory file stops the run here, not in every worker
+            Memory(self.memory_options(CaapConfig.model_validate(self.config)))
+        except (CacheError, ExperienceError, DemoFileError) as exc:
+            raise BenchError(str(exc)) from None
+
+    def memory_options(self, cfg: Any) -> Any:
+        """The episode memory: these settings' flags, else the ``[memory]`` config section."""
+        from caap.memory.session import MemoryOptions
+
+        def path(flag: str | None, configured: Path | None) -> Path | None:
+            return Path(flag) if flag else configured
+
+        m = cfg.memory
+        return MemoryOptions(max_demonstrations=cfg.prompt.max_demonstrations, exclude_same_task=True,
+                             experience=path(self.experience, m.experience), derive_rules=m.derive_rules,
+                             auto_context=path(self.auto_context, m.auto_context), cache=path(self.cache, m.cache))
 
 
 # --- one worker -----------------------------------------------------------------------------------
@@ -179,16 +194,11 @@ class EpisodeRunner:
         self._screen: Any = None
         self._demos: dict[str, list[Any]] = {}
         self._references: dict[str, list[Any] | None] = {}
-        from caap.memory.session import Memory, MemoryOptions
+        from caap.memory.session import Memory
 
         # Demonstrations come from --demos (by task directory); memory adds auto-context ones, the
         # task's experience and the cache. The family of a MiniWoB episode is its task name.
-        self.memory = Memory(MemoryOptions(
-            max_demonstrations=p.max_demonstrations, exclude_same_task=True,
-            experience=Path(settings.experience) if settings.experience else None,
-            derive_rules=self.cfg.memory.derive_rules,
-            auto_context=Path(settings.auto_context) if settings.auto_context else None,
-            cache=Path(settings.cache) if settings.cache else None), self.planner)
+        self.memory = Memory(settings.memory_options(self.cfg), self.planner)
 
     def _open(self, task: str) -> None:
         from caap.observe.capture import CaptureTarget, LiveScreen, SettleOptions
@@ -236,9 +246,13 @@ class EpisodeRunner:
                           experience=self.memory.experience_lines(utterance, task), family=task)
             result = agent.run(utterance)
             reward = self.env.reward() if self.env.done() else 0.0
-            kept = self.memory.finish(utterance, success=reward > 0, status=result.status, reason=result.reason,
-                                      steps=agent.steps, family=task, screen=(self.env.region.width,
-                                                                              self.env.region.height))
+            try:
+                kept = self.memory.finish(utterance, success=reward > 0, status=result.status, reason=result.reason,
+                                          steps=agent.steps, family=task, screen=(self.env.region.width,
+                                                                                  self.env.region.height))
+            except (CacheError, ExperienceError, OSError) as exc:  # the episode's score stands
+                kept = {}
+                record["memory_error"] = str(exc)
             if self.memory.cache is not None:
                 record["cache"] = {"lookups": self.memory.cache.lookups - lookups,
                                    "hits": self.memory.cache.hits - hits}

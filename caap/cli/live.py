@@ -10,6 +10,26 @@ from typing import Any
 from caap.cli.common import err, fail
 
 
+def vision_observer(cfg: Any, hint: str) -> Any:
+    """The detector + reader observer of the ``[observe]`` config, loaded once, or one clear error
+    (exit 2) saying what is missing, followed by ``hint`` (the command's way around it)."""
+    try:
+        from caap.observe.detector import DetectorError
+        from caap.observe.vision import VisionObserver
+    except ImportError as exc:
+        fail(f"the vision models need the vision extra: pip install 'caap[vision]' ({exc}) {hint}")
+    try:
+        return VisionObserver.from_config(cfg.observe)
+    except DetectorError as exc:
+        fail(f"{exc} {hint}")
+    except ImportError as exc:
+        fail(f"the vision models need the vision extra: pip install 'caap[vision]' ({exc}) {hint}")
+    except Exception as exc:  # the reader's error type lives with the optional model code
+        if type(exc).__name__ == "ReaderError":
+            fail(f"{exc} {hint}")
+        raise
+
+
 def live_screen(cfg: Any) -> Any:
     """The live screen of the ``[screen]`` config (monitor, region or window, with its settle
     options), captured once so that a missing display fails now with a clear message. Raises

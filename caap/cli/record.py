@@ -11,26 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from caap.cli.common import ConfigOpt, app, config_from_flags, err, fail, out
-
-
-def _observer(cfg: Any) -> Any:
-    """The vision observer, loaded once, or one clear error that names --no-observe."""
-    hint = "(record points only with --no-observe)"
-    try:
-        from caap.observe.detector import DetectorError
-        from caap.observe.vision import VisionObserver
-    except ImportError as exc:
-        fail(f"the vision models need the vision extra: pip install 'caap[vision]' ({exc}) {hint}")
-    try:
-        return VisionObserver.from_config(cfg.observe)
-    except DetectorError as exc:
-        fail(f"{exc} {hint}")
-    except ImportError as exc:
-        fail(f"the vision models need the vision extra: pip install 'caap[vision]' ({exc}) {hint}")
-    except Exception as exc:  # the reader's error type lives with the optional model code
-        if type(exc).__name__ == "ReaderError":
-            fail(f"{exc} {hint}")
-        raise
+from caap.cli.live import vision_observer
 
 
 def _describe(step: Any) -> str:
@@ -85,7 +66,7 @@ def record(
     if sys.platform.startswith("linux") and not os.environ.get("DISPLAY"):
         fail("no display: $DISPLAY is not set (start an X server, or run under Xvfb)")
 
-    observer = None if no_observe else _observer(cfg)
+    observer = None if no_observe else vision_observer(cfg, "(record points only with --no-observe)")
     combo = cfg.safety.stop_hotkey
     settle = SettleOptions(sc.settle_min_s, sc.settle_interval_s, min(sc.settle_timeout_s, 2.0))
 

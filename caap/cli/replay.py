@@ -90,8 +90,8 @@ def replay(
     from caap.act.executor import RecordingExecutor
     from caap.agent.replay import ReplayOptions, ReplayStep
     from caap.agent.replay import replay as run_replay
-    from caap.cli.live import live_input, live_screen
-    from caap.cli.run import _vision_observer
+    from caap.cli.live import live_input, live_screen, vision_observer
+    from caap.cli.run import ELEMENTS_HINT
     from caap.decide.demos import DemoFileError, load_demo
     from caap.elements import ElementFileError, load_elements
     from caap.observe.screen import ScreenError, StaticObserver
@@ -104,7 +104,8 @@ def replay(
     })
     try:
         demo = load_demo(file)
-        observer: Any = StaticObserver(load_elements(elements)) if elements is not None else _vision_observer(cfg)
+        observer: Any = (StaticObserver(load_elements(elements)) if elements is not None
+                         else vision_observer(cfg, ELEMENTS_HINT))
         screen = live_screen(cfg)
     except (DemoFileError, ElementFileError, ScreenError) as exc:
         fail(str(exc))

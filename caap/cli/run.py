@@ -13,20 +13,7 @@ from rich.table import Table
 from caap import __version__
 from caap.cli.common import ConfigOpt, app, config_from_flags, err, fail, out
 
-
-def _vision_observer(cfg: Any) -> Any:
-    """The detector + reader observer of the ``[observe]`` config, or one clear error saying what is missing."""
-    from caap.observe.detector import DetectorError
-    from caap.observe.vision import VisionObserver
-
-    try:
-        return VisionObserver.from_config(cfg.observe)
-    except DetectorError as exc:
-        fail(f"{exc} (or pass --elements FILE to plan on a given element list)")
-    except Exception as exc:  # the reader's error type lives with the optional model code
-        if type(exc).__name__ == "ReaderError":
-            fail(f"{exc} (or pass --elements FILE to plan on a given element list)")
-        raise
+ELEMENTS_HINT = "(or pass --elements FILE to plan on a given element list)"
 
 
 EXIT_CODES = {"done": 0, "finished": 0, "max_steps": 3, "timeout": 3, "over_budget": 3, "failed": 3,
@@ -116,7 +103,7 @@ def run(
     from caap.act.executor import RecordingExecutor
     from caap.agent.loop import Agent
     from caap.agent.trace import TraceWriter
-    from caap.cli.live import live_input, live_screen
+    from caap.cli.live import live_input, live_screen, vision_observer
     from caap.decide.demos import DemoFileError
     from caap.decide.llm import LLMClient, LLMError
     from caap.decide.prompter import CaapPrompter, PromptOptions
@@ -146,7 +133,8 @@ def run(
         fail("an image file cannot be acted on: add --dry-run to plan on --screenshot, or leave --screenshot "
              "out to act on the live screen")
     try:
-        observer: Any = StaticObserver(load_elements(elements)) if elements is not None else _vision_observer(cfg)
+        observer: Any = (StaticObserver(load_elements(elements)) if elements is not None
+                         else vision_observer(cfg, ELEMENTS_HINT))
         screen: Screen
         if live:
             screen = live_screen(cfg)  # captures once: no display fails here, with a clear message

@@ -112,15 +112,12 @@ def load_demo(path: str | Path) -> Demonstration:
 def save_demo(demo: Demonstration, path: str | Path) -> Path:
     """Write a demonstration atomically (a temporary file, then a rename): a reader, or a crash
     mid-write, never sees half a file."""
-    import os
+    from caap.files import write_atomic
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
     data = demo.model_dump(mode="json", exclude_none=True)
-    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
 def load_demos(paths: list[str | Path]) -> list[Demonstration]:

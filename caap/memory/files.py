@@ -1,7 +1,7 @@
 """Read-modify-write of a memory file shared by several processes (benchmark workers).
 
-An exclusive ``flock`` on a side file ``.NAME.lock`` serialises updates; the write itself is a
-temporary file and a rename, so a reader never sees half a file and a crash loses nothing that was
+An exclusive ``flock`` on a side file ``.NAME.lock`` serialises updates; the write itself is
+``caap.files.write_atomic``, so a reader never sees half a file and a crash loses nothing that was
 already saved.
 """
 
@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import os
 from collections.abc import Iterator
 from pathlib import Path
+
+from caap.files import write_atomic
+
+__all__ = ["locked", "write_atomic"]
 
 
 @contextlib.contextmanager
@@ -23,9 +26,3 @@ def locked(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

@@ -23,9 +23,8 @@ FAMILY_BONUS = 100.0
 class DemoStore:
     """Demonstrations loaded once from files or directories (recursively: ``**/*.json``)."""
 
-    def __init__(self, demos: Sequence[Demonstration], paths: Sequence[Path] | None = None) -> None:
+    def __init__(self, demos: Sequence[Demonstration]) -> None:
         self.demos = list(demos)
-        self.paths = list(paths) if paths is not None else [Path("-")] * len(self.demos)
         self._docs = [Counter(words(d.task)) for d in self.demos]
         self._lengths = [sum(c.values()) for c in self._docs]
         self._avg = (sum(self._lengths) / len(self._lengths)) if self._lengths else 0.0
@@ -41,7 +40,7 @@ class DemoStore:
         files: list[Path] = []
         for p in map(Path, paths):
             files.extend(sorted(p.rglob("*.json")) if p.is_dir() else [p])
-        return cls(load_demos(files), files)
+        return cls(load_demos(files))
 
     def __len__(self) -> int:
         return len(self.demos)

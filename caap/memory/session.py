@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from caap.act.actions import PlannedAction
 from caap.decide.demos import Demonstration, load_demos
 from caap.decide.llm import LLMError
+from caap.elements import Element
 from caap.memory.autocontext import demo_from_steps, save_auto_demo
 from caap.memory.cache import ActionCache
 from caap.memory.experience import Attempt, ExperienceStore
@@ -78,8 +80,5 @@ class Memory:
 
 
 def _describe(action: dict[str, Any]) -> str:
-    from caap.act.actions import PlannedAction
-    from caap.elements import Element
-
     element = Element.model_validate(action["element"]) if action.get("element") else None
     return PlannedAction(action["name"], dict(action.get("args") or {}), element).describe()
