@@ -235,6 +235,10 @@ def test_stop_hotkey_halts_a_running_loop(page, xvfb):
             subprocess.run(["xdotool", "key", "ctrl+alt+x"], env={"DISPLAY": xvfb.name}, check=True)
             time.sleep(0.3)
 
+    # Park the pointer on the canvas first: leaving an element an earlier test hovered would repaint it
+    # on the first click, and a changed screen rightly ends the batch early.
+    executor.move(350, 250)
+    time.sleep(0.3)
     executor.click = click
     # Each answer asks for three clicks on empty canvas: nothing changes, so all would run.
     answer = "\n".join(f"Action_{n}=(Action: functions.click_new_point, Argument: {{x: 350, y: {250 + n}}})"
@@ -247,7 +251,7 @@ def test_stop_hotkey_halts_a_running_loop(page, xvfb):
     screen.close()
     assert result.status == "stopped"
     assert len(clicks) == 2  # the third planned click never reached the OS
-    assert result.steps == 1
+    assert result.steps == 1, agent.steps
 
 
 def test_confirmation_gate_denies_a_live_click_by_default(page, xvfb):

@@ -26,7 +26,8 @@ class ExecutorError(RuntimeError):
 MappingSource = Callable[[], ScreenMapping]
 
 # caap key names (see caap.act.actions.KEYS/MODIFIERS) → each backend's names.
-UNICODE_KEY_PAUSE_S = 0.04  # after each character typed through a remapped key (see type_text)
+UNICODE_KEY_PAUSE_S = 0.04  # after each character typed through a temporarily bound key (see type_text)
+KEYMAP_SETTLE_S = 0.15  # for applications to re-read the keymap after keys are bound or unbound
 _PYAUTOGUI_KEYS = {"escape": "esc", "meta": "win", "pageup": "pageup", "pagedown": "pagedown"}
 _XDOTOOL_KEYS = {
     "enter": "Return", "tab": "Tab", "escape": "Escape", "backspace": "BackSpace", "delete": "Delete",
@@ -108,22 +109,17 @@ class PyAutoGUIExecutor:
         if text.isascii():
             self._keyboard.type(text)
             return
-        # pynput types a character missing from the keymap by remapping one spare key for it; when the
-        # next such character remaps that key before the application has read the previous keystroke,
-        # the application gets the wrong keysym or none (seen with Chromium on a busy CPU). A pause
-        # after each such character lets the application keep up; ASCII runs go at full speed.
-        run = ""
-        for ch in text:
-            if ch.isascii():
-                run += ch
-                continue
-            if run:
-                self._keyboard.type(run)
-                run = ""
-            self._keyboard.type(ch)
-            time.sleep(UNICODE_KEY_PAUSE_S)
-        if run:
-            self._keyboard.type(run)
+        # pynput types a character missing from the keymap by remapping one spare key for it, once per
+        # character: when the application reads a keystroke after the next remap it gets the wrong
+        # character (seen with Chromium on a busy CPU: "–" arrived as the "ß" typed just before). So
+        # every such character gets its own key for the whole string, bound once before typing, and
+        # that key is pressed directly (XTest); pynput types the rest.
+        with _keysyms_bound(os.environ.get("DISPLAY"), text) as keys:
+            for ch in text:
+                if not keys.tap(_keysym(ch)):
+                    self._keyboard.type(ch)
+                if not ch.isascii():
+                    time.sleep(UNICODE_KEY_PAUSE_S)
 
     def press_keys(self, keys: Sequence[str]) -> None:
         self._gui.hotkey(*(self._key(k) for k in keys))
@@ -226,21 +222,44 @@ def _keysym(char: str) -> int:
     return code if 0x20 <= code <= 0x7E or 0xA0 <= code <= 0xFF else 0x01000000 + code
 
 
+class _BoundKeys:
+    """Keys bound to characters for one string (see _keysyms_bound); ``tap`` presses one of them."""
+
+    def __init__(self, display: Any = None, keycodes: dict[int, int] | None = None) -> None:
+        self._display = display
+        self.keycodes = keycodes or {}
+
+    def tap(self, keysym: int) -> bool:
+        """Press and release the key bound to ``keysym``; False if none is bound to it."""
+        keycode = self.keycodes.get(keysym)
+        if keycode is None:
+            return False
+        from Xlib import X
+        from Xlib.ext import xtest
+
+        xtest.fake_input(self._display, X.KeyPress, keycode)
+        xtest.fake_input(self._display, X.KeyRelease, keycode)
+        self._display.sync()
+        return True
+
+
 @contextlib.contextmanager
-def _keysyms_bound(display: str | None, text: str, settle_s: float = 0.05) -> Iterator[None]:
+def _keysyms_bound(display: str | None, text: str, settle_s: float = KEYMAP_SETTLE_S) -> Iterator[_BoundKeys]:
     """Temporarily map the characters of ``text`` that have no key to unused keycodes (python-xlib).
-    Without python-xlib, or without enough free keycodes, xdotool's own remapping is used."""
+    Clients get ``settle_s`` to read the new keymap before typing, and again before it is restored.
+    Without python-xlib, or without enough free keycodes, nothing is bound and the typing tool's own
+    remapping is used."""
     try:
         from Xlib import display as xdisplay
     except ImportError:
-        yield
+        yield _BoundKeys()
         return
     try:
         d = xdisplay.Display(display)
     except Exception:
-        yield
+        yield _BoundKeys()
         return
-    bound: list[int] = []
+    keycodes: dict[int, int] = {}
     try:
         first = d.display.info.min_keycode
         count = d.display.info.max_keycode - first + 1
@@ -251,14 +270,15 @@ def _keysyms_bound(display: str | None, text: str, settle_s: float = 0.05) -> It
         if missing and len(missing) <= len(free):
             for keysym, keycode in zip(missing, free, strict=False):
                 d.change_keyboard_mapping(keycode, [(keysym, keysym, keysym, keysym)])
-                bound.append(keycode)
+                keycodes[keysym] = keycode
             d.sync()
             time.sleep(settle_s)
-        yield
+        yield _BoundKeys(d, keycodes)
     finally:
-        for keycode in bound:
-            d.change_keyboard_mapping(keycode, [(0, 0, 0, 0)])
-        if bound:
+        if keycodes:
+            time.sleep(settle_s)  # the last keystrokes may still be queued in the application
+            for keycode in keycodes.values():
+                d.change_keyboard_mapping(keycode, [(0, 0, 0, 0)])
             d.sync()
         d.close()
 
