@@ -15,6 +15,7 @@ from caap.decide.prompter import CaapPrompter, HistoryEntry, PromptContext, Prom
 from caap.elements import Element
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
+import scripted_kit as kit
 import scripted_planner as sp
 
 
@@ -236,8 +237,8 @@ def test_words_run_together_are_split_only_into_words() -> None:
     p = sp.parse_prompt(prompt_text('Click on the link "nec".', [
         el(2, "text", (2, 52, 134, 63), text="donec velnecornare est,ut"),
     ]))
-    assert len(sp.word_points(p, "nec")) == 1  # in "velnecornare", not in "donec"
-    assert sp.word_points(p, "est") == []  # "est,ut" holds "est,"
+    assert len(kit.word_points(p, "nec")) == 1  # in "velnecornare", not in "donec"
+    assert kit.word_points(p, "est") == []  # "est,ut" holds "est,"
 
 
 def test_drag_items_plans_the_whole_drag_and_goes_on_from_the_previous_answer() -> None:
