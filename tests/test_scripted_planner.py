@@ -466,3 +466,16 @@ def test_use_autocomplete_uncovers_the_submit_button() -> None:
     assert plan(task, [field, *stale], typed) == [("wait", {"seconds": 1.0})]
     fresh = [el(6, "tabled_text", (16, 96, 59, 112), text="Mali")]
     assert plan(task, [field, *fresh], typed) == [("click_element", {"element_id": 6})]
+
+
+def test_click_tab_2_hard_walks_numbered_tabs() -> None:
+    # The -hard variant labels its tabs "1".."N"; tab 1 is on show at the start, so the word's absence
+    # there sends the planner to tab 2, then to tab 3 once tab 2 was clicked.
+    task = 'Switch between the tabs to find and click on the link "lectus".'
+    tabs = [el(3 + i, "hyperlink", (12 + 20 * i, 64, 18 + 20 * i, 75), text=str(i + 1)) for i in range(3)]
+    body = [el(6, "text", (19, 104, 107, 115), text="Purus pretium. Duis")]
+    assert plan(task, [*tabs, *body]) == [("click_element", {"element_id": 4})]
+    history = [(act("click_element", tabs[1]), CHANGED)]
+    assert plan(task, [*tabs, *body], history) == [("click_element", {"element_id": 5})]
+    shown = [el(6, "text", (19, 104, 107, 115), text="sed lectus amet")]
+    assert plan(task, [*tabs, *shown], history)[0][0] == "click_new_point"

@@ -137,15 +137,16 @@ def click_tab(p: Prompt, m: re.Match[str]) -> list[Action]:
 
 @policy(r'^Switch between the tabs to find and click on the link "(?P<word>.+)"\.$')
 def click_tab_2(p: Prompt, m: re.Match[str]) -> list[Action]:
-    # Try each place the word appears in the tab on show; then show the next tab (Tab #1 shows at the start).
+    # Try each place the word appears in the tab on show; then show the next tab (the first shows at the
+    # start). Tabs read "Tab #N", or just "N" in the -hard variant (2 to 7 tabs).
     def is_tab(e: El | None) -> bool:
-        return e is not None and re.fullmatch(r"Tab #\d+", (e.text or "").strip()) is not None
+        return e is not None and re.fullmatch(r"(Tab #)?\d+", (e.text or "").strip()) is not None
 
     since = max((i + 1 for i, s in enumerate(p.steps) if s.name == "click_element" and is_tab(s.element)), default=0)
     actions = click_word(p, m["word"], since)
     if actions:
         return actions
-    seen = {"Tab #1"} | {(s.element.text or "").strip() for s in p.steps
+    seen = {"Tab #1", "1"} | {(s.element.text or "").strip() for s in p.steps
                          if s.name == "click_element" and s.element is not None and is_tab(s.element)}
     for tab in (e for e in p.elements if is_tab(e)):
         if (tab.text or "").strip() not in seen:
