@@ -44,3 +44,19 @@ def test_the_nearer_of_two_equal_texts_wins_and_a_perfect_tie_is_ambiguous():
     assert locate(target, [b, a], screen_size=SIZE).element is a
     mirror = el("button", (8, 10, 58, 30), "OK")  # as far to the left as a is to the right
     assert locate(target, [a, mirror], screen_size=SIZE) is None
+
+
+def test_a_short_label_is_matched_by_position_first():
+    # Recorded: two checkboxes both misread as "l". Now the second reads differently while a third
+    # reads "l": the one still in place is the same element, not the other "l".
+    target = el("checkbox", (5, 93, 72, 108), "l")
+    screen = [el("checkbox", (5, 55, 52, 70), "l"), el("checkbox", (5, 93, 72, 108), "ZBq")]
+    assert locate(target, screen, screen_size=SIZE).element is screen[1]
+    # A short real word that moved is still found by its text, and the nearer of two by position.
+    ok = el("button", (10, 10, 50, 30), "OK")
+    moved = [el("button", (80, 150, 120, 170), "OK"), el("button", (10, 40, 50, 60), "No")]
+    assert locate(ok, moved, screen_size=SIZE).element is moved[0]
+    assert locate(ok, moved[1:], screen_size=SIZE).element is moved[1]  # nothing reads "OK": the nearest
+    far = [el("button", (110, 180, 150, 200), "No")]
+    assert locate(ok, far, screen_size=SIZE) is None
+    assert "of a similar size near [30, 20]" in describe_miss(ok, far)

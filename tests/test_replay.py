@@ -319,3 +319,14 @@ def test_live_caap_replay_command(live_page, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert "done: replayed 5 step(s)" in result.output and "Ctrl+Alt+X" in result.output
     check_landed(browser, now, demo)
+
+
+def test_a_click_inside_a_line_of_text_lands_at_the_same_place_in_it():
+    # A link inside a line of text is where the person clicked, not the line's centre; outside the
+    # element (a recorded point that missed it) the centre is used.
+    line = Element(id=3, type="text", bbox=[2, 63, 140, 74], text="aliquet feris et eris eram")
+    demo = demo_of(DemoStep(action="click_element", args={"element_id": 3}, element=line, point=(92, 68)),
+                   DemoStep(action="click_element", args={"element_id": 3}, element=line, point=(150, 90)))
+    result, calls, _, _ = run(demo, ScriptedObserver([moved(line, 10, 20)]))
+    assert result.status == "done", result.message
+    assert [(c[1]["x"], c[1]["y"]) for c in calls] == [(102, 88), (81, 88)]

@@ -22,6 +22,7 @@ stopping at nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -90,6 +91,22 @@ class ReplayResult:
     @property
     def ok(self) -> bool:
         return self.status in ("done", "dry_run")
+
+
+def _same_place(action: PlannedAction, step: DemoStep, found: Element) -> PlannedAction:
+    """Aim at the place within the found element where the recording pointed, not at its centre: a
+    link inside a line of text, or one end of a wide control, is where the person clicked."""
+    if action.point is None or step.point is None or step.element is None:
+        return action
+    x1, y1, x2, y2 = step.element.bbox
+    px, py = step.point
+    if not (x1 <= px <= x2 and y1 <= py <= y2):
+        return action
+    (ox, oy), (nx, ny) = step.element.centre, found.centre
+    fx1, fy1, fx2, fy2 = found.bbox
+    x = min(max(nx + px - ox, fx1), max(fx1, fx2 - 1))
+    y = min(max(ny + py - oy, fy1), max(fy1, fy2 - 1))
+    return dataclasses.replace(action, point=(int(x), int(y)))
 
 
 def _uses_point(step: DemoStep) -> bool:
@@ -242,6 +259,8 @@ class Replayer:
                 if o.dry_run:
                     continue
                 return stop_with("error", report)
+            if report.found is not None and element_param is not None:
+                action = _same_place(action, step, report.found.element)
             report.planned = action
             if o.dry_run:
                 report.status = "planned"

@@ -14,6 +14,10 @@ Rules, in order:
 3. A remembered element without text (an icon, a checkbox without a label) is matched by
    position alone: the nearest candidate whose centre lies within ``max_shift`` (a fraction of the
    screen diagonal) and whose size is within a factor of 2.
+   One whose text is shorter than ``min_text_chars`` ("OK", "2", or a label misread as "l") is
+   matched by position first: a candidate still in place (within 2% of the diagonal) wins, else
+   the nearest with the same text, else the nearest within ``max_shift``. One or two characters
+   name little, and another checkbox misread as the same "l" must not beat the one still in place.
 4. A tie that position cannot break (two candidates equally good and equally near) is ambiguous:
    no match, because acting on the wrong one of two identical buttons is worse than stopping.
 """
@@ -29,6 +33,7 @@ from difflib import SequenceMatcher
 from caap.elements import Element
 
 _SPACES = re.compile(r"\s+")
+_IN_PLACE = 0.02  # of the screen diagonal: an element this close to where it was has not moved
 
 
 def fold(text: str | None) -> str:
@@ -75,24 +80,27 @@ def locate(
     min_text_similarity: float = 0.75,
     max_shift: float = 0.25,
     same_type: bool = True,
+    min_text_chars: int = 3,
 ) -> Located | None:
     """The element of ``elements`` that is ``target`` (see the module rules), or None."""
     diagonal = math.hypot(*screen_size) or 1.0
     candidates = [e for e in elements if e.visible and (not same_type or e.type == target.type)]
     scored: list[tuple[float, float, Element]] = []  # (-similarity, shift, element): smaller is better
-    if fold(target.text):
+    if len(fold(target.text)) >= min_text_chars:
         for e in candidates:
             similarity = text_similarity(target.text, e.text)
             if similarity >= min_text_similarity:
                 scored.append((-similarity, _shift(target, e), e))
     else:
-        for e in candidates:
-            shift = _shift(target, e)
-            if shift <= max_shift * diagonal and _size_ratio(target, e) <= 2.0:
-                scored.append((-1.0, shift, e))
+        near = [(e, _shift(target, e)) for e in candidates if _size_ratio(target, e) <= 2.0]
+        in_place = [(e, d) for e, d in near if d <= _IN_PLACE * diagonal]
+        same_text = [(e, d) for e, d in near if fold(target.text)
+                     and text_similarity(target.text, e.text) >= min_text_similarity]
+        for e, d in in_place or same_text or [(e, d) for e, d in near if d <= max_shift * diagonal]:
+            scored.append((-1.0, d, e))
+    scored.sort(key=lambda s: (s[0], s[1]))
     if not scored:
         return None
-    scored.sort(key=lambda s: (s[0], s[1]))
     best = scored[0]
     if len(scored) > 1:
         second = scored[1]
@@ -101,13 +109,13 @@ def locate(
     return Located(best[2], -best[0], best[1])
 
 
-def describe_miss(target: Element, elements: Sequence[Element]) -> str:
+def describe_miss(target: Element, elements: Sequence[Element], *, min_text_chars: int = 3) -> str:
     """Why ``locate`` found nothing, for the message a person reads."""
     same = [e for e in elements if e.type == target.type]
     what = f"{target.type.value}" + (f" {target.text!r}" if fold(target.text) else f" near {list(target.centre)}")
     if not same:
         return f"no {target.type.value} on the screen (looking for {what})"
-    if fold(target.text):
+    if len(fold(target.text)) >= min_text_chars:
         texts = ", ".join(repr(e.text) for e in same[:6])
         return f"no {target.type.value} reads like {target.text!r} (on screen: {texts})"
     return f"no {target.type.value} of a similar size near {list(target.centre)} (looking for {what})"
