@@ -19,6 +19,7 @@ from caap.act.dryrun import LEFT
 from caap.act.executor import RecordingExecutor
 from caap.agent.loop import Agent
 from caap.agent.trace import TraceWriter, read_steps
+from caap.bench.ablations import ABLATIONS
 from caap.cli import app
 from caap.config import AgentConfig, LLMConfig, Price
 from caap.decide.llm import LLMClient
@@ -26,7 +27,6 @@ from caap.decide.prompter import CaapPrompter, PromptOptions
 from caap.elements import load_elements
 from caap.observe.screen import ImageScreen, StaticObserver, load_image
 from caap.report import (
-    ABLATION_COLUMNS,
     ReportError,
     is_bench_dir,
     load_paper_results,
@@ -308,8 +308,8 @@ def test_paper_results_loading(tmp_path):
     good = tmp_path / "good.tsv"
     good.write_text(PAPER_TSV)
     assert load_paper_results(good)["click-tab-2"]["full"] == pytest.approx(0.96)
-    assert set(ABLATION_COLUMNS.values()) == set(PAPER_COLUMNS)
-    assert ABLATION_COLUMNS["none"] == "full" and ABLATION_COLUMNS["no-cot-no-demos"] == "no_cot_no_demo"
+    assert {a.paper_column for a in ABLATIONS.values()} == set(PAPER_COLUMNS)
+    assert ABLATIONS["none"].paper_column == "full" and ABLATIONS["no-cot-no-demos"].paper_column == "no_cot_no_demo"
 
 
 @pytest.mark.parametrize("path", [ROOT / "caap" / "bench" / "data" / "caap-paper-results.tsv",

@@ -33,21 +33,14 @@ from pathlib import Path
 from typing import Any
 
 from caap import __version__
+from caap.bench.ablations import ABLATIONS
 from caap.memory.cache import CacheError
 from caap.memory.experience import ExperienceError
 from caap.memory.trajectory import match, signatures
-from caap.report.bench import ABLATION_COLUMNS
 
 DATA_DIR = Path(__file__).with_name("data")
 PAPER_RESULTS = DATA_DIR / "caap-paper-results.tsv"
 CAAP67 = DATA_DIR / "tasks-caap67.txt"
-ABLATIONS = {  # name -> (demonstrations, rationales, cot)
-    "none": (True, True, True),
-    "no-demos": (False, True, True),
-    "no-rationales": (True, False, True),
-    "no-cot": (True, True, False),
-    "no-cot-no-demos": (False, True, False),
-}
 TIMING_KEYS = ("capture", "detect", "read", "prompt", "llm", "act", "settle")
 MAX_LLM_FAILURES = 3  # episodes in a row whose LLM calls failed before the run stops
 CHUNK = 10  # seeds per job: a worker keeps one task open for a while, and work still spreads over workers
@@ -171,11 +164,11 @@ class EpisodeRunner:
 
         self.settings = settings
         self.cfg = CaapConfig.model_validate(settings.config)
-        demos, rationales, cot = ABLATIONS[settings.ablation]
+        ablation = ABLATIONS[settings.ablation]
         p = self.cfg.prompt
         self.prompter = CaapPrompter(PromptOptions(
-            demonstrations=demos, rationales=rationales, cot=cot, mode=self.cfg.llm.mode,
-            token_budget=p.token_budget, max_demonstrations=p.max_demonstrations))
+            demonstrations=ablation.demonstrations, rationales=ablation.rationales, cot=ablation.cot,
+            mode=self.cfg.llm.mode, token_budget=p.token_budget, max_demonstrations=p.max_demonstrations))
         self.planner = LLMClient(self.cfg.llm)
         self.env = MiniWoBEnv(display=display)
         self.observer: Any = None
@@ -580,7 +573,7 @@ def write_summary(settings: BenchSettings, *, started: float | None = None,
                    "seeds": _ranges(settings.seeds), "model": llm.get("model"), "base_url": llm.get("base_url"),
                    "mode": llm.get("mode")},
         **summarize(settings, load_episodes(out)),
-        "paper": {"tsv": str(PAPER_RESULTS), "column": ABLATION_COLUMNS[settings.ablation]},
+        "paper": {"tsv": str(PAPER_RESULTS), "column": ABLATIONS[settings.ablation].paper_column},
     }
     tmp = out / ".summary.json.tmp"
     tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -9,6 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from caap.bench.ablations import ABLATIONS
 from caap.cli.common import ConfigOpt, app, config_from_flags, err, fail, out
 
 bench_app = typer.Typer(help="Benchmark the whole agent.", no_args_is_help=True)
@@ -34,7 +35,7 @@ def bench_miniwob(
     reference: Annotated[Path | None, typer.Option(
         help="Reference trajectories DIR/TASK/*.json: exact and prefix match of each episode in the summary.")] = None,
     ablation: Annotated[str, typer.Option(
-        help="none | no-demos | no-rationales | no-cot | no-cot-no-demos (the paper's ablations).")] = "none",
+        help=f"{' | '.join(ABLATIONS)} (the paper's ablations).")] = "none",
     max_steps: Annotated[int, typer.Option(help="LLM calls per episode before it counts as failed.", min=1)] = 10,
     observer: Annotated[str, typer.Option(
         help="vision: the detector and reader (the real agent); oracle: elements from the page's DOM, to "

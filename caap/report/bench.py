@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from caap.bench.ablations import ABLATIONS
 from caap.report.html import (
     Markup,
     ReportError,
@@ -33,17 +34,9 @@ from caap.report.html import (
     write_html,
 )
 
-__all__ = ["ABLATION_COLUMNS", "PAPER_COLUMNS", "is_bench_dir", "load_paper_results", "render_bench",
+__all__ = ["PAPER_COLUMNS", "is_bench_dir", "load_paper_results", "render_bench",
            "write_bench_report"]
 
-# Our ablation switch → the paper's results column (CAAP, Table 5).
-ABLATION_COLUMNS: dict[str, str] = {
-    "none": "full",
-    "no-cot": "demo_without_cot",
-    "no-demos": "cot_without_demo",
-    "no-rationales": "cot_with_action_only_demo",
-    "no-cot-no-demos": "no_cot_no_demo",
-}
 PAPER_COLUMNS = ("full", "demo_without_cot", "cot_without_demo", "cot_with_action_only_demo", "no_cot_no_demo")
 PAPER_HEADER = ("task", *PAPER_COLUMNS)
 
@@ -85,7 +78,8 @@ def _paper_column(summary: dict[str, Any]) -> str:
     column = _dict(summary.get("paper")).get("column")
     if column in PAPER_COLUMNS:
         return str(column)
-    return ABLATION_COLUMNS.get(str(_dict(summary.get("config")).get("ablation") or "none"), "full")
+    ablation = ABLATIONS.get(str(_dict(summary.get("config")).get("ablation") or "none"))
+    return ablation.paper_column if ablation else "full"
 
 
 def _pct(value: Any) -> str:
