@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from caap import __version__
 from caap.elements import Element
+from caap.files import read_json
 
 SCHEMA_VERSION = 1
 
@@ -117,12 +118,8 @@ def parse_annotation(data: Any, source: str) -> Annotation:
 
 def load_annotation(path: str | Path) -> Annotation:
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: no such annotation file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DatasetError(f"{path}: not a readable JSON annotation ({exc})") from None
+    data = read_json(path, DatasetError, missing="no such annotation file",
+                     unreadable="not a readable JSON annotation")
     return parse_annotation(data, str(path))
 
 

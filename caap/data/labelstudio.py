@@ -41,6 +41,7 @@ from pydantic import ValidationError
 
 from caap.data.format import Annotation, Dataset, DatasetError, open_dataset
 from caap.elements import Element
+from caap.files import read_json
 from caap.geometry import Box
 from caap.taxonomy import (
     ATTRIBUTES,
@@ -468,12 +469,7 @@ def _task_annotation(task: Any, index: int, ds: Dataset, source: str) -> tuple[s
 
 
 def _read_export(path: Path) -> list[Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: no such export file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DatasetError(f"{path}: not a readable JSON export ({exc})") from None
+    data = read_json(path, DatasetError, missing="no such export file", unreadable="not a readable JSON export")
     if not isinstance(data, list):
         raise DatasetError(f"{path}: a Label Studio JSON export is a list of tasks, got {type(data).__name__}")
     return data

@@ -39,6 +39,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from caap.elements import Element, quote
+from caap.files import read_json
 
 DEMO_SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)
@@ -90,12 +91,8 @@ class DemoFileError(ValueError):
 
 def load_demo(path: str | Path) -> Demonstration:
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DemoFileError(f"{path}: no such demonstration file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DemoFileError(f"{path}: not a readable JSON demonstration ({exc})") from None
+    data = read_json(path, DemoFileError, missing="no such demonstration file",
+                     unreadable="not a readable JSON demonstration")
     if isinstance(data, dict) and data.get("schema_version", DEMO_SCHEMA_VERSION) not in READABLE_VERSIONS:
         raise DemoFileError(
             f"{path}: schema_version {data.get('schema_version')} is not supported "

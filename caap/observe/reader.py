@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from PIL import Image
 
 from caap.elements import Element
+from caap.files import read_json
 from caap.geometry import Box, as_box
 from caap.observe.semimask import semi_mask
 from caap.taxonomy import (
@@ -261,12 +262,8 @@ def load_checkpoint_meta(directory: str | Path) -> dict[str, Any]:
     if not directory.is_dir():
         raise ReaderError(f"{directory}: a reader checkpoint is a directory (save_pretrained output), not a file")
     path = directory / CHECKPOINT_FILE
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ReaderError(f"{path}: missing — {directory} is not a caap reader checkpoint") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReaderError(f"{path}: unreadable ({exc})") from None
+    meta = read_json(path, ReaderError, missing=f"missing — {directory} is not a caap reader checkpoint",
+                     unreadable="unreadable")
     if not isinstance(meta, dict):
         raise ReaderError(f"{path}: expected a JSON object")
     if meta.get("format") != CHECKPOINT_FORMAT or meta.get("target_format") != TARGET_FORMAT:
