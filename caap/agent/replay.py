@@ -116,6 +116,23 @@ def _uses_point(step: DemoStep) -> bool:
     return step.element is not None and (any(p.element for p in spec.params) or {"x", "y"} <= names)
 
 
+class _Halt(Exception):
+    """A step that cannot go on: its status and the message a person reads."""
+
+    def __init__(self, status: Status, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+@dataclass
+class _Run:
+    """What a replay carries from step to step."""
+
+    frame: Image.Image
+    elements: list[Element] = field(default_factory=list)
+    dry_elements: list[Element] | None = None  # a dry run observes once: nothing changes the screen
+
+
 class Replayer:
     """One replay of one demonstration; ``run`` does it. Screen, observer and executor are injected
     (live ones from the CLI, file-based and recording ones in tests)."""
@@ -171,123 +188,100 @@ class Replayer:
     def run(self, demo: Demonstration) -> ReplayResult:
         o = self.options
         steps: list[ReplayStep] = []
-        frame = self.screen.capture()
-        elements: list[Element] = []
-        dry_elements: list[Element] | None = None  # a dry run observes once: nothing changes the screen
-
-        def stop_with(status: Status, report: ReplayStep) -> ReplayResult:
-            return ReplayResult(status, report.message or status, steps)
-
+        state = _Run(frame=self.screen.capture())
         for number, step in enumerate(demo.steps, start=1):
             report = ReplayStep(number, step.action, "done")
-            if self.stop.is_set():
-                report.status, report.message = "stopped", f"stopped before step {number} ({step.action})"
-                self._emit(report, steps)
-                return stop_with("stopped", report)
             try:
-                spec = lookup(step.action)
-            except ActionError as exc:
-                report.status, report.message = "error", f"step {number}: {exc.message}"
+                if self.stop.is_set():
+                    raise _Halt("stopped", f"stopped before step {number} ({step.action})")
+                ended = self._step(number, step, report, state)
+            except _Halt as halt:
+                report.status, report.message = halt.status, halt.message
                 self._emit(report, steps)
-                if o.dry_run:
-                    continue
-                return stop_with("error", report)
-            if spec.terminal is not None:
-                report.status, report.message = "end", f"the demonstration ends with {step.action}"
-                self._emit(report, steps)
-                break
-
-            raw = dict(step.args)
-            secret_used = False
-            if step.masked and "string_to_type" in raw:
-                if o.secret is None:
-                    report.status = "masked"
-                    report.message = (f"step {number} ({step.action}) types text the recording hid (a password-like "
-                                      "field); give it with --secret TEXT to replay it")
-                    self._emit(report, steps)
-                    if o.dry_run:
-                        continue
-                    return stop_with("masked", report)
-                raw["string_to_type"] = o.secret
-                secret_used = report.secret = True
-
-            element_param = next((p for p in spec.params if p.element), None)
-            if step.element is None and element_param is not None:
-                if element_param.required:
-                    report.status = "error"
-                    report.message = (f"step {number} ({step.action}): the recording did not keep the element it "
-                                      "acted on, so there is nothing to look for")
-                    self._emit(report, steps)
-                    if o.dry_run:
-                        continue
-                    return stop_with("error", report)
-                raw.pop(element_param.name, None)  # an id of the recorded screen means nothing here
-
-            if _uses_point(step):
-                assert step.element is not None
-                if o.dry_run and dry_elements is not None:
-                    found = locate(step.element, dry_elements, screen_size=frame.size,
-                                   min_text_similarity=o.min_text_similarity, max_shift=o.max_shift)
-                    report.observations = 0
-                    elements = dry_elements
-                else:
-                    frame, elements, found = self._find(step.element, frame, report)
-                    if o.dry_run:
-                        dry_elements = elements
-                if found is None:
-                    report.status = "missing"
-                    waited = "" if o.dry_run else f" after {report.waited_s:.1f}s"
-                    report.message = (f"step {number} ({step.action}): the recorded element is not on the screen"
-                                      f"{waited}: {describe_miss(step.element, elements)}")
-                    self._emit(report, steps)
-                    if o.dry_run:
-                        continue
-                    return stop_with("missing", report)
-                report.found = found
-                (ox, oy), (nx, ny) = step.element.centre, found.element.centre
-                report.displacement = (nx - ox, ny - oy)
-                if element_param is not None:
-                    raw[element_param.name] = found.element.id
-                if "x" in raw and "y" in raw:
-                    raw["x"], raw["y"] = int(raw["x"]) + nx - ox, int(raw["y"]) + ny - oy
-
-            try:
-                action = plan(step.action, raw, ScreenState(elements, frame.width, frame.height))
-            except ActionError as exc:
-                report.status, report.message = "error", f"step {number} ({step.action}): {exc.message}"
-                self._emit(report, steps)
-                if o.dry_run:
-                    continue
-                return stop_with("error", report)
-            if report.found is not None and element_param is not None:
-                action = _same_place(action, step, report.found.element)
-            report.planned = action
-            if o.dry_run:
-                report.status = "planned"
-                self._emit(report, steps)
-                continue
-
-            if self.approve is not None and not secret_used:
-                denial = self.approve(action, elements)
-                if denial:
-                    report.status = "denied"
-                    report.message = f"step {number} ({step.action}): {denial.split('; do not retry')[0]}"
-                    self._emit(report, steps)
-                    return stop_with("denied", report)
-            try:
-                execute(action, self.executor)
-            except Exception as exc:  # the OS input backend failed: nothing after this can be trusted
-                report.status, report.message = "error", f"step {number} ({step.action}): the executor failed: {exc}"
-                self._emit(report, steps)
-                return stop_with("error", report)
-            frame = self.screen.settle(frame)
+                if o.dry_run and halt.status != "stopped":
+                    continue  # a dry run lists every step that could not be planned
+                return ReplayResult(halt.status, halt.message, steps)
             self._emit(report, steps)
-
+            if ended:
+                break
         if o.dry_run:
             problems = [s for s in steps if s.status in ("missing", "masked", "error")]
             note = f"; {len(problems)} step(s) could not be planned on this screen" if problems else ""
             return ReplayResult("dry_run", f"planned {len(steps)} step(s), executed none{note}", steps)
         return ReplayResult("done", f"replayed {sum(s.status == 'done' for s in steps)} step(s)", steps)
+
+    def _step(self, number: int, step: DemoStep, report: ReplayStep, state: _Run) -> bool:
+        """Replay one step (or plan it, in a dry run); True when the demonstration ends here. A step
+        that cannot go on raises _Halt."""
+        o = self.options
+        try:
+            spec = lookup(step.action)
+        except ActionError as exc:
+            raise _Halt("error", f"step {number}: {exc.message}") from None
+        if spec.terminal is not None:
+            report.status, report.message = "end", f"the demonstration ends with {step.action}"
+            return True
+
+        raw = dict(step.args)
+        secret_used = False
+        if step.masked and "string_to_type" in raw:
+            if o.secret is None:
+                raise _Halt("masked", f"step {number} ({step.action}) types text the recording hid (a "
+                                      "password-like field); give it with --secret TEXT to replay it")
+            raw["string_to_type"] = o.secret
+            secret_used = report.secret = True
+
+        element_param = next((p for p in spec.params if p.element), None)
+        if step.element is None and element_param is not None:
+            if element_param.required:
+                raise _Halt("error", f"step {number} ({step.action}): the recording did not keep the element "
+                                     "it acted on, so there is nothing to look for")
+            raw.pop(element_param.name, None)  # an id of the recorded screen means nothing here
+
+        if _uses_point(step):
+            assert step.element is not None
+            if o.dry_run and state.dry_elements is not None:
+                found = locate(step.element, state.dry_elements, screen_size=state.frame.size,
+                               min_text_similarity=o.min_text_similarity, max_shift=o.max_shift)
+                report.observations = 0
+                state.elements = state.dry_elements
+            else:
+                state.frame, state.elements, found = self._find(step.element, state.frame, report)
+                if o.dry_run:
+                    state.dry_elements = state.elements
+            if found is None:
+                waited = "" if o.dry_run else f" after {report.waited_s:.1f}s"
+                raise _Halt("missing", f"step {number} ({step.action}): the recorded element is not on the "
+                                       f"screen{waited}: {describe_miss(step.element, state.elements)}")
+            report.found = found
+            (ox, oy), (nx, ny) = step.element.centre, found.element.centre
+            report.displacement = (nx - ox, ny - oy)
+            if element_param is not None:
+                raw[element_param.name] = found.element.id
+            if "x" in raw and "y" in raw:
+                raw["x"], raw["y"] = int(raw["x"]) + nx - ox, int(raw["y"]) + ny - oy
+
+        try:
+            action = plan(step.action, raw, ScreenState(state.elements, state.frame.width, state.frame.height))
+        except ActionError as exc:
+            raise _Halt("error", f"step {number} ({step.action}): {exc.message}") from None
+        if report.found is not None and element_param is not None:
+            action = _same_place(action, step, report.found.element)
+        report.planned = action
+        if o.dry_run:
+            report.status = "planned"
+            return False
+
+        if self.approve is not None and not secret_used:
+            denial = self.approve(action, state.elements)
+            if denial:
+                raise _Halt("denied", f"step {number} ({step.action}): {denial.split('; do not retry')[0]}")
+        try:
+            execute(action, self.executor)
+        except Exception as exc:  # the OS input backend failed: nothing after this can be trusted
+            raise _Halt("error", f"step {number} ({step.action}): the executor failed: {exc}") from None
+        state.frame = self.screen.settle(state.frame)
+        return False
 
 
 def replay(demo: Demonstration, screen: Screen, observer: Observer, executor: Executor,
