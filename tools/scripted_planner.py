@@ -18,12 +18,9 @@ Policies are stateless functions of (task, current elements, history, previous a
 from the screen's state (a checkbox's `checked`, a field's `text` and `focused`) and from what the
 history says was done, so they recover when an action did not take effect.
 
-Tasks with a policy: click-button, click-test, click-test-2, click-button-sequence, click-link,
-click-tab, click-tab-2, click-collapsible, click-collapsible-2, click-dialog, click-dialog-2,
-click-widget, click-checkboxes (-soft, -transfer, -large), click-option, choose-list, enter-text,
-enter-text-2, enter-text-dynamic, enter-password, enter-date, login-user, login-user-popup,
-focus-text, focus-text-2, use-autocomplete, drag-box, drag-items, multi-layouts, multi-orderings,
-simple-arithmetic, simple-algebra, read-table, find-word, identify-shape.
+The policies live here (the first 42 tasks) and in tools/scripted_policies/ (one module per later
+task group), written with the toolkit in tools/scripted_kit.py; `--list-tasks` prints every task
+with a policy.
 
 What perception gives for MiniWoB's links is a line of plain text (the links are styled <span>s),
 sometimes with words run together; link policies therefore click inside lines of text, at the word's
