@@ -344,3 +344,14 @@ def test_ctrl_c_shuts_browser_and_display_down() -> None:
         time.sleep(0.1)
     assert not _exists(xvfb_pid)
     assert _group_members(chromium_pid) == []
+
+
+def test_a_natural_language_task_gives_its_sentence_not_its_answer(env: MiniWoBEnv) -> None:
+    # The -turk pages' core.getUtterance() returns {utterance, fields}; the fields are the answer.
+    env.open("email-inbox-nl-turk")
+    env.reset(0)
+    text = env.utterance()
+    assert text and "fields" not in text and not text.startswith("{")
+    assert env.browser is not None
+    assert text == env.browser.evaluate("core.getUtterance().utterance")
+    env.open("click-button")

@@ -205,10 +205,14 @@ class MiniWoBEnv:
         return bool(self._page().evaluate("WOB_DONE_GLOBAL"))
 
     def utterance(self) -> str:
-        """The task's instruction, as the query bar shows it."""
-        return str(self._page().evaluate(
-            "typeof core.getUtterance === 'function' ? core.getUtterance() "
-            ": (document.getElementById('query')?.textContent || '').replace(/\\s+/g, ' ').trim()"))
+        """The task's instruction, as the query bar shows it. The natural-language tasks (-nl, -turk)
+        return an object from ``core.getUtterance()`` whose ``fields`` hold the answer: only its
+        ``utterance`` text is the instruction."""
+        return str(self._page().evaluate("""(() => {
+            const u = typeof core.getUtterance === 'function' ? core.getUtterance() : null;
+            if (u && typeof u === 'object') return String(u.utterance ?? '');
+            if (typeof u === 'string') return u;
+            return (document.getElementById('query')?.textContent || '').replace(/\\s+/g, ' ').trim(); })()"""))
 
     # --- shutdown --------------------------------------------------------------------------------------------
 
