@@ -255,3 +255,14 @@ def test_a_killed_run_keeps_every_finished_step(tmp_path):
     assert steps[1]["actions"][0]["element"]["text"] == "Helli"
     assert (trace_dir / "step_003.png").is_file()  # the step in flight had saved its screenshot
     assert (trace_dir / "run.json").is_file() and not (trace_dir / "summary.json").exists()
+
+
+def test_an_episode_that_ends_mid_drag_lets_go_of_the_button():
+    hold = "Action_2=(Action: functions.drag_mouse_hold_down, Argument: {x: 150, y: 200})"
+    agent, _ = loop_agent(ListPlanner([hold, "Action_3=(Action: functions.fail, Argument: {reason: \"lost\"})"]))
+    assert agent.run(TASK).status == "failed"
+    assert [n for n, _ in agent.executor.calls] == ["mouse_down", "mouse_up"]  # released once the episode ended
+    drag = hold + "\nAction_3=(Action: functions.drag_mouse_release, Argument: {})"
+    agent, _ = loop_agent(ListPlanner([drag, "Action_4=(Action: functions.done, Argument: {})"]))
+    agent.run(TASK)
+    assert [n for n, _ in agent.executor.calls] == ["mouse_down", "mouse_up"]  # no second release

@@ -330,3 +330,11 @@ def test_a_click_inside_a_line_of_text_lands_at_the_same_place_in_it():
     result, calls, _, _ = run(demo, ScriptedObserver([moved(line, 10, 20)]))
     assert result.status == "done", result.message
     assert [(c[1]["x"], c[1]["y"]) for c in calls] == [(102, 88), (81, 88)]
+
+
+def test_a_replay_that_stops_mid_drag_lets_go_of_the_button():
+    demo = demo_of(DemoStep(action="drag_mouse_hold_down", args={"x": 20, "y": 110}, element=HANDLE),
+                   DemoStep(action="click_element", args={"element_id": 2}, element=SUBMIT))
+    result, calls, _, _ = run(demo, ScriptedObserver([HANDLE]), max_wait_s=0.5)
+    assert result.status == "missing"
+    assert [name for name, _ in calls] == ["mouse_down", "mouse_up"]

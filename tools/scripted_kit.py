@@ -210,6 +210,33 @@ def release() -> Action:
     return ("drag_mouse_release", {})
 
 
+def hover(e: El) -> Action:
+    return ("point_element", {"element_id": e.id})
+
+
+def ctrl_click(e: El) -> Action:
+    return ("control_click_element", {"element_id": e.id})
+
+
+def scroll(e: El | None, direction: str, amount: int = 3) -> Action:
+    args: dict[str, object] = {"direction": direction, "amount": amount}
+    if e is not None:
+        args["element_id"] = e.id
+    return ("scroll", args)
+
+
+def wait(seconds: float = 0.5) -> Action:
+    return ("wait", {"seconds": seconds})
+
+
+def copy() -> Action:
+    return ("press_control_C", {})
+
+
+def paste() -> Action:
+    return ("press_control_V", {})
+
+
 def done(reason: str = "the task is complete") -> Action:
     return ("done", {"reason": reason})
 
@@ -349,7 +376,7 @@ _WIDTHS = dict(zip(
     strict=True))
 
 
-def _width(s: str) -> int:
+def text_width(s: str) -> int:
     return sum(_WIDTHS.get(c, 556) for c in s)
 
 
@@ -410,7 +437,7 @@ def word_points(p: Prompt, word: str, types: tuple[str, ...] = ("text", "tabled_
         if e.type not in types or not e.text or e.id in skip:
             continue
         text = e.text
-        total = _width(text)
+        total = text_width(text)
         if total <= 0:
             continue
         for m in re.finditer(r"\S+", text):
@@ -425,7 +452,7 @@ def word_points(p: Prompt, word: str, types: tuple[str, ...] = ("text", "tabled_
                     if (not right or right[0] not in ".,;:!?") and _words_only(left) and _words_only(right):
                         spots.append((m.start() + i, loose))
             for at, out in spots:
-                mid = _width(text[:at]) + _width(word) / 2
+                mid = text_width(text[:at]) + text_width(word) / 2
                 out.append((round(e.box[0] + (e.box[2] - e.box[0]) * mid / total), e.y))
     return exact + loose
 

@@ -134,6 +134,9 @@ class ActionSpec:
     terminal: Literal["done", "fail"] | None = None
     from_paper: bool = False
     group: str = field(default="mouse")
+    # What the action leaves the left button as: a run that ends between a press and its release
+    # lets go of the button, so no drag stays held on the user's desktop.
+    button: Literal["pressed", "released"] | None = None
 
     # --- derived views --------------------------------------------------------------------------
     def tool_schema(self) -> dict[str, Any]:
@@ -443,7 +446,7 @@ register(ActionSpec(
     "grab an object or to start selecting text.",
     (X, Y),
     lambda ex, a: ex.mouse_down(*_point(a)),
-    aliases=("mouse_down",), from_paper=True,
+    aliases=("mouse_down",), from_paper=True, button="pressed",
 ))
 register(ActionSpec(
     "drag_mouse_move",
@@ -458,7 +461,7 @@ register(ActionSpec(
     "Finish a drag: release the left mouse button where the pointer is now.",
     (),
     lambda ex, a: ex.mouse_up(),
-    aliases=("mouse_up", "drag_release"), from_paper=True,
+    aliases=("mouse_up", "drag_release"), from_paper=True, button="released",
 ))
 
 # Extensions beyond the paper.

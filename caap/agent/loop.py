@@ -8,6 +8,7 @@ the next step observes, so no screen is captured twice.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -105,6 +106,7 @@ class Agent:
         self.experience = experience or []  # prompt lines from caap.memory.experience
         self.family = family
         self.steps: list[dict[str, Any]] = []  # this episode's step records (auto-context reads them)
+        self._button_held = False  # a drag was started and not yet released
 
     def _tools(self) -> list[dict[str, Any]] | None:
         o = self.prompter.options
@@ -117,18 +119,28 @@ class Agent:
         self.steps = []
         result = EpisodeResult(status=MAX_STEPS, reason=f"reached the step limit ({self.config.max_steps})", steps=0)
         self._cost_known = True
+        self._button_held = False
         try:
             self._episode(task, result, started)
         except KeyboardInterrupt:
             result.status, result.reason = STOPPED, "interrupted (Ctrl-C)"
         except ScreenError as exc:
             result.status, result.reason = SCREEN_ERROR, str(exc)
+        finally:
+            self._let_go()
         result.seconds = time.monotonic() - started
         if not self._cost_known:
             result.cost_usd = None
         if self.trace:
             self.trace.finish(result.to_json())
         return result
+
+    def _let_go(self) -> None:
+        """Release a drag the episode left held (it ended between the press and the release)."""
+        if self._button_held:
+            self._button_held = False
+            with contextlib.suppress(Exception):  # the backend may be what failed; the outcome says so
+                self.executor.mouse_up()
 
     def _episode(self, task: str, result: EpisodeResult, started: float) -> None:
         cfg = self.config
@@ -289,6 +301,8 @@ class Agent:
             t0 = time.perf_counter()
             try:
                 execute(action, self.executor)
+                if action.spec.button is not None:
+                    self._button_held = action.spec.button == "pressed"
             except Exception as exc:  # the OS input backend failed: nothing after this can be trusted
                 failure = _act_failure(exc)
                 executed.append({**action.to_json(), "outcome": "error", "reason": failure[1]})

@@ -22,6 +22,7 @@ stopping at nothing.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 import time
@@ -131,6 +132,7 @@ class _Run:
     frame: Image.Image
     elements: list[Element] = field(default_factory=list)
     dry_elements: list[Element] | None = None  # a dry run observes once: nothing changes the screen
+    button_held: bool = False  # a drag was started and not yet released
 
 
 class Replayer:
@@ -186,9 +188,17 @@ class Replayer:
             self.on_step(report)
 
     def run(self, demo: Demonstration) -> ReplayResult:
-        o = self.options
         steps: list[ReplayStep] = []
         state = _Run(frame=self.screen.capture())
+        try:
+            return self._steps(demo, steps, state)
+        finally:
+            if state.button_held:  # a replay that stopped mid-drag lets go of the button
+                with contextlib.suppress(Exception):
+                    self.executor.mouse_up()
+
+    def _steps(self, demo: Demonstration, steps: list[ReplayStep], state: _Run) -> ReplayResult:
+        o = self.options
         for number, step in enumerate(demo.steps, start=1):
             report = ReplayStep(number, step.action, "done")
             try:
@@ -280,6 +290,8 @@ class Replayer:
             execute(action, self.executor)
         except Exception as exc:  # the OS input backend failed: nothing after this can be trusted
             raise _Halt("error", f"step {number} ({step.action}): the executor failed: {exc}") from None
+        if spec.button is not None:
+            state.button_held = spec.button == "pressed"
         state.frame = self.screen.settle(state.frame)
         return False
 

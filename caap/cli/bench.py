@@ -56,7 +56,7 @@ def bench_miniwob(
     and overall, with the paper's fair metrics), OUT/report.html (beside the paper's numbers) and
     OUT/traces/TASK/seed-N/ (the agent's trace of each episode).
     """
-    from caap.bench.harness import BenchError, BenchSettings, parse_tasks, run_bench
+    from caap.bench.harness import BenchError, BenchSettings, load_episodes, parse_tasks, run_bench
     from caap.data.export import parse_seed_ranges
     from caap.data.format import DatasetError
 
@@ -78,6 +78,12 @@ def bench_miniwob(
         cache=str(cache) if cache else None, reference=str(reference) if reference else None)
     if observer == "vision":
         _check_models(cfg.observe)
+    if (out_dir / "episodes.jsonl").is_file():
+        wanted = {(t, s) for t in task_list for s in seed_list}
+        kept = sum((r.get("task"), r.get("seed")) in wanted for r in load_episodes(out_dir))
+        if kept:
+            err.print(f"resuming: {kept} of {len(wanted)} episodes are already in {out_dir}/episodes.jsonl and are "
+                      "not run again (use another --out to run them afresh)", highlight=False)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=err) as progress:
         bar = progress.add_task("episodes", total=len(task_list) * len(seed_list), rate="")
