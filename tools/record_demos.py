@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,6 +40,7 @@ from caap.decide.demos import load_demo, save_demo  # noqa: E402
 from caap.decide.llm import LLMClient  # noqa: E402
 from caap.decide.prompter import CaapPrompter, PromptOptions  # noqa: E402
 from caap.observe.capture import CaptureTarget, LiveScreen  # noqa: E402
+from caap.record.recorder import assets_dir  # noqa: E402
 
 
 def _start_recorder(env: MiniWoBEnv, task_text: str, out: Path, observe: bool) -> subprocess.Popen[str]:
@@ -98,8 +100,9 @@ def record_one(env: MiniWoBEnv, task: str, seed: int, out: Path, base_url: str, 
     if proc.returncode != 0 or not out.exists():
         raise RuntimeError(f"caap record exited {proc.returncode}:\n" + "".join(proc.lines[-20:]))  # type: ignore[attr-defined]
     demo = load_demo(out)
-    if reward <= 0:
+    if reward <= 0:  # nothing of a recording without a reward stays: its file nor its screenshots
         out.unlink()
+        shutil.rmtree(assets_dir(out), ignore_errors=True)
         return len(demo.steps), reward
     save_demo(demo.model_copy(update={"family": task, "source": "scripted"}), out)
     return len(demo.steps), reward
