@@ -4,21 +4,16 @@ scripted planner (tools/scripted_planner.py) as the LLM over HTTP."""
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
+from live_marks import LIVE
 from typer.testing import CliRunner
 
 from caap.cli import app
 
-pytestmark = [
-    pytest.mark.display,
-    pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Xvfb (Debian package xvfb)"),
-    pytest.mark.skipif(shutil.which("xdotool") is None, reason="needs xdotool (Debian package xdotool)"),
-    pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs Chromium (Debian package chromium)"),
-]
+pytestmark = LIVE
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
 import scripted_planner  # noqa: E402

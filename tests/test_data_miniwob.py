@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
 import pytest
+from live_marks import LIVE
 from PIL import Image
 
 from caap.elements import Element
 from caap.taxonomy import ElementType
 
-pytestmark = [
-    pytest.mark.display,
-    pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Xvfb (Debian package xvfb)"),
-    pytest.mark.skipif(shutil.which("xdotool") is None, reason="needs xdotool (Debian package xdotool)"),
-    pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs Chromium (Debian package chromium)"),
-]
+pytestmark = LIVE
 
 
 @pytest.fixture(scope="module")

@@ -8,13 +8,13 @@ Chromium is not installed.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from live_marks import LIVE
 from typer.testing import CliRunner
 
 from caap.act.actions import ScreenState, execute, plan
@@ -28,12 +28,7 @@ from caap.elements import Element
 from caap.observe.capture import CaptureTarget, LiveScreen
 from caap.observe.screen import ScreenError, StaticObserver
 
-pytestmark = [
-    pytest.mark.display,
-    pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Xvfb (Debian package xvfb)"),
-    pytest.mark.skipif(shutil.which("xdotool") is None, reason="needs xdotool (Debian package xdotool)"),
-    pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs Chromium (Debian package chromium)"),
-]
+pytestmark = LIVE
 
 PAGE = Path(__file__).parent / "pages" / "actions.html"
 BACKENDS = ["xdotool", "pyautogui"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -16,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from live_marks import live
 
 from caap.decide.demos import load_demo
 from caap.elements import Element
@@ -212,18 +212,7 @@ def test_text_typed_into_a_password_field_is_masked():
 
 # --- live recordings on Xvfb --------------------------------------------------------------------------------
 
-LIVE_MARKS = [
-    pytest.mark.display,
-    pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Xvfb (Debian package xvfb)"),
-    pytest.mark.skipif(shutil.which("xdotool") is None, reason="needs xdotool (Debian package xdotool)"),
-    pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs Chromium (Debian package chromium)"),
-]
 
-
-def live(test):
-    for mark in LIVE_MARKS:
-        test = mark(test)
-    return test
 
 PAGE = Path(__file__).parent / "pages" / "actions.html"
 

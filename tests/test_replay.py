@@ -7,11 +7,11 @@ replay on Xvfb + Chromium through xdotool, with the page's DOM standing in for t
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from pathlib import Path
 
 import pytest
+from live_marks import live
 from PIL import Image
 from typer.testing import CliRunner
 
@@ -190,20 +190,6 @@ def test_cli_bad_file_and_missing_display_are_clear_errors(tmp_path):
 
 
 # --- live: Xvfb + Chromium + xdotool -------------------------------------------------------------
-
-LIVE_MARKS = [
-    pytest.mark.display,
-    pytest.mark.skipif(shutil.which("Xvfb") is None, reason="needs Xvfb (Debian package xvfb)"),
-    pytest.mark.skipif(shutil.which("xdotool") is None, reason="needs xdotool (Debian package xdotool)"),
-    pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs Chromium (Debian package chromium)"),
-]
-
-
-def live(test):
-    """The live tests' marks (the unit tests above run anywhere)."""
-    for mark in reversed(LIVE_MARKS):
-        test = mark(test)
-    return test
 
 SHIFT = (37, 23)
 

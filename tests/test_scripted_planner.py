@@ -5,45 +5,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from caap.act.actions import PlannedAction, tool_schemas
+from caap.act.actions import tool_schemas
 from caap.decide.parser import ToolCall, parse_reply
-from caap.decide.prompter import CaapPrompter, HistoryEntry, PromptContext, PromptOptions
 from caap.elements import Element
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
 import scripted_kit as kit
 import scripted_planner as sp
-
-
-def el(id: int, type: str, box: tuple[int, int, int, int], **attrs: Any) -> Element:
-    return Element(id=id, type=type, bbox=list(box), **attrs)
-
-
-def act(name: str, element: Element | None = None, **args: Any) -> PlannedAction:
-    if element is not None:
-        args = {"element_id": element.id, **args}
-    return PlannedAction(name, args, element)
-
-
-def prompt_text(task: str, elements: list[Element], history: list[tuple[PlannedAction, str]] = (),
-                last_response: str | None = None, mode: str = "text") -> str:
-    entries = [HistoryEntry(n, a, outcome) for n, (a, outcome) in enumerate(history, start=2)]
-    ctx = PromptContext(task, elements, entries, last_response)
-    return CaapPrompter(PromptOptions(mode=mode)).build(ctx).text
-
-
-def plan(task: str, elements: list[Element], history: list[tuple[PlannedAction, str]] = (),
-         last_response: str | None = None) -> list[tuple[str, dict[str, Any]]]:
-    return sp.plan(sp.parse_prompt(prompt_text(task, elements, history, last_response)))
-
-
-CHANGED = "the screen changed"
-SAME = "no visible change"
-
+from scripted_prompts import CHANGED, SAME, act, el, plan, prompt_text
 
 # --- reading the prompt -------------------------------------------------------------------------------
 

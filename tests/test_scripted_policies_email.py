@@ -9,34 +9,12 @@ from typing import Any
 
 import pytest
 
-from caap.act.actions import PlannedAction
-from caap.decide.prompter import CaapPrompter, HistoryEntry, PromptContext, PromptOptions
 from caap.elements import Element
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
 import scripted_kit as kit
-import scripted_planner as sp
 from scripted_policies import email as em
-
-CHANGED = "the screen changed"
-SAME = "no visible change"
-
-
-def el(id: int, type: str, box: tuple[int, int, int, int], **attrs: Any) -> Element:
-    return Element(id=id, type=type, bbox=list(box), **attrs)
-
-
-def act(name: str, element: Element | None = None, **args: Any) -> PlannedAction:
-    if element is not None:
-        args = {"element_id": element.id, **args}
-    return PlannedAction(name, args, element)
-
-
-def plan(task: str, elements: list[Element], history: list[tuple[PlannedAction, str]] = ()) -> list[
-        tuple[str, dict[str, Any]]]:
-    entries = [HistoryEntry(n, a, outcome) for n, (a, outcome) in enumerate(history, start=2)]
-    text = CaapPrompter(PromptOptions(mode="text")).build(PromptContext(task, elements, entries, None)).text
-    return sp.plan(sp.parse_prompt(text))
+from scripted_prompts import CHANGED, SAME, act, el, plan
 
 
 def names(actions: list[tuple[str, dict[str, Any]]]) -> list[str]:

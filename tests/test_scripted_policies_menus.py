@@ -7,40 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from caap.act.actions import PlannedAction
-from caap.decide.prompter import CaapPrompter, HistoryEntry, PromptContext, PromptOptions
 from caap.elements import Element
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
-import scripted_kit as kit
 import scripted_planner as sp
 from scripted_policies import menus
-
-CHANGED = "the screen changed"
-SAME = "no visible change"
-Actions = list[tuple[str, dict[str, Any]]]
-
-
-def el(id: int, type: str, box: tuple[int, int, int, int], **attrs: Any) -> Element:
-    return Element(id=id, type=type, bbox=list(box), **attrs)
-
-
-def act(name: str, element: Element | None = None, **args: Any) -> PlannedAction:
-    if element is not None:
-        args = {"element_id": element.id, **args}
-    return PlannedAction(name, args, element)
-
-
-def plan(task: str, elements: list[Element], history: list[tuple[PlannedAction, str]] = (),
-         last_response: str | None = None) -> Actions:
-    entries = [HistoryEntry(n, a, outcome) for n, (a, outcome) in enumerate(history, start=2)]
-    text = CaapPrompter(PromptOptions(mode="text")).build(PromptContext(task, elements, entries, last_response)).text
-    return sp.plan(sp.parse_prompt(text))
-
-
-def policy_for(task: str) -> Any:
-    """The policy function the planner picks for ``task`` (the first pattern that matches)."""
-    return next((fn for pattern, fn in kit.POLICIES if pattern.match(task)), None)
+from scripted_prompts import CHANGED, SAME, act, el, plan, policy_for
 
 
 def clicks(e: Element) -> tuple[str, dict[str, Any]]:

@@ -11,26 +11,18 @@ from typing import Any
 import pytest
 
 from caap.act.actions import PlannedAction
-from caap.decide.prompter import CaapPrompter, HistoryEntry, PromptContext, PromptOptions
 from caap.elements import Element
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
 import scripted_planner as sp
 from scripted_policies import text
+from scripted_prompts import CHANGED, SAME, act, el, plan, policy_for
 
-CHANGED = "the screen changed"
-SAME = "no visible change"
 Action = tuple[str, dict[str, Any]]
 
 
-def el(id: int, type: str, box: tuple[int, int, int, int], **attrs: Any) -> Element:
-    return Element(id=id, type=type, bbox=list(box), **attrs)
 
 
-def act(name: str, element: Element | None = None, **args: Any) -> PlannedAction:
-    if element is not None:
-        args = {"element_id": element.id, **args}
-    return PlannedAction(name, args, element)
 
 
 def ran(actions: list[Action], outcome: str = CHANGED, elements: dict[int, Element] | None = None) -> list[
@@ -44,15 +36,8 @@ def ran(actions: list[Action], outcome: str = CHANGED, elements: dict[int, Eleme
     return out
 
 
-def plan(task: str, elements: list[Element], history: list[tuple[PlannedAction, str]] = (),
-         last_response: str | None = None) -> list[Action]:
-    entries = [HistoryEntry(n, a, outcome) for n, (a, outcome) in enumerate(history, start=2)]
-    prompt = CaapPrompter(PromptOptions(mode="text")).build(PromptContext(task, elements, entries, last_response))
-    return sp.plan(sp.parse_prompt(prompt.text))
 
 
-def policy_for(task: str) -> Any:
-    return next(fn for pattern, fn in sp.POLICIES if pattern.match(task))
 
 
 SELECT, COPY, PASTE = ("press_control_A", {}), ("press_control_C", {}), ("press_control_V", {})
