@@ -120,6 +120,12 @@ class ObserveConfig(BaseModel):
     # models/reader/MODEL_CARD.md); "reader" is the paper's choice once the reader is trained.
     type_source: Literal["reader", "detector"] = Field(
         default="detector", description="which model's type wins when they disagree (see observe/vision.py)")
+    # Where element texts come from: the reader's CTC head, PP-OCR (the rapidocr wheel's models),
+    # or the reader unless its confidence is below ocr_threshold (then PP-OCR).
+    text_source: Literal["reader", "ocr", "auto"] = Field(
+        default="auto", description="reader | ocr | auto (see observe/vision.py)")
+    ocr_threshold: float = Field(default=0.5, ge=0, le=1,
+                                 description="auto: reader texts less confident than this are read by PP-OCR")
     device: str = Field(default="cpu", description="cpu, cuda, 0 ...")
 
 

@@ -32,6 +32,8 @@ class Element(BaseModel):
     focused: bool | None = None
     highlighted: bool | None = None
     score: float | None = Field(default=None, ge=0.0, le=1.0, description="detector confidence")
+    text_confidence: float | None = Field(default=None, ge=0.0, le=1.0,
+                                          description="how sure the text source (reader or OCR) is of the text")
     visible: bool = True
 
     @field_validator("bbox", mode="before")
@@ -73,6 +75,7 @@ class Element(BaseModel):
         for name in ATTRIBUTES:
             record[name] = getattr(self, name)
         record["score"] = self.score
+        record["text_confidence"] = self.text_confidence
         if not self.visible:
             record["visible"] = False
         return record

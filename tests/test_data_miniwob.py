@@ -52,6 +52,16 @@ def test_checkboxes_carry_state_and_cover_their_label(env):
     assert query.bbox[1] < 10 and "Select" in query.text  # the instruction bar, merged into whole lines
 
 
+def test_span_links_are_hyperlinks_and_lines_keep_their_spaces(env):
+    els = labels(env, "click-link")
+    dom = env.browser.evaluate("[...document.querySelectorAll('#area .alink')].map(a => a.innerText.trim())")
+    links = by_type(els, "hyperlink")
+    assert dom and sorted(e.text for e in links) == sorted(dom)  # MiniWoB's <span class="alink"> words
+    words = set(env.browser.evaluate("document.body.innerText").split())
+    for e in by_type(els, "text"):  # every word of a merged line is a word of the page: no "blanditquam."
+        assert set(e.text.split()) <= words, e.text
+
+
 def test_listbox_options_are_clipped_to_what_is_scrolled_into_view(env):
     els = labels(env, "click-scroll-list")
     rows = by_type(els, "tabled_text")
@@ -138,6 +148,14 @@ def test_merge_line_runs_and_dhash():
         ("text", "Find the email by Henryetta.", (3, 3, 95, 14)), ("button", "Ok", (96, 3, 120, 14)),
         ("text", "next line", (3, 16, 40, 27))]
     assert merged[0].highlighted is True
+    # Runs less than 2 px apart: the page's whitespace decides ("blandit" + " quam." is two words).
+    tight = [Element(type="text", bbox=[3, 3, 30, 14], text="blandit"), Element(type="text", bbox=[31, 3, 50, 14], text="quam."),
+             Element(type="text", bbox=[3, 20, 30, 31], text="Hen"), Element(type="text", bbox=[31, 20, 50, 31], text="ryetta")]
+    spaces = [(False, False), (True, False), (False, False), (False, False)]
+    assert [e.text for e in merge_line_runs(tight, spaces)] == ["blandit quam.", "Henryetta"]
+    assert [e.text for e in merge_line_runs(tight)] == ["blanditquam.", "Henryetta"]
+    with pytest.raises(ValueError):
+        merge_line_runs(tight, spaces[:2])
     a = Image.new("RGB", (160, 210), "white")
     b = a.copy()
     b.putpixel((5, 5), (0, 0, 0))

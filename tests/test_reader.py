@@ -1,16 +1,19 @@
-"""The element reader: semi-masking, the target format, training (tiny, one epoch on the fixture),
-resume, batched reading, evaluation (with Tesseract beside it) and checkpoint errors."""
+"""The element reader: semi-masking, the record format, native-resolution patches, the CTC alphabet
+and head, joint training (tiny model on the fixture), exact resume, batched reading, text areas
+line by line, evaluation beside PP-OCR and Tesseract, the observer's text sources, checkpoint and
+settings errors, and the multi-process launch path."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shutil
+import statistics
 from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
@@ -157,15 +160,259 @@ def test_any_element_round_trips(element):
     assert decode_target(encode_target(element), BOX) == element
 
 
+# --- patches, alphabet, CTC head ---------------------------------------------------------------
+
+
+def test_patches_keep_native_resolution_and_pack_each_image_alone():
+    torch = pytest.importorskip("torch")
+    from caap.observe.patches import patch_values, patchify
+
+    small = _noise(10, 20, seed=1)  # 2 rows x 3 cols of 16x4 patches (width padded 10 -> 12)
+    wide = _noise(41, 9, seed=2)  # 1 row x 11 cols
+    grid = patchify([small, wide], (16, 4))
+    assert grid.shapes == [(2, 3), (1, 11)]
+    assert grid.flattened_patches.shape == (2, 11, 2 + patch_values(16, 4))  # padded to the longest, not 2 x 11
+    assert grid.attention_mask.sum(dim=1).tolist() == [6, 11]
+    rows, cols = grid.flattened_patches[0, :6, 0].tolist(), grid.flattened_patches[0, :6, 1].tolist()
+    assert rows == [1, 1, 1, 2, 2, 2] and cols == [1, 2, 3, 1, 2, 3]  # row-major, 1-based
+    assert grid.flattened_patches[0, 6:].abs().sum() == 0  # padding rows are zero
+    # Pixels are the image's own (standardised), patch by patch: the first patch's first row of pixels.
+    a = np.asarray(small, dtype=np.float32)
+    z = (a - a.mean()) / a.std()
+    first = grid.flattened_patches[0, 0, 2:].view(16, 4, 3)
+    assert torch.allclose(first[0], torch.from_numpy(z[0, :4]), atol=1e-4)
+    # max_patches scales a huge crop down (never up), keeping it inside the budget.
+    huge = patchify([_noise(400, 40)], (16, 4), max_patches=64)
+    assert huge.shapes[0][0] * huge.shapes[0][1] <= 64
+    assert patchify([_noise(12, 16)], (16, 4), max_patches=64).shapes == [(1, 3)]
+
+
+def test_alphabet_encodes_decodes_and_marks_unknown_characters():
+    from caap.observe.ctc import BLANK, UNKNOWN, UNKNOWN_CHAR, Alphabet, AlphabetError, normalise
+
+    alphabet = Alphabet.build(["Ünïcode 中"], extra="ab ")
+    assert set("Ünïcode中ab ") <= set(alphabet.chars) and alphabet.size == len(alphabet.chars) + 2
+    ids = alphabet.encode("a  b\nZ")
+    assert ids[:3] == [alphabet.chars.index("a") + 2, alphabet.chars.index(" ") + 2, alphabet.chars.index("b") + 2]
+    assert ids[-1] == UNKNOWN and BLANK not in ids  # Z is not in the alphabet
+    assert alphabet.decode_ids(ids) == f"a b {UNKNOWN_CHAR}"  # whitespace normalised, Z unreadable
+    assert alphabet.decode_ids(alphabet.encode("ab 中")) == "ab 中"
+    assert normalise("  two\n lines\t") == "two lines"
+    for bad in ("", "aa", UNKNOWN_CHAR):
+        with pytest.raises(AlphabetError):
+            Alphabet(bad)
+
+
+def test_greedy_decoding_collapses_repeats_and_reports_the_weakest_character():
+    torch = pytest.importorskip("torch")
+    from caap.observe.ctc import Alphabet, greedy_decode
+
+    alphabet = Alphabet("lo")  # ids: 0 blank, 1 unknown, 2 "l", 3 "o"
+    path = [2, 2, 0, 2, 3, 3, 0]  # l l _ l o o _  ->  "llo"
+    probs = torch.full((1, 9, 4), 0.01)
+    for t, label in enumerate(path):
+        probs[0, t, label] = 0.97
+    probs[0, 4, 3] = 0.6  # the first frame of "o" is unsure
+    probs[0, 7:, 2] = 0.97  # frames past the element's length are ignored
+    reading = greedy_decode(probs.log(), [7], alphabet)[0]
+    assert reading.text == "llo"
+    assert reading.confidence == pytest.approx(0.6, abs=1e-3)
+    blank = torch.tensor([0.0, -9, -9, -9]).expand(1, 3, 4)
+    assert greedy_decode(blank, [3], alphabet)[0] == type(reading)("", 1.0)  # nothing written: nothing doubtful
+
+
+def _tiny_model(alphabet_size: int, frames: int = 2):
+    from caap.train.reader import build_model, load_settings
+
+    class A:
+        size = alphabet_size
+
+    settings = load_settings(CONFIG, {"model": "tiny", "frames_per_column": frames, "max_patches": 256})
+    return build_model(settings, vocab_size=259, alphabet=A())  # type: ignore[arg-type]
+
+
+def test_ctc_head_pools_each_column_from_its_own_patches_only():
+    torch = pytest.importorskip("torch")
+    from caap.observe.patches import patchify
+
+    model = _tiny_model(10).eval()
+    grid = patchify([_noise(12, 30, seed=3), _noise(20, 10, seed=4)], (16, 4))
+    hidden = torch.randn(2, grid.flattened_patches.shape[1], model.config.vision_config.hidden_size)
+    log_probs, lengths = model.ctc_log_probs(hidden, grid.attention_mask, grid.flattened_patches)
+    assert lengths.tolist() == [3 * 2, 5 * 2]  # columns x frames per column
+    assert log_probs.shape == (2, 5 * 2, 10)
+    changed = hidden.clone()
+    changed[0, 1] += 5  # image 0, row 1, column 2
+    changed[1, 7:] += 5  # padding tokens of image 1
+    again, _ = model.ctc_log_probs(changed, grid.attention_mask, grid.flattened_patches)
+    assert torch.allclose(again[1], log_probs[1])  # padding never leaks in
+    assert torch.allclose(again[0, :2], log_probs[0, :2]) and torch.allclose(again[0, 4:6], log_probs[0, 4:6])
+    assert not torch.allclose(again[0, 2:4], log_probs[0, 2:4])  # only column 2's frames moved
+
+
+def test_reader_model_round_trips_and_stays_a_pix2struct_model(tmp_path):
+    torch = pytest.importorskip("torch")
+    from transformers import Pix2StructForConditionalGeneration
+
+    from caap.observe.reader_model import ReaderModel
+
+    model = _tiny_model(12)
+    model.save_pretrained(tmp_path)
+    again = ReaderModel.from_pretrained(tmp_path)
+    assert again.config.ctc == {"classes": 12, "frames_per_column": 2}
+    assert torch.equal(again.ctc_head.weight, model.ctc_head.weight)
+    assert isinstance(again, Pix2StructForConditionalGeneration)
+    plain = Pix2StructForConditionalGeneration.from_pretrained(tmp_path)  # the CTC layers are simply extra
+    assert torch.equal(plain.encoder.embeddings.patch_projection.weight,
+                       model.encoder.embeddings.patch_projection.weight)
+
+
+def _fixture_texts(n: int = 6) -> list:
+    from caap.data.format import Dataset
+    from caap.train.reader_data import Sample
+
+    out = []
+    for _, ann in Dataset(FIXTURE):
+        for e in ann.elements:
+            if e.type == ElementType.TEXT and e.text and len(out) < n and 4 <= len(e.text) <= 18:
+                out.append(Sample(str(FIXTURE / ann.image), e))
+    return out
+
+
+def test_joint_objective_learns_to_read_a_few_crops_exactly():
+    """The whole text path — crop, patches, encoder, column pooling, CTC loss and greedy decoding —
+    learns: a tiny model overfits six real text crops until it reads them exactly."""
+    torch = pytest.importorskip("torch")
+    from caap.observe.ctc import Alphabet, greedy_decode
+    from caap.observe.reader import build_tokenizer
+    from caap.train.reader import JointObjective, build_model, load_settings
+    from caap.train.reader_data import Collate
+
+    torch.manual_seed(0)
+    samples = _fixture_texts()
+    alphabet = Alphabet.build([s.element.text for s in samples], extra="")
+    settings = load_settings(CONFIG, {"model": "tiny", "frames_per_column": 2, "max_patches": 256})
+    settings.models["tiny"].vision.update(hidden_size=64, num_hidden_layers=2, d_ff=128, d_kv=32)
+    settings.models["tiny"].text.update(hidden_size=64, d_kv=32)  # cross-attention: the encoder's width
+    model = build_model(settings, vocab_size=259, alphabet=alphabet)
+    collate = Collate(build_tokenizer(), alphabet, patch=(16, 4), max_patches=256, mask={"context": 4},
+                      max_target_tokens=32, decoder_text=False)
+    batch = collate(samples)
+    objective = JointObjective(model, 0.9)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    args = (batch.inputs["flattened_patches"], batch.inputs["attention_mask"], batch.labels, batch.ctc_targets,
+            batch.ctc_lengths, batch.ctc_mask)
+    for _ in range(300):
+        loss, ctc, _ = objective(*args)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if ctc.item() < 0.02:
+            break
+    model.eval()
+    with torch.no_grad():
+        encoded = model.encode(args[0], args[1])
+        log_probs, lengths = model.ctc_log_probs(encoded.last_hidden_state, args[1], args[0])
+    read = [r.text for r in greedy_decode(log_probs, lengths.tolist(), alphabet)]
+    assert read == [s.element.text for s in samples]
+
+
+def test_the_loss_weight_decides_which_head_learns():
+    pytest.importorskip("torch")
+    from caap.observe.ctc import Alphabet
+    from caap.observe.reader import build_tokenizer
+    from caap.train.reader import JointObjective
+    from caap.train.reader_data import Collate
+
+    samples = _fixture_texts(3)
+    alphabet = Alphabet.build([s.element.text for s in samples])
+    model = _tiny_model(alphabet.size)
+    batch = Collate(build_tokenizer(), alphabet, patch=(16, 4), max_patches=256, mask={"context": 4},
+                    max_target_tokens=32, decoder_text=False)(samples)
+    args = (batch.inputs["flattened_patches"], batch.inputs["attention_mask"], batch.labels, batch.ctc_targets,
+            batch.ctc_lengths, batch.ctc_mask)
+    for weight, learns, idle in ((1.0, "ctc_head", "decoder"), (0.0, "decoder", "ctc_head")):
+        model.zero_grad()
+        JointObjective(model, weight)(*args)[0].backward()
+        grads = {n: p.grad for n, p in model.named_parameters()}
+        assert any(g is not None and g.abs().sum() > 0 for n, g in grads.items() if n.startswith(learns))
+        assert all(g is None or g.abs().sum() == 0 for n, g in grads.items() if n.startswith(idle))
+    assert batch.ctc_mask.tolist() == [1.0] * 3
+
+
+def test_ctc_targets_by_element_type():
+    from caap.train.reader_data import ctc_text, record_target
+
+    assert ctc_text(Element(type="button", bbox=[0, 0, 9, 9], text=" Sub  mit ")) == "Sub mit"
+    assert ctc_text(Element(type="icon", bbox=[0, 0, 9, 9], subtype="search")) == ""  # nothing to read
+    assert ctc_text(Element(type="input_field", bbox=[0, 0, 9, 9])) is None  # unknown text: no CTC loss
+    assert ctc_text(Element(type="text_area", bbox=[0, 0, 9, 9], text="two\nlines")) is None  # lines: decoder only
+    checkbox = Element(type="checkbox", bbox=[0, 0, 9, 9], text="Yes", checked=True)
+    assert record_target(checkbox, with_text=False) == "checkbox|c=1"
+    assert record_target(checkbox, with_text=True) == "checkbox|c=1|t=Yes"
+
+
+def test_mixed_stream_keeps_the_share_and_resumes_exactly():
+    from caap.train.reader_data import GroupedBatches, MixedStream
+
+    samples = [type("S", (), {"synthetic": i % 4 == 0})() for i in range(400)]  # 100 synthetic, 300 real
+    stream = MixedStream(samples, 0.25, seed=1)  # type: ignore[arg-type]
+    drawn = stream.batch(2000)
+    share = sum(samples[i].synthetic for i in drawn) / len(drawn)
+    assert 0.2 < share < 0.3
+    real = [i for i in drawn if not samples[i].synthetic][:300]
+    assert sorted(real) == [i for i in range(400) if i % 4]  # one full pass over the real pool, each once
+    costs = [i % 37 for i in range(400)]
+    grouped = GroupedBatches(MixedStream(samples, 0.25, seed=2), costs, 8, window=4)  # type: ignore[arg-type]
+    for _ in range(5):
+        grouped.next()
+    saved = json.loads(json.dumps(grouped.state()))  # survives serialisation
+    expected = [grouped.next() for _ in range(10)]
+    again = GroupedBatches(MixedStream(samples, 0.25, seed=2), costs, 8, window=4)  # type: ignore[arg-type]
+    again.restore(saved)
+    assert [again.next() for _ in range(10)] == expected
+    spans = [max(costs[i] for i in b) - min(costs[i] for i in b) for b in expected]
+    assert statistics.mean(spans) < 0.5 * statistics.mean(  # grouped by cost: far less padding than random
+        max(costs[i] for i in b) - min(costs[i] for i in b) for b in (drawn[k:k + 8] for k in range(0, 80, 8)))
+
+
+def test_box_jitter_stays_inside_the_image():
+    import random
+
+    from caap.train.reader_data import jitter_box
+
+    rng = random.Random(0)
+    for box in [(0, 0, 1, 1), (150, 200, 160, 210), (10, 10, 12, 11), (20, 30, 80, 45)]:
+        for _ in range(300):
+            x1, y1, x2, y2 = jitter_box(box, 2, 160, 210, rng)
+            assert 0 <= x1 < x2 <= 160 and 0 <= y1 < y2 <= 210
+            assert all(abs(a - b) <= 2 for a, b in zip((x1, y1, x2, y2), box, strict=True))
+
+
+def test_text_lines_split_a_text_area_into_its_lines():
+    from PIL import ImageDraw, ImageFont
+
+    from caap.observe.lines import text_lines
+
+    font = ImageFont.truetype("/usr/share/fonts/truetype/liberation/LiberationMono-Regular.ttf", 13)
+    image = Image.new("RGB", (160, 210), "white")
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([10, 20, 150, 100], outline=(118, 118, 118))  # the area's border
+    draw.rectangle([140, 21, 149, 99], fill=(200, 200, 200))  # a scrollbar down its right side
+    for i, line in enumerate(["first line", "second jgpq", "third"]):
+        draw.text((14, 24 + 17 * i), line, fill="black", font=font)
+    lines = text_lines(image, (10, 20, 151, 101))
+    assert len(lines) == 3
+    assert all(a[3] <= b[1] + 1 for a, b in itertools.pairwise(lines))  # top to bottom, apart
+    assert all(10 <= x1 < x2 <= 140 and 20 <= y1 < y2 <= 101 for x1, y1, x2, y2 in lines)
+    assert text_lines(Image.new("RGB", (50, 50), "white"), (5, 5, 45, 45)) == []
+
+
 # --- training, reading, evaluation ---------------------------------------------------------------
 
 
-def _test_config(tmp: Path) -> Path:
-    cfg = yaml.safe_load(CONFIG.read_text())
-    cfg.update({"workers": 0, "batch": 8, "val_max_samples": 8, "device": "cpu", "threads": 1, "max_patches": 64})
-    path = tmp / "reader-test.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
+OVERRIDES = {"model": "tiny", "batch": 8, "val_max_samples": 12, "device": "cpu", "threads": 1, "log_every": 0,
+             "split": "val:1010", "train_samples": 64, "eval_every_minutes": 60, "checkpoint_every_minutes": 60}
 
 
 @pytest.fixture(scope="module")
@@ -173,39 +420,44 @@ def run(tmp_path_factory) -> Path:
     pytest.importorskip("transformers")
     from caap.train.reader import train
 
-    tmp = tmp_path_factory.mktemp("reader")
-    out = train(FIXTURE, config=_test_config(tmp), model_config="tiny", epochs=1, split="val:1010",
-                out=tmp / "run", max_samples=16)
-    return out
+    return train(FIXTURE, overrides=OVERRIDES, out=tmp_path_factory.mktemp("reader") / "run")
 
 
 def test_training_writes_best_last_metrics_and_settings(run):
     assert (run / "best" / "caap-reader.json").is_file() and (run / "best" / "config.json").is_file()
     assert (run / "last" / "trainer_state.pt").is_file()
     lines = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
-    assert len(lines) == 1 and lines[0]["epoch"] == 1
-    assert {"train_loss", "val_loss", "exact_match", "type_accuracy", "lr"} <= set(lines[0])
+    assert len(lines) == 1 and lines[0]["samples"] == 64 and lines[0]["step"] == 8
+    assert {"train_loss", "train_ctc", "train_decoder", "text_exact", "record_exact", "type_accuracy", "lr",
+            "samples_per_s"} <= set(lines[0])
     record = json.loads((run / "caap-train.json").read_text())
-    assert record["settings"]["model"] == "tiny" and record["samples"]["used"]["train"] == 16
+    assert record["settings"]["model"] == "tiny" and record["samples"]["elements"]["val"] > 0
     meta = json.loads((run / "best" / "caap-reader.json").read_text())
-    assert meta["max_patches"] == 64 and meta["semi_mask"]["darken"] == 0.5 and meta["max_new_tokens"] > 1
+    assert meta["format"] == 2 and meta["patch"] == [16, 4] and meta["semi_mask"]["context"] == 4
+    assert meta["decoder_text"] is False and set("Okay") <= set(meta["alphabet"]) and meta["max_new_tokens"] > 1
 
 
-def test_resume_continues_and_refuses_to_clobber(run, tmp_path):
+def test_a_paused_run_resumes_exactly_where_it_stopped(run, tmp_path):
+    """Half the plan, a checkpoint, a resume: the weights equal those of the run trained straight through."""
+    torch = pytest.importorskip("torch")
+    from safetensors.torch import load_file
+
     from caap.train.reader import train
 
-    copy = tmp_path / "run"
-    shutil.copytree(run, copy)
+    half = train(FIXTURE, overrides=OVERRIDES, out=tmp_path / "half", stop_after_samples=32)
+    assert json.loads((half / "last" / "caap-reader.json").read_text())["samples"] == 32
+    train(FIXTURE, out=half, resume=True)
+    straight, resumed = load_file(run / "last" / "model.safetensors"), load_file(half / "last" / "model.safetensors")
+    assert straight.keys() == resumed.keys()
+    assert all(torch.allclose(straight[k], resumed[k], atol=1e-5) for k in straight)
     with pytest.raises(ReaderError, match="already holds a run"):
-        train(FIXTURE, config=_test_config(tmp_path), model_config="tiny", out=copy)
-    with pytest.raises(ReaderError, match="already trained 1 of 1"):
-        train(FIXTURE, out=copy, resume=True)
-    train(FIXTURE, out=copy, resume=True, epochs=2)
-    lines = [json.loads(x) for x in (copy / "metrics.jsonl").read_text().splitlines()]
-    assert [x["epoch"] for x in lines] == [1, 2]
-    assert lines[0]["lr"] == 0 and lines[1]["lr"] == 0  # each plan ends annealed; the extension restarted warm
-    assert lines[1]["train_loss"] != lines[0]["train_loss"]
-    assert json.loads((copy / "caap-train.json").read_text())["resumed"][0]["epoch"] == 1
+        train(FIXTURE, overrides=OVERRIDES, out=half)
+    with pytest.raises(ReaderError, match="already reached its plan"):
+        train(FIXTURE, out=half, resume=True)
+    with pytest.raises(ReaderError, match=r"cannot change \['lr'\]"):
+        train(FIXTURE, out=half, resume=True, overrides={"lr": 0.1, "train_samples": 128})
+    train(FIXTURE, out=half, resume=True, overrides={"train_samples": 96})  # a longer plan continues
+    assert json.loads((half / "caap-train.json").read_text())["resumed"][-1]["samples"] == 64
     with pytest.raises(ReaderError, match="nothing to resume"):
         train(FIXTURE, out=tmp_path / "none", resume=True)
 
@@ -217,73 +469,91 @@ def _screen():
     return Image.open(FIXTURE / ann.image).convert("RGB"), ann
 
 
-def test_resumed_schedule_continues_the_plan_and_anneals():
-    from caap.train.reader import _continue, _schedule
-
-    plan = _schedule("linear", 10, 300)  # 3 epochs of 100 steps
-    rest = _continue("linear", plan(200), 100)  # resumed after epoch 2, same plan
-    assert all(abs(rest(s) - plan(200 + s)) < 1e-9 for s in range(0, 101, 10))
-    shorter = _continue("linear", plan(200), 40)  # the last epoch on fewer samples: still ends at 0
-    assert shorter(0) == plan(200) and shorter(40) == 0 and shorter(20) == plan(200) / 2
-    assert _continue("cosine", 0.5, 10)(10) < 1e-12
-
-
-def test_reader_reads_a_whole_screen_in_one_generate_call(run):
+def test_reader_reads_a_screen_with_one_encoder_pass_and_one_generation(run):
     from caap.observe.reader import Reader
 
     reader = Reader(run / "best")
     image, ann = _screen()
-    calls = []
-    real = reader.model.generate
-    reader.model.generate = lambda **kw: calls.append(kw["flattened_patches"].shape[0]) or real(**kw)
+    calls = {"encode": [], "generate": []}
+    encode, generate = reader.model.encode, reader.model.generate
+    reader.model.encode = lambda p, m: calls["encode"].append(p.shape[0]) or encode(p, m)
+    reader.model.generate = lambda **kw: calls["generate"].append(kw["attention_mask"].shape[0]) or generate(**kw)
     boxes = [e.bbox for e in ann.elements]
     found = reader.read(image, boxes)
-    assert calls == [len(boxes)]  # one batched call for the screen
-    assert [e.bbox for e in found] == boxes
-    assert all(isinstance(e, Element) for e in found)
-    assert set(reader.last_timings_ms) == {"prepare", "generate", "total"}
-    calls.clear()
+    assert calls == {"encode": [len(boxes)], "generate": [len(boxes)]}
+    assert [e.bbox for e in found] == boxes and all(isinstance(e, Element) for e in found)
+    assert set(reader.last_timings_ms) == {"prepare", "infer", "total"}
+    texts = [e for e in found if TEXT in attributes_of(e.type)]
+    assert all(e.text is not None and 0 <= e.text_confidence <= 1 for e in texts)
+    assert [r.text for r, e in zip(reader.last_readings, found, strict=True) if e.text is not None] == [
+        e.text for e in texts]  # the CTC reading is the element's text
+    calls = {"encode": [], "generate": []}
     reader.chunk_size = 4
     assert len(reader.read(image, boxes)) == len(boxes)
-    assert calls == [4] * (len(boxes) // 4) + ([len(boxes) % 4] if len(boxes) % 4 else [])
-    calls.clear()
-    assert reader.read(image, []) == [] and calls == []
+    assert calls["encode"] == [4] * (len(boxes) // 4) + ([len(boxes) % 4] if len(boxes) % 4 else [])
+    calls = {"encode": [], "generate": []}
+    assert reader.read(image, []) == [] and calls == {"encode": [], "generate": []}
+
+
+def test_a_text_area_is_read_line_by_line(run):
+    from PIL import ImageDraw, ImageFont
+
+    from caap.observe.reader import Reader
+
+    reader = Reader(run / "best")
+    font = ImageFont.truetype("/usr/share/fonts/truetype/liberation/LiberationMono-Regular.ttf", 13)
+    image = Image.new("RGB", (160, 210), "white")
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([10, 20, 150, 100], outline=(118, 118, 118))
+    for i, line in enumerate(["one", "two", "three"]):
+        draw.text((14, 24 + 17 * i), line, fill="black", font=font)
+    from caap.observe.lines import text_lines
+
+    lines = text_lines(image, (10, 20, 151, 101))
+    assert len(lines) == 3
+    alone = [r.text for r in reader.infer(reader._crops(image, lines), [False] * 3, 1)[0]]
+    encode = reader.model.encode
+    sizes = []
+    reader.model.encode = lambda p, m: sizes.append(p.shape[0]) or encode(p, m)
+    reader.read(image, [[10, 20, 151, 101]], ["text_area"])
+    assert sizes == [1 + 3]  # the area (for its record) and its three lines, in one pass
+    assert reader.last_readings[0].text == " ".join(t for t in alone if t)  # the lines' readings, joined
 
 
 def test_reader_keeps_detector_fields_and_falls_back_to_type_hints(run, monkeypatch):
-    import caap.observe.reader as reader_module
+    from caap.observe.reader import Reader
 
-    reader = reader_module.Reader(run / "best")
+    reader = Reader(run / "best")
     image, _ = _screen()
-    monkeypatch.setattr(reader_module, "generate_texts", lambda model, tok, inputs, n: ["garbage", "button|t=Go"])
     detected = [Element(type="checkbox", bbox=[1, 1, 20, 20], score=0.8, id=3),
                 Element(type="text", bbox=[30, 30, 60, 40], score=0.5)]
+    real = reader.infer
+    monkeypatch.setattr(reader, "infer", lambda crops, gen, n: (real(crops, gen, n)[0], ["garbage", "button|f=1"]))
     first, second = reader.read(image, detected)
-    assert (first.type, first.score, first.id, first.text) == (ElementType.CHECKBOX, 0.8, 3, None)  # unreadable: hint
-    assert (second.type, second.text, second.score) == (ElementType.BUTTON, "Go", 0.5)  # read: the reader decides
-    monkeypatch.setattr(reader_module, "generate_texts", lambda model, tok, inputs, n: ["garbage"])
-    assert reader.read(image, [[1, 1, 20, 20]])[0].type is ElementType.UNKNOWN
+    assert (first.type, first.score, first.id) == (ElementType.CHECKBOX, 0.8, 3)  # unreadable record: the hint
+    assert first.text is not None  # ...still with the CTC head's text
+    assert (second.type, second.focused, second.score) == (ElementType.BUTTON, True, 0.5)
     with pytest.raises(ReaderError, match=r"boxes\[0\]"):
         reader.read(image, [[500, 500, 600, 600]])
     with pytest.raises(ReaderError, match="type_hints"):
         reader.read(image, [[1, 1, 20, 20]], type_hints=["button", "text"])
 
 
-def test_eval_reports_reader_and_tesseract(run):
+def test_eval_scores_every_text_source_on_the_same_elements(run):
     from caap.train.eval_reader import evaluate
 
-    result = evaluate(FIXTURE, run / "best", limit=3)
-    assert result["screens"] == 3 and result["elements"] > 0
-    assert {"type_accuracy", "exact_match", "unreadable", "text", "attributes", "per_type", "latency_ms",
-            "tesseract"} <= set(result)
-    assert set(result["text"]) == {"elements", "exact_match", "cer"}
+    result = evaluate(FIXTURE, run / "best", limit=3, text_source="reader")
+    assert result["screens"] == 3 and result["elements"] > 0 and result["boxes"] == "labelled"
+    assert {"type", "record_exact", "text", "attributes", "per_type", "per_task", "latency_ms", "tesseract"} <= set(result)
+    text = result["text"]
+    assert text["elements"] > 0 and {"exact_match", "cer"} <= set(text["reader"])
+    assert text["default"]["source"] == "reader" and text["default"]["exact_match"] == text["reader"]["exact_match"]
+    assert "exact_match" in text["ocr"] or "error" in text["ocr"]
+    if "auto" in text:
+        assert text["auto"]["0.5"]["to_ocr"] is not None
     assert set(result["attributes"]) == {"checked", "focused", "highlighted", "subtype"}
-    cpu = result["latency_ms"]["cpu"]
-    assert cpu["screens"] == 3 and cpu["per_element"] > 0
     tess = result["tesseract"]
-    assert "error" in tess or {"exact_match", "cer", "ms_per_element"} <= set(tess)
-    if "error" not in tess:
-        assert tess["elements"] == result["text"]["elements"]
+    assert "error" in tess or tess["elements"] == text["elements"]
 
 
 def test_eval_on_detected_boxes_scores_matched_elements_and_times_the_observation(run):
@@ -292,54 +562,26 @@ def test_eval_on_detected_boxes_scores_matched_elements_and_times_the_observatio
 
     if not DEFAULT_DETECTOR.is_file():
         pytest.skip(f"{DEFAULT_DETECTOR} is not in this checkout")
-    result = evaluate(FIXTURE, run / "best", limit=3, tesseract=False, latency_screens=0, detector=DEFAULT_DETECTOR)
+    result = evaluate(FIXTURE, run / "best", limit=3, tesseract=False, ocr=False, text_source="reader",
+                      latency_screens=0, detector=DEFAULT_DETECTOR)
     det = result["detection"]
     assert result["boxes"] == "detected"
     assert det["matched"] + det["missed"] == det["labelled"] > 0
     assert result["elements"] == det["matched"]  # only matched boxes are scored
     observe = result["observe_ms"]
     assert observe["per_screen"]["screens"] == 3 and observe["per_screen"]["mean"] > 0
+    assert result["type"]["detector"] > 0.9
     with pytest.raises(ReaderError, match="not found"):
         evaluate(FIXTURE, run / "best", limit=1, detector=FIXTURE / "nope.pt")
-
-
-def test_box_jitter_stays_inside_the_image_and_changes_per_epoch():
-    import random
-
-    from caap.train.reader import ElementDataset, Sample, jitter_box
-
-    rng = random.Random(0)
-    for box in [(0, 0, 1, 1), (150, 200, 160, 210), (10, 10, 12, 11), (20, 30, 80, 45)]:
-        for _ in range(300):
-            x1, y1, x2, y2 = jitter_box(box, 2, 160, 210, rng)
-            assert 0 <= x1 < x2 <= 160 and 0 <= y1 < y2 <= 210
-            assert all(abs(a - b) <= 2 for a, b in zip((x1, y1, x2, y2), box, strict=True))
-    image_path = next((FIXTURE / "images").rglob("*.png"))
-
-    class Tok:
-        eos_token_id = 1
-
-        def __call__(self, text):
-            return type("T", (), {"input_ids": [*text.encode(), 1]})
-
-    ds = ElementDataset([Sample(str(image_path), (20, 30, 80, 45), "text|t=x")], Tok(), {"context": 12}, 32,
-                        jitter=2, seed=0)
-    first = np.asarray(ds[0][0])
-    assert (np.asarray(ds[0][0]) == first).all()  # the same within an epoch (deterministic)
-    sizes = set()
-    for epoch in range(8):
-        ds.epoch = epoch
-        sizes.add(ds[0][0].size)
-    assert len(sizes) > 1  # the crop follows the moved box
-    plain = ElementDataset(ds.samples, Tok(), {"context": 12}, 32)
-    assert plain[0][0].size == (84, 39)  # no jitter: the box plus 12 px on every side
+    with pytest.raises(ReaderError, match="needs PP-OCR"):
+        evaluate(FIXTURE, run / "best", limit=1, ocr=False, text_source="auto")
 
 
 def test_eval_without_tesseract_reports_the_error(run, monkeypatch):
     import caap.train.eval_reader as ev
 
     monkeypatch.setattr(ev.shutil, "which", lambda name: None)
-    result = ev.evaluate(FIXTURE, run / "best", limit=1, latency_screens=0)
+    result = ev.evaluate(FIXTURE, run / "best", limit=1, latency_screens=0, ocr=False, text_source="reader")
     assert "tesseract-ocr" in result["tesseract"]["error"]
 
 
@@ -348,6 +590,41 @@ def test_levenshtein():
 
     assert levenshtein("kitten", "sitting") == 3
     assert levenshtein("", "abc") == 3 and levenshtein("abc", "abc") == 0
+
+
+def test_observer_sends_only_doubtful_texts_to_ocr(run):
+    pytest.importorskip("rapidocr")
+    from caap.observe.detector import Detector
+    from caap.observe.ocr import PPOCR
+    from caap.observe.vision import DEFAULT_DETECTOR, VisionObserver
+
+    if not DEFAULT_DETECTOR.is_file():
+        pytest.skip(f"{DEFAULT_DETECTOR} is not in this checkout")
+    from caap.observe.reader import Reader
+
+    detector, reader, ocr = Detector(DEFAULT_DETECTOR), Reader(run / "best"), PPOCR(threads=1)
+    image, _ = _screen()
+    calls = []
+    read = ocr.read
+    ocr.read = lambda img, boxes, types=None: calls.append(len(boxes)) or read(img, boxes, types)
+    plain = VisionObserver(detector, reader, text_source="reader").observe(image)
+    never = VisionObserver(detector, reader, text_source="auto", ocr=ocr, ocr_threshold=0.0).observe(image)
+    assert calls == [] and [e.text for e in never] == [e.text for e in plain]
+    doubtful = [i for i, e in enumerate(plain) if e.text_confidence is not None and e.text_confidence < 0.99]
+    observer = VisionObserver(detector, reader, text_source="auto", ocr=ocr, ocr_threshold=0.99)
+    mixed = observer.observe(image)
+    assert calls == ([len(doubtful)] if doubtful else [])
+    assert "ocr" in observer.last_timings_ms or not doubtful
+    truth = read(image, [plain[i].bbox for i in doubtful], [plain[i].type.value for i in doubtful]) if doubtful else []
+    assert [mixed[i].text for i in doubtful] == [t.text for t in truth]
+    assert all(mixed[i].text == plain[i].text for i in range(len(plain)) if i not in doubtful)
+    calls.clear()
+    everything = VisionObserver(detector, reader, text_source="ocr", ocr=ocr).observe(image)
+    assert calls == [sum(e.text is not None for e in plain)] and len(everything) == len(plain)
+    with pytest.raises(ValueError, match="needs an OCR engine"):
+        VisionObserver(detector, reader, text_source="auto")
+    with pytest.raises(ValueError, match="text_source"):
+        VisionObserver(detector, reader, text_source="both", ocr=ocr)
 
 
 # --- errors ---------------------------------------------------------------------------------------
@@ -371,77 +648,89 @@ def test_missing_and_corrupt_checkpoints_raise_reader_error(run, tmp_path):
     with pytest.raises(ReaderError, match=re.escape("caap-reader.json: unreadable")):
         Reader(bad)
     meta = json.loads((run / "best" / "caap-reader.json").read_text())
-    (bad / "caap-reader.json").write_text(json.dumps({**meta, "max_patches": "many"}))
-    with pytest.raises(ReaderError, match="max_patches"):
-        Reader(bad)
+    for field, value, message in (("max_patches", "many", "max_patches"), ("patch", [16], "patch"),
+                                  ("alphabet", "", "alphabet"), ("format", 1, "format 1 readers had no CTC head")):
+        (bad / "caap-reader.json").write_text(json.dumps({**meta, field: value}))
+        with pytest.raises(ReaderError, match=message):
+            Reader(bad)
+    good = tmp_path / "good"
+    shutil.copytree(run / "best", good)
+    (good / "caap-reader.json").write_text(json.dumps({**meta, "alphabet": meta["alphabet"][:-1]}))
+    with pytest.raises(ReaderError, match="CTC head has"):
+        Reader(good)
 
 
 def test_training_input_errors_are_reader_errors(tmp_path):
     from caap.train.reader import train
 
-    config = _test_config(tmp_path)
     with pytest.raises(ReaderError, match=re.escape("dataset.json")):
-        train(tmp_path, config=config, model_config="tiny", out=tmp_path / "a")
-    with pytest.raises(ReaderError, match="leaves no labelled elements in the val split"):
-        train(FIXTURE, config=config, model_config="tiny", split="val:5-6", out=tmp_path / "b")
+        train(tmp_path, overrides=OVERRIDES, out=tmp_path / "a")
+    with pytest.raises(ReaderError, match="leaves no real labelled elements for validation"):
+        train(FIXTURE, overrides={**OVERRIDES, "split": "val:5-6"}, out=tmp_path / "b")
     with pytest.raises(ReaderError, match="hub is off"):
-        train(FIXTURE, config=config, base="google/pix2struct-base", split="val:1010", out=tmp_path / "c", max_samples=4)
-    with pytest.raises(ReaderError, match="model: must name one of"):
-        train(FIXTURE, config=config, model_config="huge", out=tmp_path / "d")
+        train(FIXTURE, overrides={**OVERRIDES, "base": "google/pix2struct-base"}, out=tmp_path / "c")
+    with pytest.raises(ReaderError, match="'huge' is not one of the configs"):
+        train(FIXTURE, overrides={**OVERRIDES, "model": "huge"}, out=tmp_path / "d")
     with pytest.raises(ReaderError, match=re.escape("nope.yaml: training config not found")):
         train(FIXTURE, config=tmp_path / "nope.yaml", out=tmp_path / "e")
+    with pytest.raises(ReaderError, match="ctc_weight"):
+        train(FIXTURE, overrides={**OVERRIDES, "ctc_weight": 2}, out=tmp_path / "g")
+    with pytest.raises(ReaderError, match="lerning_rate"):
+        train(FIXTURE, overrides={**OVERRIDES, "lerning_rate": 1}, out=tmp_path / "h")
     broken = tmp_path / "broken"
     shutil.copytree(FIXTURE, broken)
     for png in (broken / "images").rglob("*.png"):
         png.write_bytes(png.read_bytes()[:200])
     with pytest.raises(ReaderError, match=r"\.png: not a readable image"):
-        train(broken, config=config, model_config="tiny", split="val:1010", out=tmp_path / "f", max_samples=4)
+        train(broken, overrides=OVERRIDES, out=tmp_path / "f")
+
+
+def test_base_checkpoint_fine_tunes_with_a_fresh_ctc_head(run, tmp_path):
+    """A local Pix2Struct directory (here: the tiny run's weights saved as a plain Pix2Struct model
+    with other patches) is a base: its encoder is kept, the patch projection and CTC head re-learned."""
+    torch = pytest.importorskip("torch")
+    from transformers import Pix2StructForConditionalGeneration
+
+    from caap.train.reader import train
+
+    plain = Pix2StructForConditionalGeneration.from_pretrained(run / "best")
+    plain.save_pretrained(tmp_path / "base")
+    out = train(FIXTURE, overrides={**OVERRIDES, "base": str(tmp_path / "base"), "train_samples": 16,
+                                    "patch": [16, 8]}, out=tmp_path / "ft")
+    tuned = Pix2StructForConditionalGeneration.from_pretrained(out / "last")
+    assert tuned.encoder.embeddings.patch_projection.in_features == 16 * 8 * 3
+    assert not torch.equal(tuned.encoder.encoder.layer[0].mlp.wo.weight, plain.encoder.encoder.layer[0].mlp.wo.weight)
 
 
 def test_reader_cli_train_eval_and_observe(tmp_path):
-    """The commands wired to the reader: train tiny, evaluate, and observe a screen with detector + reader."""
-    import json as _json
-
+    """The commands wired to the reader: train tiny, evaluate, observe a screen with detector + reader."""
     from typer.testing import CliRunner
 
     from caap.cli import app
+    from caap.observe.vision import DEFAULT_DETECTOR
 
     runner = CliRunner()
-    fixture = Path(__file__).parent / "fixtures" / "miniwob-mini"
     out = tmp_path / "reader"
-    result = runner.invoke(app, ["train", "reader", "--data", str(fixture), "--model", "tiny", "--epochs", "1",
-                                 "--split", "val:1010", "--max-samples", "24", "--device", "cpu", "--out", str(out)])
+    result = runner.invoke(app, ["train", "reader", "--data", str(FIXTURE), "--model", "tiny", "--train-samples", "24",
+                                 "--split", "val:1010", "--device", "cpu", "--set", "val_max_samples=8",
+                                 "--set", "frames_per_column=1", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    result = runner.invoke(app, ["eval", "reader", "--data", str(fixture), "--checkpoint", str(out / "best"),
-                                 "--limit", "2", "--no-tesseract"])
+    assert json.loads((out / "caap-train.json").read_text())["settings"]["frames_per_column"] == 1
+    result = runner.invoke(app, ["eval", "reader", "--data", str(FIXTURE), "--checkpoint", str(out / "best"),
+                                 "--limit", "2", "--no-tesseract", "--no-ocr", "--text-source", "reader"])
     assert result.exit_code == 0, result.output
-    assert "type_accuracy" in _json.loads(result.stdout)
-    bad = runner.invoke(app, ["eval", "reader", "--data", str(fixture), "--checkpoint", str(tmp_path / "none")])
+    assert "reader" in json.loads(result.stdout)["text"]
+    bad = runner.invoke(app, ["eval", "reader", "--data", str(FIXTURE), "--checkpoint", str(tmp_path / "none")])
     assert bad.exit_code == 2 and "error:" in bad.output
-
-
-def test_length_grouped_batches_cover_every_sample_once_and_cut_padding():
-    import torch
-
-    from caap.train.reader import LengthGroupedBatches, Sample
-
-    rng = np.random.default_rng(0)
-    samples = [Sample("x.png", (0, 0, 1, 1), "t" * int(n)) for n in rng.integers(5, 200, 1000)]
-
-    def batches(seed):
-        return list(LengthGroupedBatches(samples, 32, torch.Generator().manual_seed(seed), window=10))
-
-    first = batches(3)
-    assert len(first) == len(LengthGroupedBatches(samples, 32, torch.Generator())) == 32
-    assert sorted(i for b in first for i in b) == list(range(1000))
-    assert first == batches(3) and first != batches(4)  # the order follows the generator
-
-    def padding(groups):
-        lengths = [len(s.target) for s in samples]
-        return sum(max(lengths[i] for i in b) * len(b) - sum(lengths[i] for i in b) for b in groups)
-
-    plain = [list(range(i, min(i + 32, 1000))) for i in range(0, 1000, 32)]
-    assert padding(first) < 0.2 * padding(plain)
+    bad = runner.invoke(app, ["train", "reader", "--data", str(FIXTURE), "--set", "patch", "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "KEY=VALUE" in bad.output
+    if DEFAULT_DETECTOR.is_file():
+        image = next((FIXTURE / "images").rglob("*.png"))
+        result = runner.invoke(app, ["observe", str(image), "--json", "--reader", str(out / "best"),
+                                     "--text-source", "reader"])
+        assert result.exit_code == 0, result.output
+        elements = json.loads(result.stdout)["elements"]
+        assert elements and all("text_confidence" in e for e in elements)
 
 
 def test_merge_reading_by_type_source():
@@ -466,10 +755,9 @@ def test_position_bias_gets_its_own_rate_and_no_decay():
     pytest.importorskip("transformers")
     from caap.train.reader import build_model, load_settings, param_groups
 
-    settings = load_settings(CONFIG)
-    model = build_model(settings["models"]["tiny"], vocab_size=259, max_patches=64)
+    settings = load_settings(CONFIG, {"model": "tiny", "position_bias_lr": 30.0})
+    model = _tiny_model(10)
     names = {id(p): n for n, p in model.named_parameters()}
-    settings.update(lr=1e-3, weight_decay=0.01, position_bias_lr=30.0)
     groups = param_groups(model, settings)
     assert len(groups) == 3 and sum(len(g["params"]) for g in groups) == len(names)
     position = groups[2]
@@ -477,5 +765,36 @@ def test_position_bias_gets_its_own_rate_and_no_decay():
         "decoder.layer.0.self_attention.attention.relative_attention_bias.weight"]
     assert position["lr"] == pytest.approx(0.03) and position["weight_decay"] == 0.0
     assert all(names[id(p)].endswith("weight") and p.ndim == 2 for p in groups[0]["params"])
-    settings["position_bias_lr"] = 1.0  # the grouping of runs started before the setting existed
-    assert len(param_groups(model, settings)) == 2
+    assert len(param_groups(model, settings.model_copy(update={"position_bias_lr": 1.0}))) == 2
+    assert build_model  # imported for the settings path above
+
+
+def test_learning_rate_warms_up_then_decays_to_zero():
+    from caap.train.reader import load_settings, lr_factor
+
+    settings = load_settings(CONFIG, {"warmup": 0.1, "schedule": "cosine"})
+    assert lr_factor(0.0, settings) < 0.01 and lr_factor(0.1, settings) == pytest.approx(1.0)
+    assert lr_factor(0.55, settings) == pytest.approx(0.5) and lr_factor(1.0, settings) == pytest.approx(0.0)
+    linear = settings.model_copy(update={"schedule": "linear"})
+    assert lr_factor(0.55, linear) == pytest.approx(0.5) and lr_factor(0.8, linear) == pytest.approx(2 / 9)
+
+
+def test_two_processes_train_one_model_under_torchrun(tmp_path):
+    """The multi-GPU launch path, on the CPU: torchrun starts two processes (gloo), each trains on
+    its half of every batch, process 0 evaluates and writes the run."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch")
+    env = {**__import__("os").environ, "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "caap.cli",
+           "train", "reader", "--data", str(FIXTURE), "--model", "tiny", "--train-samples", "32", "--batch", "4",
+           "--split", "val:1010", "--device", "cpu", "--threads", "1", "--set", "val_max_samples=8",
+           "--out", str(tmp_path / "ddp")]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    record = json.loads((tmp_path / "ddp" / "caap-train.json").read_text())
+    assert record["processes"] == 2
+    lines = [json.loads(x) for x in (tmp_path / "ddp" / "metrics.jsonl").read_text().splitlines()]
+    assert lines[-1]["samples"] == 32 and lines[-1]["step"] == 4  # 4 steps of 2 processes x 4 samples
+    assert (tmp_path / "ddp" / "best" / "model.safetensors").is_file()

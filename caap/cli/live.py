@@ -24,8 +24,8 @@ def vision_observer(cfg: Any, hint: str) -> Any:
         fail(f"{exc} {hint}")
     except ImportError as exc:
         fail(f"the vision models need the vision extra: pip install 'caap[vision]' ({exc}) {hint}")
-    except Exception as exc:  # the reader's error type lives with the optional model code
-        if type(exc).__name__ == "ReaderError":
+    except Exception as exc:  # the reader's and OCR's error types live with the optional model code
+        if type(exc).__name__ in ("ReaderError", "OcrError"):
             fail(f"{exc} {hint}")
         raise
 

@@ -96,32 +96,59 @@ def _fmt(value: float | None) -> str:
 
 @train_app.command("reader")
 def train_reader(
-    data: Annotated[Path, typer.Option(help="A caap dataset; one sample per labelled element, split by seed.")],
+    data: Annotated[list[Path], typer.Option(
+        help="A caap dataset (repeat for several): real screens split by seed; synthetic ones (caap dataset "
+             "synth) only train.")],
     base: Annotated[str | None, typer.Option(
         help="Fine-tune this Pix2Struct checkpoint (local path, or a hub id where a hub is reachable).")] = None,
     model: Annotated[str | None, typer.Option(
         help="From-scratch model config in the settings file: tiny, small, base (default from the config).")] = None,
     config: Annotated[Path | None, typer.Option(help="Training settings (default: training/reader.yaml).")] = None,
-    epochs: Annotated[int | None, typer.Option(help="Epochs (default from the config).", min=1)] = None,
-    batch: Annotated[int | None, typer.Option(help="Batch size (default from the config).", min=1)] = None,
+    train_samples: Annotated[int | None, typer.Option(help="Samples the run is planned for.", min=1)] = None,
+    max_minutes: Annotated[float | None, typer.Option(
+        help="Stop after this many minutes (the schedule ends there if that comes first).", min=0.01)] = None,
+    batch: Annotated[int | None, typer.Option(help="Batch size per process.", min=1)] = None,
     device: Annotated[str | None, typer.Option(help="cpu, cuda, 0 ... (default: GPU if present).")] = None,
+    threads: Annotated[int | None, typer.Option(help="torch CPU threads (default: one per core).", min=1)] = None,
     split: Annotated[str | None, typer.Option(help="Validation seeds (default from the config).")] = None,
-    max_samples: Annotated[int | None, typer.Option(help="Use at most this many elements (quick runs).")] = None,
+    settings: Annotated[list[str] | None, typer.Option(
+        "--set", help="Override any setting: KEY=VALUE, VALUE in YAML (e.g. --set patch=[16,2] "
+                      "--set decoder_text=true). Repeatable.")] = None,
     out_dir: Annotated[Path, typer.Option("--out", help="Run directory (best/, last/, metrics.jsonl).")] = Path(
         "runs/reader/train"),
-    resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --out.")] = False,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --out where it stopped.")] = False,
 ) -> None:
-    """Train the element reader (Pix2Struct on semi-masked screenshots; byte-level tokenizer)."""
+    """Train the element reader: Pix2Struct with a CTC text head, at native resolution.
+
+    Several processes (CPUs or GPUs): torchrun --nproc_per_node N -m caap.cli train reader ..."""
     from caap.data.format import DatasetError
     from caap.observe.reader import ReaderError
     from caap.train.reader import train as run_training
 
+    overrides = _settings_overrides(settings or [])
+    overrides.update({"base": base, "model": model, "train_samples": train_samples, "max_minutes": max_minutes,
+                      "batch": batch, "device": device, "threads": threads, "split": split})
     try:
-        run = run_training(data, config=config, base=base, model_config=model, epochs=epochs, device=device,
-                           batch=batch, split=split, out=out_dir, resume=resume, max_samples=max_samples)
+        run = run_training([str(d) for d in data], config=config, overrides=overrides, out=out_dir, resume=resume)
     except (ReaderError, DatasetError) as exc:
         fail(str(exc))
     out.print(f"run directory: {run} (best checkpoint: {Path(run) / 'best'})", highlight=False)
+
+
+def _settings_overrides(items: list[str]) -> dict[str, object]:
+    """``--set KEY=VALUE`` flags as a mapping (values parsed as YAML: numbers, lists, true/false)."""
+    import yaml
+
+    overrides: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            fail(f"--set {item!r}: expected KEY=VALUE")
+        try:
+            overrides[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            fail(f"--set {item!r}: the value is not valid YAML ({exc})")
+    return overrides
 
 
 @eval_app.command("reader")
@@ -131,20 +158,33 @@ def eval_reader(
     device: Annotated[str, typer.Option(help="Device for the accuracy pass.")] = "cpu",
     limit: Annotated[int | None, typer.Option(help="Evaluate this many screens spread over the dataset.")] = None,
     no_tesseract: Annotated[bool, typer.Option("--no-tesseract", help="Skip the Tesseract OCR peer.")] = False,
+    no_ocr: Annotated[bool, typer.Option(
+        "--no-ocr", help="Skip the PP-OCR peer (text_source must be reader).")] = False,
+    type_source: Annotated[str | None, typer.Option(
+        help="The observer setting scored as its output: reader | detector (default from [observe]).")] = None,
+    text_source: Annotated[str | None, typer.Option(
+        help="The observer setting scored as 'default': reader | ocr | auto (default from [observe]).")] = None,
+    ocr_threshold: Annotated[float | None, typer.Option(
+        help="auto: reader texts below this confidence go to PP-OCR (default from [observe]).")] = None,
+    config: Annotated[Path | None, typer.Option(help="caap config file whose [observe] section is scored.")] = None,
     detector: Annotated[Path | None, typer.Option(
         help="Read the boxes these detector weights find (matched to the labels at IoU 0.5) instead of the "
              "labelled boxes; also times the whole observation (detect + read).")] = None,
     threads: Annotated[int | None, typer.Option(help="torch CPU threads (default: one per core).", min=1)] = None,
     out_file: Annotated[Path | None, typer.Option("--out", help="Also write the result JSON here.")] = None,
 ) -> None:
-    """Type accuracy, text exact match and CER, state attributes, latency; Tesseract OCR beside it."""
+    """Type accuracy, text exact match and CER per text source, states, latency; PP-OCR and Tesseract beside it."""
+    from caap.cli.common import config_from_flags
     from caap.data.format import DatasetError
     from caap.observe.reader import ReaderError
     from caap.train.eval_reader import evaluate
 
+    observe_cfg = config_from_flags(config, {"observe.type_source": type_source, "observe.text_source": text_source,
+                                             "observe.ocr_threshold": ocr_threshold}).observe
     try:
-        result = evaluate(data, checkpoint, device=device, limit=limit, tesseract=not no_tesseract,
-                          detector=detector, threads=threads)
+        result = evaluate(data, checkpoint, device=device, limit=limit, tesseract=not no_tesseract, ocr=not no_ocr,
+                          detector=detector, threads=threads, type_source=observe_cfg.type_source,
+                          text_source=observe_cfg.text_source, ocr_threshold=observe_cfg.ocr_threshold)
     except (ReaderError, DatasetError) as exc:
         fail(str(exc))
     text = json.dumps(result, indent=2, ensure_ascii=False)

@@ -44,6 +44,9 @@ def observe(
     conf: Annotated[float | None, typer.Option(help="Detector confidence threshold (default 0.25).")] = None,
     type_source: Annotated[str | None, typer.Option(
         help="reader | detector: whose element type wins when they disagree (default from [observe]).")] = None,
+    text_source: Annotated[str | None, typer.Option(
+        help="reader | ocr | auto: where texts come from; auto = the reader's unless it is unsure, then PP-OCR "
+             "(default from [observe]).")] = None,
     device: Annotated[str | None, typer.Option(help="cpu, or a GPU index such as 0.")] = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -54,14 +57,15 @@ def observe(
     from caap.observe.vision import VisionObserver
 
     cfg = config_from_flags(config, {"observe.detector": detector, "observe.reader": reader, "observe.conf": conf,
-                                     "observe.type_source": type_source, "observe.device": device})
+                                     "observe.type_source": type_source, "observe.text_source": text_source,
+                                     "observe.device": device})
     paths = _images(images)
     try:
         observer = VisionObserver.from_config(cfg.observe, use_reader=not no_reader)
     except DetectorError as exc:
         fail(str(exc))
-    except Exception as exc:  # the reader's own error type lives with the optional model code
-        if type(exc).__name__ == "ReaderError":
+    except Exception as exc:  # the reader's and OCR's own error types live with the optional model code
+        if type(exc).__name__ in ("ReaderError", "OcrError"):
             fail(f"{exc} (use --no-reader to run the detector alone)")
         raise
     many = len(paths) > 1
@@ -94,4 +98,5 @@ def observe(
                           if e.text is not None else "", states, f"{e.score:.2f}" if e.score is not None else "")
         out.print(table)
         t = observer.last_timings_ms
-        err.print(f"detect {t['detect']} ms, read {t['read']} ms, total {t['total']} ms", highlight=False)
+        ocr = f", ocr {t['ocr']} ms" if "ocr" in t else ""
+        err.print(f"detect {t['detect']} ms, read {t['read']} ms{ocr}, total {t['total']} ms", highlight=False)

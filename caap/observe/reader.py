@@ -1,7 +1,19 @@
-"""The element reader: a Pix2Struct model that turns one semi-masked screenshot per element into a
-short structured record (CAAP §3.1, "UI element understanding").
+"""The element reader: Pix2Struct with a CTC text head, reading one semi-masked element crop per
+detected box into a short structured record (CAAP §3.1, "UI element understanding").
 
-Target format (version 1) — what the model learns to generate, byte by byte::
+Input: the screenshot semi-masked around the element (``caap.observe.semimask``: the element
+untouched, a frame just outside its box, everything else darkened), cropped to the element plus a
+few px of context and cut at native resolution into narrow patches (``caap.observe.patches``).
+Output, from one encoder pass over all elements of a screen:
+
+* the **text**, from the CTC head (``caap.observe.reader_model``): one greedy pass over the
+  encoder's columns, which cannot loop, with a confidence per element. A text area is cut into its
+  lines first (``caap.observe.lines``) and the lines are read the same way;
+* the **record** — type, checked/focused/highlighted, subtype — written by the decoder in the
+  target format below (version 1), text field left out unless the checkpoint's decoder was trained
+  to write it (``decoder_text``).
+
+Target format (version 1)::
 
     TYPE(|KEY=VALUE)*
 
@@ -12,22 +24,21 @@ Target format (version 1) — what the model learns to generate, byte by byte::
     button|f=0|t=Submit            checkbox|c=1|t=Remember me       icon|c=0|s=important
     text|h=1|t=a\\|b\\=c\\nd        scrollbar                        text_area|f=1|t=
 
-Fields come in the fixed order c, f, h, s, t — text last, so a generation cut short by
-``max_new_tokens`` loses only the end of the text. Only the attributes the type carries
-(``taxonomy.TYPE_ATTRIBUTES``) appear, and only when known: a null attribute is omitted, an empty
-text is ``t=``. In text, ``\\`` ``|`` ``=`` newline, carriage return and tab are written ``\\\\``
-``\\|`` ``\\=`` ``\\n`` ``\\r`` ``\\t``; every other character (any Unicode) is written as itself —
-the tokenizer is byte-level, so there is no out-of-vocabulary text.
+Fields come in the fixed order c, f, h, s, t — text last, so a generation cut short loses only the
+end of the text. Only the attributes the type carries (``taxonomy.TYPE_ATTRIBUTES``) appear, and
+only when known: a null attribute is omitted, an empty text is ``t=``. In text, ``\\`` ``|`` ``=``
+newline, carriage return and tab are written ``\\\\`` ``\\|`` ``\\=`` ``\\n`` ``\\r`` ``\\t``; every
+other character is written as itself — the tokenizer is byte-level.
 
 Decoding never raises on a generation: one whose first field is not a type name becomes
 ``Element(type=unknown, text=<the raw generation>)``; unknown keys, attributes the type does not
 carry, booleans other than 0/1, subtypes outside the taxonomy and repeated keys (after the first)
 are dropped; an unknown escape ``\\x`` reads as ``x`` and a trailing ``\\`` as itself.
 
-Checkpoint directory: ``save_pretrained`` output of ``Pix2StructForConditionalGeneration`` plus
-``caap-reader.json`` (format version, max_patches, semi-mask settings, max_new_tokens). The
-tokenizer (``ByT5Tokenizer(extra_ids=0)``) and the image processor are rebuilt from those settings
-by ``build_processing`` — nothing is ever downloaded.
+Checkpoint directory (format 2): ``save_pretrained`` output of ``ReaderModel`` plus
+``caap-reader.json`` (patch size, CTC alphabet, semi-mask settings, generation length, whether the
+decoder writes the text). The byte-level tokenizer (``ByT5Tokenizer(extra_ids=0)``) and the
+alphabet are rebuilt from it — nothing is ever downloaded.
 """
 
 from __future__ import annotations
@@ -38,14 +49,16 @@ import math
 import os
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PIL import Image
 
 from caap.elements import Element
 from caap.files import read_json
 from caap.geometry import Box, as_box
+from caap.observe.lines import text_lines
 from caap.observe.semimask import semi_mask
 from caap.taxonomy import (
     BOOLEAN_ATTRIBUTES,
@@ -59,16 +72,14 @@ from caap.taxonomy import (
     subtypes_of,
 )
 
-if TYPE_CHECKING:
-    import torch
-
 # Never reach for the model hub unless the user explicitly allows it.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 TARGET_FORMAT = 1
-CHECKPOINT_FORMAT = 1
+CHECKPOINT_FORMAT = 2
 CHECKPOINT_FILE = "caap-reader.json"
-DEFAULT_MASK: dict[str, Any] = {"darken": 0.5, "outline_px": 2, "outline_rgb": [255, 0, 0], "context": None}
+DEFAULT_MASK: dict[str, Any] = {"darken": 0.5, "outline_px": 2, "outline_rgb": [255, 0, 0], "context": 4}
+DEFAULT_PATCH = (16, 4)  # patch height, width (px): a 4 px column per CTC step pair
 
 # Attribute → key letter, in the order fields are written (text last).
 KEYS: dict[str, str] = {CHECKED: "c", FOCUSED: "f", HIGHLIGHTED: "h", SUBTYPE: "s", TEXT: "t"}
@@ -169,43 +180,16 @@ def same_record(a: Element, b: Element) -> bool:
     return a.type == b.type and all(getattr(a, n) == getattr(b, n) for n in attributes_of(a.type))
 
 
-# --- tokenizer, image processor, generation -----------------------------------------------------
+# --- tokenizer, checkpoints ---------------------------------------------------------------------
 
 
-def build_processing(max_patches: int) -> tuple[Any, Any]:
-    """The byte-level tokenizer and the Pix2Struct image processor; one function for training and
-    inference, both built offline."""
-    if not isinstance(max_patches, int) or max_patches < 1:
-        raise ReaderError(f"max_patches must be a positive integer, got {max_patches!r}")
+def build_tokenizer() -> Any:
+    """The decoder's byte-level tokenizer, built offline (vocab: pad, eos, unk + 256 bytes)."""
     try:
-        from transformers import ByT5Tokenizer, Pix2StructImageProcessor
+        from transformers import ByT5Tokenizer
     except ImportError:
-        raise ReaderError("the reader needs transformers and torchvision: pip install 'caap[vision]'") from None
-    # extra_ids=0: no sentinel tokens (we never mask spans); vocab = pad, eos, unk + 256 bytes.
-    tokenizer = ByT5Tokenizer(extra_ids=0)
-    processor = Pix2StructImageProcessor(is_vqa=False, max_patches=max_patches,
-                                         patch_size={"height": 16, "width": 16})
-    return tokenizer, processor
-
-
-def prepare_images(images: Sequence[Image.Image], processor: Any, max_patches: int) -> dict[str, torch.Tensor]:
-    """``flattened_patches`` and ``attention_mask`` for a batch of (already semi-masked) images."""
-    batch = processor(images=list(images), return_tensors="pt", max_patches=max_patches)
-    return {"flattened_patches": batch["flattened_patches"], "attention_mask": batch["attention_mask"]}
-
-
-def generate_texts(model: Any, tokenizer: Any, inputs: dict[str, torch.Tensor], max_new_tokens: int) -> list[str]:
-    """Greedy generation for a batch; the decoded (unparsed) target strings."""
-    import torch
-
-    device = next(model.parameters()).device
-    with torch.inference_mode():
-        out = model.generate(
-            flattened_patches=inputs["flattened_patches"].to(device),
-            attention_mask=inputs["attention_mask"].to(device),
-            max_new_tokens=max_new_tokens, do_sample=False, num_beams=1, use_cache=True,
-        )
-    return tokenizer.batch_decode(out.cpu().tolist(), skip_special_tokens=True)
+        raise ReaderError("the reader needs transformers: pip install 'caap[vision]'") from None
+    return ByT5Tokenizer(extra_ids=0)  # no sentinel tokens: we never mask spans
 
 
 def resolve_device(device: str | None) -> str:
@@ -217,9 +201,6 @@ def resolve_device(device: str | None) -> str:
     if str(device).isdigit():
         return f"cuda:{device}"
     return str(device)
-
-
-# --- checkpoints --------------------------------------------------------------------------------
 
 
 @contextlib.contextmanager
@@ -236,20 +217,43 @@ def quiet_transformers() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
-def save_checkpoint(model: Any, directory: str | Path, *, max_patches: int, mask: dict[str, Any],
-                    max_new_tokens: int, extra: dict[str, Any] | None = None) -> Path:
-    """Write a reader checkpoint directory (model + ``caap-reader.json``)."""
+@dataclass(frozen=True)
+class ReaderSpec:
+    """How a checkpoint sees and writes: everything inference must repeat exactly from training."""
+
+    alphabet: str  # the CTC head's characters (``caap.observe.ctc.Alphabet``)
+    patch: tuple[int, int] = DEFAULT_PATCH
+    max_patches: int = 1024  # per element crop; larger crops are scaled down to fit
+    mask: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_MASK))
+    max_new_tokens: int = 32  # decoder generation length (the longest record seen in training)
+    decoder_text: bool = False  # whether the decoder also writes the text field
+
+    def to_meta(self) -> dict[str, Any]:
+        return {"alphabet": self.alphabet, "patch": list(self.patch), "max_patches": self.max_patches,
+                "semi_mask": dict(self.mask), "max_new_tokens": self.max_new_tokens,
+                "decoder_text": self.decoder_text}
+
+    @classmethod
+    def from_meta(cls, meta: dict[str, Any]) -> ReaderSpec:
+        return cls(alphabet=meta["alphabet"], patch=(int(meta["patch"][0]), int(meta["patch"][1])),
+                   max_patches=int(meta["max_patches"]), mask={**DEFAULT_MASK, **meta["semi_mask"]},
+                   max_new_tokens=int(meta["max_new_tokens"]), decoder_text=bool(meta["decoder_text"]))
+
+
+def save_checkpoint(model: Any, directory: str | Path, spec: ReaderSpec, extra: dict[str, Any] | None = None) -> Path:
+    """Write a reader checkpoint directory (model + ``caap-reader.json``); the JSON goes last, so
+    a directory without it was never completely written."""
     from caap import __version__
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
+    (directory / CHECKPOINT_FILE).unlink(missing_ok=True)
     with quiet_transformers():
         model.save_pretrained(directory)
     meta = {"format": CHECKPOINT_FORMAT, "target_format": TARGET_FORMAT, "caap_version": __version__,
-            "tokenizer": "byt5-extra_ids0", "max_patches": int(max_patches), "semi_mask": dict(mask),
-            "max_new_tokens": int(max_new_tokens), **(extra or {})}
+            "tokenizer": "byt5-extra_ids0", **spec.to_meta(), **(extra or {})}
     tmp = directory / f".{CHECKPOINT_FILE}.tmp"
-    tmp.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(tmp, directory / CHECKPOINT_FILE)
     return directory
 
@@ -268,45 +272,53 @@ def load_checkpoint_meta(directory: str | Path) -> dict[str, Any]:
         raise ReaderError(f"{path}: expected a JSON object")
     if meta.get("format") != CHECKPOINT_FORMAT or meta.get("target_format") != TARGET_FORMAT:
         raise ReaderError(f"{path}: format {meta.get('format')}/{meta.get('target_format')} is not supported "
-                          f"(this caap reads {CHECKPOINT_FORMAT}/{TARGET_FORMAT})")
-    for field, kind in (("max_patches", int), ("max_new_tokens", int), ("semi_mask", dict)):
-        if not isinstance(meta.get(field), kind) or isinstance(meta.get(field), bool):
-            raise ReaderError(f"{path}: {field}: missing or not a{'n integer' if kind is int else ' mapping'}")
+                          f"(this caap reads {CHECKPOINT_FORMAT}/{TARGET_FORMAT}; format 1 readers had no CTC "
+                          "head: train a new one with `caap train reader`)")
+
+    def bad(field_name: str, what: str) -> ReaderError:
+        return ReaderError(f"{path}: {field_name}: missing or not {what}")
+
+    for name in ("max_patches", "max_new_tokens"):
+        if not isinstance(meta.get(name), int) or isinstance(meta.get(name), bool) or meta[name] < 1:
+            raise bad(name, "a positive integer")
+    if not isinstance(meta.get("semi_mask"), dict):
+        raise bad("semi_mask", "a mapping")
     unknown = set(meta["semi_mask"]) - set(DEFAULT_MASK)
     if unknown:
         raise ReaderError(f"{path}: semi_mask: unknown settings {sorted(unknown)} (known: {sorted(DEFAULT_MASK)})")
+    patch = meta.get("patch")
+    if not (isinstance(patch, list) and len(patch) == 2 and all(isinstance(v, int) and v > 0 for v in patch)):
+        raise bad("patch", "[height, width] in px")
+    if not isinstance(meta.get("alphabet"), str) or not meta["alphabet"]:
+        raise bad("alphabet", "a non-empty string")
+    if not isinstance(meta.get("decoder_text"), bool):
+        raise bad("decoder_text", "true or false")
     return meta
 
 
 def load_model(directory: str | Path, device: str = "cpu") -> Any:
-    """The Pix2Struct model of a checkpoint (or a base model directory), in eval mode."""
+    """The ``ReaderModel`` of a checkpoint, in eval mode, computing in float32 (shipped weights may be
+    stored in float16 to halve their size)."""
     try:
-        from transformers import Pix2StructForConditionalGeneration
-    except ImportError:
-        raise ReaderError("the reader needs transformers: pip install 'caap[vision]'") from None
-    import torch
-    import transformers
+        import torch
 
-    # Always compute in float32 (shipped weights may be stored in float16 to halve their size);
-    # transformers renamed the argument in 4.56.
-    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
-    dtype = {"dtype": torch.float32} if (major, minor) >= (4, 56) else {"torch_dtype": torch.float32}
+        from caap.observe.reader_model import ReaderModel
+    except ImportError:
+        raise ReaderError("the reader needs torch and transformers: pip install 'caap[vision]'") from None
     try:
         with quiet_transformers():
-            model = Pix2StructForConditionalGeneration.from_pretrained(str(directory), local_files_only=True,
-                                                                       **dtype)
+            model = ReaderModel.from_pretrained(str(directory), local_files_only=True, dtype=torch.float32)
     except Exception as exc:  # OSError, safetensors and JSON errors of every kind for a corrupt directory
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise ReaderError(
-            f"{directory}: not a loadable Pix2Struct checkpoint ({type(exc).__name__}: {first})") from None
+            f"{directory}: not a loadable reader checkpoint ({type(exc).__name__}: {first})") from None
     return model.to(device).eval()
 
 
 def token_budget(box: Sequence[int]) -> int:
-    """The most bytes a generation for ``box`` can usefully take: the record's fields plus as many
-    characters as fit in the box at a tiny font (2.5 px per character, 8 px per line), twice over for
-    multi-byte UTF-8. A batch stops at the largest budget of its boxes, so a generation that loops
-    (a weak or confused model) cannot cost more than the screen's text could."""
+    """The most bytes a record with text for ``box`` can usefully take (decoder_text checkpoints):
+    the fields plus as many characters as fit in the box at a tiny font (2.5 px per character, 8 px
+    per line), twice over for multi-byte UTF-8 — a looping generation stops there."""
     width, height = max(int(box[2]) - int(box[0]), 1), max(int(box[3]) - int(box[1]), 1)
     return 24 + 2 * math.ceil(width / 2.5) * math.ceil(height / 8)
 
@@ -314,37 +326,93 @@ def token_budget(box: Sequence[int]) -> int:
 # --- the reader ---------------------------------------------------------------------------------
 
 
+@dataclass
+class Reading:
+    """Everything one element's reading produced, before it becomes an ``Element``."""
+
+    record: str  # the decoder's generation (target format)
+    text: str | None  # the CTC text (lines joined for a text area); None if no line was found
+    confidence: float  # the CTC confidence (lowest over lines)
+
+
 class Reader:
-    """A reader checkpoint loaded once; ``read`` reads every element of a screen in one batched
-    ``generate`` call (split into chunks of ``chunk_size`` only on crowded screens)."""
+    """A reader checkpoint loaded once; ``read`` reads every element of a screen with one encoder
+    pass and one batched generation (split into chunks of ``chunk_size`` crops on crowded screens)."""
 
     def __init__(self, checkpoint: str | Path, *, device: str | None = "cpu", chunk_size: int = 64) -> None:
+        from caap.observe.ctc import Alphabet
+
         self.path = Path(checkpoint)
         self.meta = load_checkpoint_meta(self.path)
-        self.max_patches: int = self.meta["max_patches"]
-        self.max_new_tokens: int = self.meta["max_new_tokens"]
-        self.mask: dict[str, Any] = {**DEFAULT_MASK, **self.meta["semi_mask"]}
+        self.spec = ReaderSpec.from_meta(self.meta)
+        self.alphabet = Alphabet(self.spec.alphabet)
         if chunk_size < 1:
             raise ReaderError(f"chunk_size must be at least 1, got {chunk_size}")
         self.chunk_size = chunk_size
         self.device = resolve_device(device)
-        self.tokenizer, self.processor = build_processing(self.max_patches)
+        self.tokenizer = build_tokenizer()
         self.model = load_model(self.path, self.device)
+        if getattr(self.model, "ctc_classes", None) != self.alphabet.size:
+            raise ReaderError(f"{self.path}: the CTC head has {getattr(self.model, 'ctc_classes', None)} classes "
+                              f"but the alphabet in {CHECKPOINT_FILE} needs {self.alphabet.size}")
         self.last_timings_ms: dict[str, float] = {}
+        self.last_readings: list[Reading] = []
+
+    # -- the model passes -------------------------------------------------------------------------
+
+    def _crops(self, image: Image.Image, boxes: Sequence[Box]) -> list[Image.Image]:
+        return [semi_mask(image, box, **self.spec.mask) for box in boxes]
+
+    def infer(self, crops: Sequence[Image.Image], generate: Sequence[bool], max_new_tokens: int) -> tuple[
+            list[Any], list[str | None]]:
+        """CTC readings for every crop and the decoder's generation for those with ``generate``
+        set (None for the others), from one encoder pass."""
+        import torch
+
+        from caap.observe.ctc import greedy_decode
+        from caap.observe.patches import patchify
+
+        readings: list[Any] = []
+        records: list[str | None] = []
+        for lo in range(0, len(crops), self.chunk_size):
+            chunk = crops[lo:lo + self.chunk_size]
+            wanted = [i for i, g in enumerate(generate[lo:lo + self.chunk_size]) if g]
+            grid = patchify(chunk, self.spec.patch, self.spec.max_patches)
+            patches = grid.flattened_patches.to(self.device)
+            mask = grid.attention_mask.to(self.device)
+            with torch.inference_mode():
+                encoded = self.model.encode(patches, mask)
+                log_probs, lengths = self.model.ctc_log_probs(encoded.last_hidden_state, mask, patches)
+                readings += greedy_decode(log_probs.cpu(), lengths.tolist(), self.alphabet)
+                texts: dict[int, str] = {}
+                if wanted:
+                    from transformers.modeling_outputs import BaseModelOutput
+
+                    index = torch.tensor(wanted, device=self.device)
+                    sub = BaseModelOutput(last_hidden_state=encoded.last_hidden_state.index_select(0, index))
+                    out = self.model.generate(encoder_outputs=sub, attention_mask=mask.index_select(0, index),
+                                              max_new_tokens=max_new_tokens, do_sample=False, num_beams=1,
+                                              use_cache=True)
+                    decoded = self.tokenizer.batch_decode(out.cpu().tolist(), skip_special_tokens=True)
+                    texts = dict(zip(wanted, decoded, strict=True))
+            records += [texts.get(i) for i in range(len(chunk))]
+        return readings, records
+
+    # -- reading a screen ---------------------------------------------------------------------------
 
     def read(self, image: Image.Image, boxes: Sequence[Sequence[int] | Element],
              type_hints: Sequence[ElementType | str | None] | None = None) -> list[Element]:
         """One element per box, in the given order, with the box kept and the attributes read.
 
         ``boxes`` are ``[x1, y1, x2, y2]`` in ``image`` pixels, or detector ``Element``s (their box,
-        score and id are kept and their type is the hint). ``type_hints`` (one per box, or None)
-        are used only when a generation is unreadable: the element then gets the hinted type with
-        its attributes unknown instead of ``unknown``.
+        score and id are kept and their type is the hint). ``type_hints`` (one per box, or None):
+        a hinted text area is read line by line; an unreadable record falls back to the hinted
+        type with its attributes unknown instead of ``unknown``.
         """
         start = time.perf_counter()
         if type_hints is not None and len(type_hints) != len(boxes):
             raise ReaderError(f"type_hints: {len(type_hints)} hints for {len(boxes)} boxes")
-        rgb = image.convert("RGB")
+        rgb = image if image.mode == "RGB" else image.convert("RGB")
         plain: list[Box] = []
         hints: list[ElementType | None] = []
         for i, item in enumerate(boxes):
@@ -357,28 +425,44 @@ class Reader:
             plain.append(box)
             hint = type_hints[i] if type_hints is not None else (item.type if isinstance(item, Element) else None)
             hints.append(_TYPES.get(str(hint)) if hint else None)  # StrEnum: str() is the value
-        texts: list[str] = []
-        prepare_s = generate_s = 0.0
-        for lo in range(0, len(plain), self.chunk_size):
-            t0 = time.perf_counter()
-            chunk = plain[lo:lo + self.chunk_size]
-            masked = [semi_mask(rgb, box, **self.mask) for box in chunk]
-            inputs = prepare_images(masked, self.processor, self.max_patches)
-            t1 = time.perf_counter()
-            budget = min(self.max_new_tokens, max(token_budget(box) for box in chunk))
-            texts.extend(generate_texts(self.model, self.tokenizer, inputs, budget))
-            prepare_s += t1 - t0
-            generate_s += time.perf_counter() - t1
-        elements = []
-        for i, (box, text) in enumerate(zip(plain, texts, strict=True)):
-            element = decode_target(text, box)
-            if element.type is ElementType.UNKNOWN and hints[i] not in (None, ElementType.UNKNOWN):
-                element = Element(type=hints[i], bbox=box)
-            src = boxes[i]
-            if isinstance(src, Element):
-                element.score, element.id = src.score, src.id
-            elements.append(element)
-        self.last_texts = texts  # raw generations of the last call, for debugging and evaluation
-        self.last_timings_ms = {"prepare": round(prepare_s * 1000, 2), "generate": round(generate_s * 1000, 2),
+        t0 = time.perf_counter()
+        lines = {i: text_lines(rgb, box) for i, box in enumerate(plain) if hints[i] == ElementType.TEXT_AREA}
+        crop_boxes = list(plain) + [line for i in sorted(lines) for line in lines[i]]
+        generate = [True] * len(plain) + [False] * (len(crop_boxes) - len(plain))
+        budget = self.spec.max_new_tokens
+        if self.spec.decoder_text and plain:
+            budget = min(max(token_budget(box) for box in plain), 4 * self.spec.max_new_tokens + 256)
+        crops = self._crops(rgb, crop_boxes)
+        t1 = time.perf_counter()
+        ctc, records = self.infer(crops, generate, budget) if crops else ([], [])
+        t2 = time.perf_counter()
+        readings = []
+        at = len(plain)
+        for i in range(len(plain)):
+            record = records[i] or ""
+            if i in lines:
+                parts = ctc[at:at + len(lines[i])]
+                at += len(lines[i])
+                text = " ".join(p.text for p in parts if p.text) if parts else ""
+                confidence = min((p.confidence for p in parts), default=1.0)
+            else:
+                text, confidence = ctc[i].text, ctc[i].confidence
+            readings.append(Reading(record, text, confidence))
+        elements = [self._element(box, reading, hints[i], boxes[i]) for i, (box, reading) in
+                    enumerate(zip(plain, readings, strict=True))]
+        self.last_readings = readings
+        self.last_timings_ms = {"prepare": round((t1 - t0) * 1000, 2), "infer": round((t2 - t1) * 1000, 2),
                                 "total": round((time.perf_counter() - start) * 1000, 2)}
         return elements
+
+    def _element(self, box: Box, reading: Reading, hint: ElementType | None, source: Any) -> Element:
+        element = decode_target(reading.record, box)
+        if element.type is ElementType.UNKNOWN:
+            element = Element(type=hint or ElementType.UNKNOWN, bbox=box)
+        if TEXT in attributes_of(element.type) and not (self.spec.decoder_text and element.text is not None):
+            element.text = reading.text
+        if element.text is not None:
+            element.text_confidence = min(max(reading.confidence, 0.0), 1.0)
+        if isinstance(source, Element):
+            element.score, element.id = source.score, source.id
+        return element

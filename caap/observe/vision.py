@@ -3,6 +3,12 @@
 Both models are loaded once when the observer is built and reused for every screen. Without a
 reader the observer still works, reporting the detector's class as the type and no attributes
 (useful to check the detector alone).
+
+Texts come from ``text_source``: ``reader`` (the reader's CTC head), ``ocr`` (PP-OCR from the
+``rapidocr`` wheel, ``caap.observe.ocr``, for every element that carries text) or ``auto`` (the
+reader's text, except where its confidence is below ``ocr_threshold``: those elements — few on
+screens like the ones the reader was trained on, many on screens it never saw — go to PP-OCR in
+one batch).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from PIL import Image
 from caap.config import ObserveConfig
 from caap.elements import Element
 from caap.observe.detector import Detector
-from caap.taxonomy import SUBTYPE, ElementType, attributes_of
+from caap.taxonomy import SUBTYPE, TEXT, ElementType, attributes_of
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DETECTOR = REPO_ROOT / "models" / "detector" / "caap-yolov8n-miniwob.pt"
@@ -23,7 +29,11 @@ DEFAULT_READER = REPO_ROOT / "models" / "reader"
 
 
 TYPE_SOURCES = ("reader", "detector")
-DEFAULT_TYPE_SOURCE: str = ObserveConfig.model_fields["type_source"].default  # the config is the one place
+TEXT_SOURCES = ("reader", "ocr", "auto")
+# The config is the one place defaults live.
+DEFAULT_TYPE_SOURCE: str = ObserveConfig.model_fields["type_source"].default
+DEFAULT_TEXT_SOURCE: str = ObserveConfig.model_fields["text_source"].default
+DEFAULT_OCR_THRESHOLD: float = ObserveConfig.model_fields["ocr_threshold"].default
 
 
 def merge_reading(detected: Element, read: Element, type_source: str = DEFAULT_TYPE_SOURCE) -> Element:
@@ -45,45 +55,80 @@ def merge_reading(detected: Element, read: Element, type_source: str = DEFAULT_T
 
 
 class VisionObserver:
-    """Screenshot → elements. ``last_timings_ms`` holds detect/read/total of the latest screen."""
+    """Screenshot → elements. ``last_timings_ms`` holds detect/read(/ocr)/total of the latest screen."""
 
     def __init__(self, detector: Detector, reader: object | None = None, *,
-                 type_source: str = DEFAULT_TYPE_SOURCE) -> None:
+                 type_source: str = DEFAULT_TYPE_SOURCE, text_source: str = DEFAULT_TEXT_SOURCE,
+                 ocr: object | None = None, ocr_threshold: float = DEFAULT_OCR_THRESHOLD) -> None:
         if type_source not in TYPE_SOURCES:
             raise ValueError(f"type_source must be one of {TYPE_SOURCES}, not {type_source!r}")
+        if text_source not in TEXT_SOURCES:
+            raise ValueError(f"text_source must be one of {TEXT_SOURCES}, not {text_source!r}")
+        if text_source != "reader" and reader is not None and ocr is None:
+            raise ValueError(f"text_source {text_source!r} needs an OCR engine (caap.observe.ocr.PPOCR)")
         self.detector = detector
         self.reader = reader
         self.type_source = type_source
+        self.text_source = text_source
+        self.ocr = ocr
+        self.ocr_threshold = ocr_threshold
         self.last_timings_ms: dict[str, float] = {}
 
     @classmethod
     def load(cls, detector_weights: str | Path | None = None, reader_checkpoint: str | Path | None = None, *,
              use_reader: bool = True, conf: float = 0.25, device: str = "cpu",
-             type_source: str = DEFAULT_TYPE_SOURCE) -> VisionObserver:
+             type_source: str = DEFAULT_TYPE_SOURCE, text_source: str = DEFAULT_TEXT_SOURCE,
+             ocr_threshold: float = DEFAULT_OCR_THRESHOLD) -> VisionObserver:
         detector = Detector(detector_weights or DEFAULT_DETECTOR, conf=conf, device=device)
-        reader = None
+        reader = ocr = None
         if use_reader:
             from caap.observe.reader import Reader
 
             reader = Reader(reader_checkpoint or DEFAULT_READER, device=device)
-        return cls(detector, reader, type_source=type_source)
+            if text_source != "reader":
+                from caap.observe.ocr import PPOCR
+
+                ocr = PPOCR()
+        return cls(detector, reader, type_source=type_source, text_source=text_source, ocr=ocr,
+                   ocr_threshold=ocr_threshold)
 
     @classmethod
     def from_config(cls, cfg: ObserveConfig, *, use_reader: bool = True) -> VisionObserver:
         """The observer the ``[observe]`` config section describes."""
         return cls.load(cfg.detector, cfg.reader, use_reader=use_reader, conf=cfg.conf, device=cfg.device,
-                        type_source=cfg.type_source)
+                        type_source=cfg.type_source, text_source=cfg.text_source, ocr_threshold=cfg.ocr_threshold)
 
     def observe(self, image: Image.Image) -> list[Element]:
         t0 = time.perf_counter()
         boxes = self.detector.detect(image)
         t1 = time.perf_counter()
+        timings: dict[str, float] = {}
         if self.reader is None or not boxes:
             elements = boxes
         else:
             read = self.reader.read(image, boxes, type_hints=[b.type for b in boxes])  # type: ignore[attr-defined]
             elements = [merge_reading(det, got, self.type_source) for det, got in zip(boxes, read, strict=True)]
-        t2 = time.perf_counter()
-        self.last_timings_ms = {"detect": round((t1 - t0) * 1000, 2), "read": round((t2 - t1) * 1000, 2),
-                                "total": round((t2 - t0) * 1000, 2)}
+            t2 = time.perf_counter()
+            timings["read"] = round((t2 - t1) * 1000, 2)
+            if self.ocr is not None:
+                elements = self._ocr_texts(image, elements)
+                timings["ocr"] = round((time.perf_counter() - t2) * 1000, 2)
+        t3 = time.perf_counter()
+        self.last_timings_ms = {"detect": round((t1 - t0) * 1000, 2), "read": timings.get("read", 0.0),
+                                **({"ocr": timings["ocr"]} if "ocr" in timings else {}),
+                                "total": round((t3 - t0) * 1000, 2)}
         return elements
+
+    def _ocr_texts(self, image: Image.Image, elements: list[Element]) -> list[Element]:
+        """PP-OCR's text for the elements the text source gives to it (all texts, or the doubtful ones)."""
+        wanted = [i for i, e in enumerate(elements) if TEXT in attributes_of(e.type) and (
+            self.text_source == "ocr" or e.text_confidence is None or e.text_confidence < self.ocr_threshold)]
+        if not wanted:
+            return elements
+        got = self.ocr.read(image, [elements[i].bbox for i in wanted],  # type: ignore[attr-defined]
+                            [elements[i].type.value for i in wanted])
+        out = list(elements)
+        for i, reading in zip(wanted, got, strict=True):
+            out[i] = out[i].model_copy(update={"text": reading.text,
+                                               "text_confidence": min(max(float(reading.confidence), 0.0), 1.0)})
+        return out

@@ -1,26 +1,32 @@
-"""Evaluate the element reader on a caap dataset, with Tesseract OCR beside it as the peer for text.
+"""Evaluate the element reader on a caap dataset, beside PP-OCR and Tesseract on the same elements.
 
 Two ways to choose the boxes the reader reads:
 
-* labelled (default): the ground-truth boxes — the reader alone;
+* labelled (default): the ground-truth boxes, with their true types as the hints a detector would
+  give (a text area is read line by line) — the reader alone;
 * detected (``detector=WEIGHTS``): the detector's boxes, as ``caap observe`` reads them. Each one
   is matched one-to-one to a labelled element (IoU >= 0.5, highest score first) and scored against
   it; unmatched boxes are read (they cost time) but not scored, and missed elements are counted.
-  The latency then also covers the whole observation (detect + read) per screen.
+  The latency then covers the whole observation (detect + read + the OCR the text source calls).
 
-Result (``evaluate``)::
+Texts are scored for every source on the same elements (those whose true type carries a known
+text): the reader's CTC text, PP-OCR's (``caap.observe.ocr``) and ``auto`` — the reader's unless its
+confidence is below a threshold, then PP-OCR's — at several thresholds; ``default`` is what the
+observer's configured ``text_source`` gives. Tesseract reads the labelled text boxes as a second peer.
 
-    {"dataset", "checkpoint", "device", "boxes", "screens", "elements",
-     "type_accuracy", "exact_match",          # exact: type and every attribute the type carries
-     "unreadable",                            # generations that did not parse (read as unknown)
-     "text": {"elements", "exact_match", "cer"},     # elements whose true type carries a known text
+Result (``evaluate``), abridged::
+
+    {"dataset", "checkpoint", "boxes": "labelled"|"detected", "screens", "elements",
+     "type": {"reader", "detector", "observer"},        # accuracy of each source of the type
+     "record_exact",                                    # the observer's element: type + every attribute
+     "text": {"elements", "reader": {"exact_match", "cer"}, "ocr": {...},
+              "auto": {"0.5": {"exact_match", "cer", "to_ocr"}, ...}, "default": {"source", ...}},
      "attributes": {"checked" | "focused" | "highlighted" | "subtype": {"elements", "accuracy"}},
-     "per_type": {type: {"elements", "type_accuracy", "exact_match"}},
-     "latency_ms": {"cpu": {...}, "gpu": {...}},     # gpu only with CUDA; one batched read per screen
-     "detection": {"detector", "labelled", "matched", "missed", "unmatched_boxes"},   # detected boxes only
-     "observe_ms": {"per_screen", "per_screen_up_to_20", ...},  # detect + read per screen; detected only
-     "tesseract": {"elements", "exact_match", "cer", "ms_per_element", "ms_per_screen", "version", ...}
-                  or {"error": "..."}}
+     "per_type": {type: {"elements", "type_accuracy", "text_elements", "text_reader", "text_default"}},
+     "per_task": {task: {"text_elements", "text_reader", "text_default"}},
+     "latency_ms": {"read": {...}, "ocr": {...}},
+     "observe_ms": {"per_screen", "per_screen_up_to_20", ...},    # detected boxes only
+     "detection": {...}, "tesseract": {...}}
 
 CER is the character error rate: Levenshtein edits over all text elements / their total length. A
 predicted type that carries no text counts as the empty text. Attribute accuracies are over the
@@ -43,13 +49,15 @@ from PIL import Image
 
 from caap.data.format import Annotation, DatasetError, open_dataset
 from caap.elements import Element
-from caap.observe.reader import Reader, ReaderError, same_record
-from caap.taxonomy import CHECKED, FOCUSED, HIGHLIGHTED, SUBTYPE, TEXT, ElementType, attributes_of
+from caap.observe.reader import Reader, ReaderError, decode_target, same_record
+from caap.observe.vision import DEFAULT_OCR_THRESHOLD, DEFAULT_TEXT_SOURCE, DEFAULT_TYPE_SOURCE, merge_reading
+from caap.taxonomy import CHECKED, FOCUSED, HIGHLIGHTED, SUBTYPE, TEXT, attributes_of
 from caap.train.eval_detector import match_boxes
 
 STATE_ATTRIBUTES = (CHECKED, FOCUSED, HIGHLIGHTED, SUBTYPE)
 TESSERACT_UPSCALE = 3  # MiniWoB text is ~10 px high; Tesseract wants ~30 px capitals
 TESSERACT_PSM = 7      # "treat the image as a single text line"
+AUTO_THRESHOLDS = (0.3, 0.5, 0.7, 0.8, 0.9, 0.95)
 
 
 def levenshtein(a: str, b: str) -> int:
@@ -100,20 +108,59 @@ def _screens(data: str | Path, limit: int | None) -> list[tuple[Path, Annotation
     return screens
 
 
+class _TextScore:
+    """Exact matches and character edits of one text source over the scored elements."""
+
+    def __init__(self) -> None:
+        self.n = self.exact = self.edits = self.chars = self.to_ocr = 0
+
+    def add(self, said: str, gold: str, *, to_ocr: bool = False) -> bool:
+        said, gold = " ".join(said.split()), " ".join(gold.split())
+        self.n += 1
+        self.exact += said == gold
+        self.edits += levenshtein(said, gold)
+        self.chars += len(gold)
+        self.to_ocr += to_ocr
+        return said == gold
+
+    def result(self, *, share: bool = False) -> dict[str, Any]:
+        out = {"exact_match": _ratio(self.exact, self.n), "cer": _ratio(self.edits, self.chars)}
+        if share:
+            out["to_ocr"] = _ratio(self.to_ocr, self.n)
+        return out
+
+
+def _text_of(element: Element) -> str:
+    return element.text if element.text is not None and TEXT in attributes_of(element.type) else ""
+
+
 def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", limit: int | None = None,
-             tesseract: bool = True, latency_screens: int = 50, threads: int | None = None,
-             detector: str | Path | None = None, iou_match: float = 0.5) -> dict[str, Any]:
+             tesseract: bool = True, ocr: bool = True, latency_screens: int = 50, threads: int | None = None,
+             detector: str | Path | None = None, iou_match: float = 0.5, type_source: str = DEFAULT_TYPE_SOURCE,
+             text_source: str = DEFAULT_TEXT_SOURCE, ocr_threshold: float = DEFAULT_OCR_THRESHOLD) -> dict[str, Any]:
     """Reader accuracy and latency on every labelled element of ``data`` (``limit``: an even spread
-    of that many screens), plus Tesseract's text accuracy on the same elements (module docstring).
-    ``detector``: weights whose boxes the reader reads instead of the labelled ones.
-    ``latency_screens``: screens timed on the other device (GPU when the main pass ran on the CPU and
-    CUDA is present; CPU otherwise); ``threads``: torch CPU threads (process-wide; None: torch's default)."""
+    of that many screens), with PP-OCR and Tesseract on the same elements (module docstring).
+    ``detector``: weights whose boxes are read instead of the labelled ones; ``type_source``,
+    ``text_source`` and ``ocr_threshold``: the observer's settings to score as ``default``;
+    ``threads``: torch and onnxruntime CPU threads (process-wide; None: their defaults)."""
     screens = _screens(data, limit)
     if threads:
         import torch
 
         torch.set_num_threads(threads)
+    if text_source != "reader" and not ocr:
+        raise ReaderError(f"text_source {text_source!r} needs PP-OCR: do not turn the OCR peer off")
     reader = Reader(checkpoint, device=device)
+    engine, ocr_error = None, None
+    if ocr:
+        try:
+            from caap.observe.ocr import PPOCR
+
+            engine = PPOCR(threads=threads)
+        except Exception as exc:  # OcrError or a missing package: the comparison is reported, not fatal
+            ocr_error = f"{type(exc).__name__}: {exc}"
+            if text_source != "reader":
+                raise ReaderError(f"text_source {text_source!r} needs PP-OCR, which cannot run ({ocr_error})") from None
     det = None
     if detector is not None:
         from caap.observe.detector import Detector, DetectorError
@@ -124,78 +171,136 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             raise ReaderError(str(exc)) from None
     detection = {"labelled": 0, "matched": 0, "missed": 0, "unmatched_boxes": 0}
     observe_times: list[tuple[float, int]] = []  # (ms, boxes) per screen
+    read_times: list[float] = []
+    ocr_times: list[float] = []
+    ocr_elements = read_elements = 0
     counts: dict[str, float] = defaultdict(float)
     attr = {name: [0, 0] for name in STATE_ATTRIBUTES}  # right, total
-    per_type: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # elements, type right, exact
-    times: list[float] = []
-    timed_elements = 0
+    texts = {"reader": _TextScore(), "ocr": _TextScore(), "default": _TextScore()}
+    auto = {th: _TextScore() for th in sorted({*AUTO_THRESHOLDS, ocr_threshold})}
+    per_type: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])  # n, type ok, text n, reader, default
+    per_task: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # text n, reader, default
     warmed = False
     for image_path, ann in screens:
         if not ann.elements:
             continue
         image = _load(image_path)
         t_detect = 0.0
-        found: list[Element] = []
         if det is None:
-            boxes, golds = [e.bbox for e in ann.elements], list(ann.elements)
+            found = list(ann.elements)  # the true types stand in for a detector that is always right
+            golds: list[Element | None] = list(ann.elements)
         else:
             t0 = time.perf_counter()
             found = det.detect(image)
             t_detect = time.perf_counter() - t0
-            boxes = [e.bbox for e in found]
-            matched = match_boxes([(e.score or 0.0, e.bbox) for e in found], [e.bbox for e in ann.elements],
-                                  iou_match)
+            matched = match_boxes([(e.score or 0.0, e.bbox) for e in found], [e.bbox for e in ann.elements], iou_match)
             golds = [ann.elements[j] if j >= 0 else None for j in matched]
             detection["labelled"] += len(ann.elements)
             detection["matched"] += sum(j >= 0 for j in matched)
             detection["unmatched_boxes"] += sum(j < 0 for j in matched)
-            if not boxes:
+            if not found:
                 continue
+        boxes, hints = [e.bbox for e in found], [e.type for e in found]
         if not warmed:
-            reader.read(image, boxes)  # first call pays one-off costs (allocations, kernel selection)
+            reader.read(image, boxes, hints)  # the first call pays one-off costs (allocations, kernels)
+            if engine is not None:
+                engine.read(image, boxes[:1], [hints[0].value])
             warmed = True
         t0 = time.perf_counter()
-        predicted = reader.read(image, boxes)
-        read_s = time.perf_counter() - t0
-        times.append(read_s * 1000)
-        timed_elements += len(boxes)
+        read = reader.read(image, boxes, hints)
+        t_read = time.perf_counter() - t0
+        read_times.append(t_read * 1000)
+        read_elements += len(boxes)
+        records = [decode_target(r.record, b) for r, b in zip(reader.last_readings, boxes, strict=True)]
+        merged = [merge_reading(f, r, type_source) if det is not None else r
+                  for f, r in zip(found, read, strict=True)]
+        texty = [i for i, e in enumerate(merged) if TEXT in attributes_of(e.type)]
+        ocr_text: dict[int, str] = {}
+        if engine is not None and texty:
+            t0 = time.perf_counter()
+            got = engine.read(image, [boxes[i] for i in texty], [merged[i].type.value for i in texty])
+            ocr_times.append((time.perf_counter() - t0) * 1000)
+            ocr_elements += len(texty)
+            ocr_text = {i: g.text for i, g in zip(texty, got, strict=True)}
+        # The observer's own output under the configured text source, timed as it runs (only the
+        # doubtful texts go to PP-OCR under auto).
+        default = merged
+        t_ocr = 0.0
+        if text_source != "reader" and engine is not None:
+            from caap.observe.vision import VisionObserver
+
+            observer = VisionObserver.__new__(VisionObserver)
+            observer.ocr, observer.text_source, observer.ocr_threshold = engine, text_source, ocr_threshold
+            t0 = time.perf_counter()
+            default = observer._ocr_texts(image, merged)
+            t_ocr = time.perf_counter() - t0
         if det is not None:
-            observe_times.append(((t_detect + read_s) * 1000, len(boxes)))
-        for i, (gold, pred) in enumerate(zip(golds, predicted, strict=True)):
-            if gold is not None:
-                _score(gold, pred, counts, attr, per_type)
-                if det is not None:  # the detector's class as the type, for comparison with the reader's
-                    counts["detector_type_right"] += found[i].type == gold.type
+            observe_times.append(((t_detect + t_read + t_ocr) * 1000, len(boxes)))
+        task = ann.source.task or "-"
+        for i, gold in enumerate(golds):
+            if gold is None:
+                continue
+            pred = default[i]
+            counts["elements"] += 1
+            counts["reader_type"] += records[i].type == gold.type
+            counts["observer_type"] += pred.type == gold.type
+            counts["detector_type"] += det is not None and found[i].type == gold.type
+            counts["record_exact"] += same_record(pred, gold)
+            row = per_type[gold.type.value]
+            row[0] += 1
+            row[1] += pred.type == gold.type
+            for name in STATE_ATTRIBUTES:
+                truth = getattr(gold, name)
+                if truth is not None:
+                    attr[name][1] += 1
+                    attr[name][0] += getattr(pred, name) == truth
+            if TEXT not in attributes_of(gold.type) or gold.text is None:
+                continue
+            said = _text_of(merged[i])
+            right = texts["reader"].add(said, gold.text)
+            texts["ocr"].add(ocr_text.get(i, ""), gold.text)
+            right_default = texts["default"].add(_text_of(pred), gold.text)
+            confidence = merged[i].text_confidence
+            for th, score in auto.items():
+                doubtful = i in ocr_text and (confidence is None or confidence < th)
+                score.add(ocr_text[i] if doubtful else said, gold.text, to_ocr=doubtful)
+            row[2] += 1
+            row[3] += right
+            row[4] += right_default
+            task_row = per_task[task]
+            task_row[0] += 1
+            task_row[1] += right
+            task_row[2] += right_default
     n = int(counts["elements"])
-    kind = "cpu" if reader.device == "cpu" else "gpu"
-    latency = {kind: _timing(times, timed_elements)} if times else {}
-    latency.update(_other_latency(checkpoint, screens, kind, latency_screens))
-    extra: dict[str, Any] = {}
-    if det is not None:
-        detection["missed"] = detection["labelled"] - detection["matched"]
-        extra["detection"] = {"detector": str(detector), "iou": iou_match, **detection,
-                              "detector_type_accuracy": _ratio(counts["detector_type_right"], n)}
-        extra["observe_ms"] = _observe_timing(observe_times)
-    return {
-        "dataset": str(data),
-        "checkpoint": str(checkpoint),
-        "device": reader.device,
-        "boxes": "labelled" if det is None else "detected",
-        "screens": len(screens),
-        "elements": n,
-        "type_accuracy": _ratio(counts["type_right"], n),
-        "exact_match": _ratio(counts["exact"], n),
-        "unreadable": int(counts["unknown"]),
-        "text": {"elements": int(counts["text_n"]), "exact_match": _ratio(counts["text_exact"], counts["text_n"]),
-                 "cer": _ratio(counts["text_edits"], counts["text_chars"])},
+    result: dict[str, Any] = {
+        "dataset": str(data), "checkpoint": str(checkpoint), "device": reader.device,
+        "boxes": "labelled" if det is None else "detected", "screens": len(screens), "elements": n,
+        "settings": {"type_source": type_source, "text_source": text_source, "ocr_threshold": ocr_threshold},
+        "type": {"reader": _ratio(counts["reader_type"], n), "observer": _ratio(counts["observer_type"], n),
+                 **({"detector": _ratio(counts["detector_type"], n)} if det is not None else {})},
+        "record_exact": _ratio(counts["record_exact"], n),
+        "text": {"elements": texts["reader"].n, "reader": texts["reader"].result(),
+                 **({"ocr": texts["ocr"].result()} if engine is not None else {"ocr": {"error": ocr_error}}),
+                 **({"auto": {str(th): s.result(share=True) for th, s in auto.items()}} if engine is not None else {}),
+                 "default": {"source": text_source, **texts["default"].result()}},
         "attributes": {name: {"elements": total, "accuracy": _ratio(right, total)}
                        for name, (right, total) in attr.items()},
-        "per_type": {t: {"elements": v[0], "type_accuracy": _ratio(v[1], v[0]), "exact_match": _ratio(v[2], v[0])}
+        "per_type": {t: {"elements": v[0], "type_accuracy": _ratio(v[1], v[0]), "text_elements": v[2],
+                         "text_reader": _ratio(v[3], v[2]), "text_default": _ratio(v[4], v[2])}
                      for t, v in sorted(per_type.items())},
-        "latency_ms": latency,
-        "tesseract": tesseract_eval(screens) if tesseract else {"error": "not run (tesseract=False)"},
-        **extra,
+        "per_task": {t: {"text_elements": v[0], "text_reader": _ratio(v[1], v[0]), "text_default": _ratio(v[2], v[0])}
+                     for t, v in sorted(per_task.items())},
+        "latency_ms": {"read": _timing(read_times, read_elements) if read_times else None,
+                       "ocr_all_texts": _timing(ocr_times, ocr_elements) if ocr_times else None},
     }
+    result["latency_ms"].update(_other_latency(checkpoint, screens, "cpu" if reader.device == "cpu" else "gpu",
+                                               latency_screens))
+    if det is not None:
+        detection["missed"] = detection["labelled"] - detection["matched"]
+        result["detection"] = {"detector": str(detector), "iou": iou_match, **detection}
+        result["observe_ms"] = _observe_timing(observe_times)
+    result["tesseract"] = tesseract_eval(screens) if tesseract else {"error": "not run (tesseract=False)"}
+    return result
 
 
 def _observe_timing(times: list[tuple[float, int]]) -> dict[str, Any]:
@@ -212,31 +317,6 @@ def _observe_timing(times: list[tuple[float, int]]) -> dict[str, Any]:
             "boxes_per_screen_max": max((n for _, n in times), default=0)}
 
 
-def _score(gold: Element, pred: Element, counts: dict[str, float], attr: dict[str, list[int]],
-           per_type: dict[str, list[int]]) -> None:
-    counts["elements"] += 1
-    type_right = pred.type == gold.type
-    exact = same_record(pred, gold)
-    counts["type_right"] += type_right
-    counts["exact"] += exact
-    counts["unknown"] += pred.type is ElementType.UNKNOWN
-    row = per_type[gold.type.value]
-    row[0] += 1
-    row[1] += type_right
-    row[2] += exact
-    if TEXT in attributes_of(gold.type) and gold.text is not None:
-        said = pred.text if pred.text is not None and TEXT in attributes_of(pred.type) else ""
-        counts["text_n"] += 1
-        counts["text_exact"] += said == gold.text
-        counts["text_edits"] += levenshtein(said, gold.text)
-        counts["text_chars"] += len(gold.text)
-    for name in STATE_ATTRIBUTES:
-        truth = getattr(gold, name)
-        if truth is not None:
-            attr[name][1] += 1
-            attr[name][0] += getattr(pred, name) == truth
-
-
 def _other_latency(checkpoint: str | Path, screens: list[tuple[Path, Annotation]], done: str,
                    count: int) -> dict[str, Any]:
     """CPU latency when the main pass ran on the GPU, and GPU latency when it ran on the CPU (if CUDA)."""
@@ -250,11 +330,11 @@ def _other_latency(checkpoint: str | Path, screens: list[tuple[Path, Annotation]
     times: list[float] = []
     elements = 0
     for i, (path, ann) in enumerate(sample):
-        image, boxes = _load(path), [e.bbox for e in ann.elements]
+        image, boxes, hints = _load(path), [e.bbox for e in ann.elements], [e.type for e in ann.elements]
         if i == 0:
-            reader.read(image, boxes)  # warm-up
+            reader.read(image, boxes, hints)  # warm-up
         t0 = time.perf_counter()
-        reader.read(image, boxes)
+        reader.read(image, boxes, hints)
         times.append((time.perf_counter() - t0) * 1000)
         elements += len(boxes)
     return {todo: _timing(times, elements)} if times else {}

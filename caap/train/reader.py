@@ -1,23 +1,26 @@
-"""Train the element reader (Pix2Struct) on a caap dataset.
+"""Train the element reader: Pix2Struct with a CTC text head (``caap.observe.reader_model``).
 
-One sample per labelled element: the screenshot semi-masked around it (``caap.observe.semimask``)
-→ its target string (``caap.observe.reader``). Train/validation split by seed (``SplitRule``).
-Images are loaded lazily, one sample at a time, by the DataLoader workers; the image processor runs
-once per batch in the collate function.
+Samples (``caap.train.reader_data``): one per labelled element of real screens and of synthetic
+text screens. Loss: ``ctc_weight`` × CTC (the text, from the encoder's columns) + (1 − ``ctc_weight``)
+× the decoder's cross-entropy (the record). Settings come from ``training/reader.yaml``, validated
+by ``ReaderTrainSettings``; flags override them.
 
-Settings come from ``training/reader.yaml``; arguments override them. The run directory ``out``::
+A run is planned in samples (``train_samples``) and may also be capped in wall-clock minutes
+(``max_minutes``): the learning rate follows whichever is further along, so an equal-time A/B of two
+recipes gives each a complete schedule. Every ``eval_every_minutes`` the model reads the validation
+elements the way ``caap observe`` does (``Reader.read`` on each screen) and a line goes to
+``metrics.jsonl`` (the learning curve); every ``checkpoint_every_minutes`` ``last/`` is rewritten
+with the model, the optimizer and the exact position in the sample stream, so ``resume`` continues
+a run cut off at any point. The run directory ``out``::
 
-    best/               the checkpoint with the best validation exact match (a Reader loads it)
-    last/               the latest checkpoint + trainer_state.pt (optimizer, epoch, best) for resume
-    metrics.jsonl       one line per epoch: losses, exact match, type accuracy, lr, samples/s
-    caap-train.json     the settings, data, sample counts, parameter count and command
+    best/            the checkpoint with the best validation text exact match (a Reader loads it)
+    last/            the latest checkpoint + trainer_state.pt
+    metrics.jsonl    one line per evaluation
+    caap-train.json  settings, data, sample counts, parameter count, commands (resumes appended)
 
-``resume=True`` continues ``out`` from ``last/`` on the given data with the settings it was started
-with (``epochs`` and ``device`` may be changed, e.g. to train longer; ``max_samples`` defaults to
-the run's).
-
-Speed: on a CPU shared with other work, set ``threads`` to the number of *free* cores — torch's
-default of one thread per core slows to a crawl when one of them is busy.
+Several processes: launched with ``torchrun --nproc_per_node N -m caap.cli train reader ...`` (or
+``accelerate launch``), each process trains on its share of every batch under
+``DistributedDataParallel`` (gloo on CPU, NCCL on GPUs); process 0 evaluates and writes.
 """
 
 from __future__ import annotations
@@ -25,569 +28,595 @@ from __future__ import annotations
 import json
 import math
 import os
-import random
+import shutil
 import sys
 import time
-from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from caap.observe.ctc import COVERAGE, Alphabet
+from caap.observe.patches import patch_values
 from caap.observe.reader import (
+    CHECKPOINT_FILE,
     DEFAULT_MASK,
+    DEFAULT_PATCH,
+    Reader,
     ReaderError,
-    build_processing,
+    ReaderSpec,
+    build_tokenizer,
     decode_target,
-    encode_target,
-    generate_texts,
     load_model,
-    prepare_images,
     resolve_device,
     same_record,
     save_checkpoint,
 )
-from caap.observe.semimask import semi_mask
+from caap.taxonomy import BOOLEAN_ATTRIBUTES, SUBTYPE, TEXT, attributes_of
+from caap.train.reader_data import (
+    Collate,
+    GroupedBatches,
+    MixedStream,
+    Sample,
+    load_samples,
+    patch_cost,
+    record_target,
+    spread,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG = REPO_ROOT / "training" / "reader.yaml"
 STATE_FILE = "trainer_state.pt"
-PATCH_VALUES = 16 * 16 * 3  # flattened RGB patch size the image processor produces
 
 
 # --- settings -----------------------------------------------------------------------------------
 
 
-def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``training/reader.yaml`` (or ``path``) with the non-None ``overrides`` applied."""
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelSpec(_Strict):
+    vision: dict[str, Any]
+    text: dict[str, Any]
+
+
+class MaskSettings(_Strict):
+    darken: float = Field(DEFAULT_MASK["darken"], ge=0, le=1)
+    outline_px: int = Field(DEFAULT_MASK["outline_px"], ge=0)
+    outline_rgb: tuple[int, int, int] = tuple(DEFAULT_MASK["outline_rgb"])  # type: ignore[assignment]
+    context: int | None = Field(DEFAULT_MASK["context"], ge=0)
+
+
+class ReaderTrainSettings(_Strict):
+    """``training/reader.yaml``; see the comments there for what each setting is for."""
+
+    model: str = "small"
+    base: str | None = None
+    models: dict[str, ModelSpec] = Field(default_factory=dict)
+    patch: tuple[int, int] = DEFAULT_PATCH
+    frames_per_column: int = Field(2, ge=1)
+    max_patches: int = Field(1024, ge=1)
+    semi_mask: MaskSettings = Field(default_factory=MaskSettings)
+    box_jitter: int = Field(2, ge=0)
+    decoder_text: bool = False
+    ctc_weight: float = Field(0.5, ge=0, le=1)
+    synthetic_share: float = Field(0.5, ge=0, le=1)
+    batch: int = Field(32, ge=1)
+    lr: float = Field(1e-3, ge=0)
+    weight_decay: float = Field(0.01, ge=0)
+    position_bias_lr: float = Field(1.0, ge=0)
+    warmup: float = Field(0.03, ge=0, lt=1)
+    schedule: Literal["linear", "cosine"] = "cosine"
+    grad_clip: float = Field(1.0, ge=0)
+    precision: Literal["fp32", "bf16"] = "fp32"
+    train_samples: int = Field(400_000, ge=1)
+    max_minutes: float | None = Field(None, gt=0)
+    eval_every_minutes: float = Field(5.0, gt=0)
+    checkpoint_every_minutes: float = Field(5.0, gt=0)
+    val_max_samples: int = Field(1500, ge=0)
+    max_target_tokens: int = Field(256, ge=2)
+    log_every: int = Field(50, ge=0)
+    threads: int | None = Field(None, ge=1)
+    device: str = "auto"
+    seed: int = Field(0, ge=0)
+    split: str = "val:2800-2999"
+
+    @model_validator(mode="after")
+    def _model_known(self) -> ReaderTrainSettings:
+        if self.base is None and self.model not in self.models:
+            raise ValueError(f"model: {self.model!r} is not one of the configs under models: {sorted(self.models)}")
+        if min(self.patch) < 1:
+            raise ValueError(f"patch: {list(self.patch)} must be two positive sizes (height, width)")
+        return self
+
+
+def _validation_message(exc: ValidationError, source: str) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"])
+    return f"{source}: {where + ': ' if where else ''}{err['msg']} (got {err.get('input')!r})"
+
+
+def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> ReaderTrainSettings:
+    """``training/reader.yaml`` (or ``path``) with the non-None ``overrides`` applied, validated."""
     import yaml
 
     path = Path(path) if path else DEFAULT_CONFIG
     try:
-        settings = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError:
         raise ReaderError(f"{path}: training config not found") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ReaderError(f"{path}: not valid YAML ({exc})") from None
-    if not isinstance(settings, dict):
+    if not isinstance(raw, dict):
         raise ReaderError(f"{path}: expected a mapping of settings")
-    settings.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    _check_settings(settings, str(path))
-    return settings
-
-
-def _check_settings(s: dict[str, Any], source: str) -> None:
-    s.setdefault("log_every", 0)  # runs started before these settings existed
-    s.setdefault("box_jitter", 0)
-    s.setdefault("group_by_length", False)
-    s.setdefault("position_bias_lr", 1.0)
-    def need(key: str, ok: bool, what: str) -> None:
-        if not ok:
-            raise ReaderError(f"{source}: {key}: {what} (got {s.get(key)!r})")
-
-    def is_int(v: Any, lo: int) -> bool:
-        return isinstance(v, int) and not isinstance(v, bool) and v >= lo
-
-    def is_num(v: Any) -> bool:
-        return isinstance(v, int | float) and not isinstance(v, bool)
-
-    for key, lo in (("epochs", 1), ("batch", 1), ("max_patches", 1), ("max_target_tokens", 2), ("workers", 0),
-                    ("val_max_samples", 0), ("seed", 0), ("log_every", 0), ("box_jitter", 0)):
-        need(key, is_int(s.get(key), lo), f"must be an integer >= {lo}")
-    for key in ("lr", "weight_decay", "grad_clip", "position_bias_lr"):
-        need(key, is_num(s.get(key)) and s[key] >= 0, "must be a number >= 0")
-    need("warmup", is_num(s.get("warmup")) and 0 <= s["warmup"] < 1, "must be a fraction in [0, 1)")
-    need("schedule", s.get("schedule") in ("linear", "cosine"), "must be linear or cosine")
-    need("split", isinstance(s.get("split"), str), "must be a split spec like val:2800-2999")
-    need("group_by_length", isinstance(s.get("group_by_length"), bool), "must be true or false")
-    need("threads", s.get("threads") is None or is_int(s.get("threads"), 1), "must be null or an integer >= 1")
-    mask = s.get("semi_mask") or {}
-    need("semi_mask", isinstance(mask, dict) and not set(mask) - set(DEFAULT_MASK),
-         f"must be a mapping of {sorted(DEFAULT_MASK)}")
-    if s.get("base") is None:
-        models = s.get("models")
-        need("models", isinstance(models, dict), "must map config names to {vision: ..., text: ...}")
-        need("model", s.get("model") in models, f"must name one of the configs under models: {sorted(models)}")
-        spec = models[s["model"]]
-        need("model", isinstance(spec, dict) and isinstance(spec.get("vision"), dict)
-             and isinstance(spec.get("text"), dict), "its config needs vision: {...} and text: {...}")
-
-
-# --- samples ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One labelled element: where its screenshot is, its box and its target string."""
-
-    image: str
-    bbox: tuple[int, int, int, int]
-    target: str
-
-
-def build_samples(data: str | Path, split: str, *, max_samples: int | None = None, val_max_samples: int = 0,
-                  seed: int = 0) -> tuple[list[Sample], list[Sample], dict[str, Any]]:
-    """Train and validation samples of a caap dataset (annotations read; images not opened)."""
-    from caap.data.export import SplitRule, format_seed_ranges, load_items, split_of
-    from caap.data.format import DatasetError
-
+    raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
     try:
-        rule = SplitRule.parse(split)
-        items = load_items(data)
-    except DatasetError as exc:
-        raise ReaderError(str(exc)) from None
-    samples: dict[str, list[Sample]] = {"train": [], "val": []}
-    types: dict[str, Counter[str]] = {"train": Counter(), "val": Counter()}
-    seeds: dict[str, set[int]] = {"train": set(), "val": set()}
-    for item in items:
-        side = split_of(item.ann, rule)
-        if item.ann.source.seed is not None:
-            seeds[side].add(item.ann.source.seed)
-        for e in item.ann.elements:
-            samples[side].append(Sample(str(item.image_path), tuple(e.bbox), encode_target(e)))
-            types[side][e.type.value] += 1
-    for side in ("train", "val"):
-        if not samples[side]:
-            raise ReaderError(f"{data}: split '{rule}' leaves no labelled elements in the {side} split "
-                              f"(train seeds {format_seed_ranges(seeds['train'])}, "
-                              f"val seeds {format_seed_ranges(seeds['val'])})")
-    train = _subset(samples["train"], max_samples, seed)
-    caps = [v for v in (max_samples, val_max_samples) if v]
-    val = _spread(samples["val"], min(caps) if caps else None)
-    info = {"split": str(rule), "elements": {k: len(v) for k, v in samples.items()},
-            "used": {"train": len(train), "val": len(val)},
-            "types": {k: dict(sorted(c.items())) for k, c in types.items()}}
-    return train, val, info
-
-
-def _subset(samples: list[Sample], k: int | None, seed: int) -> list[Sample]:
-    """A seeded random subset (all types mixed, not the first task alone), in dataset order."""
-    if not k or k >= len(samples):
-        return samples
-    keep = sorted(random.Random(seed).sample(range(len(samples)), k))
-    return [samples[i] for i in keep]
-
-
-def _spread(samples: list[Sample], k: int | None) -> list[Sample]:
-    """An even spread of ``k`` samples: the same ones every epoch, so epochs compare."""
-    if not k or k >= len(samples):
-        return samples
-    step = len(samples) / k
-    return [samples[int(i * step)] for i in range(k)]
-
-
-def jitter_box(box: tuple[int, int, int, int], jitter: int, width: int, height: int,
-               rng: random.Random) -> tuple[int, int, int, int]:
-    """``box`` with each side moved by a uniform integer in [-jitter, jitter], kept inside the image
-    and at least one pixel wide and high — the error a detector box has against the true one."""
-    x1, y1, x2, y2 = (v + rng.randint(-jitter, jitter) for v in box)
-    x1, y1 = min(max(x1, 0), width - 1), min(max(y1, 0), height - 1)
-    return x1, y1, min(max(x2, x1 + 1), width), min(max(y2, y1 + 1), height)
-
-
-class ElementDataset:
-    """A map-style torch dataset: sample i → (semi-masked screenshot, target token ids).
-
-    ``jitter`` (training only) moves every side of the box by up to that many pixels, differently
-    each epoch (``epoch`` is set by the training loop), so the reader learns to read detector boxes,
-    which are off by a pixel or two, and not only the exact labelled ones."""
-
-    def __init__(self, samples: list[Sample], tokenizer: Any, mask: dict[str, Any], max_target_tokens: int,
-                 *, jitter: int = 0, seed: int = 0) -> None:
-        self.samples, self.tokenizer, self.mask, self.max_tokens = samples, tokenizer, mask, max_target_tokens
-        self.jitter, self.seed, self.epoch = jitter, seed, 0
-
-    def __len__(self) -> int:
-        return len(self.samples)
-
-    def __getitem__(self, index: int) -> tuple[Any, list[int], Sample]:
-        from PIL import Image, UnidentifiedImageError
-
-        s = self.samples[index]
-        try:
-            with Image.open(s.image) as im:
-                image = im.convert("RGB")
-        except (OSError, UnidentifiedImageError) as exc:
-            raise ReaderError(f"{s.image}: not a readable image ({exc})") from None
-        ids = self.tokenizer(s.target).input_ids  # bytes + eos
-        if len(ids) > self.max_tokens:
-            ids = [*ids[: self.max_tokens - 1], self.tokenizer.eos_token_id]
-        box = s.bbox
-        if self.jitter:
-            rng = random.Random(f"{self.seed}:{self.epoch}:{index}")
-            box = jitter_box(box, self.jitter, image.width, image.height, rng)
-        return semi_mask(image, box, **self.mask), ids, s
-
-
-class Collate:
-    """Batch: one image-processor call for all images, labels padded with -100 (ignored by the loss)."""
-
-    def __init__(self, processor: Any, max_patches: int) -> None:
-        self.processor, self.max_patches = processor, max_patches
-
-    def __call__(self, batch: list[tuple[Any, list[int], Sample]]) -> dict[str, Any]:
-        import torch
-
-        images, ids, samples = zip(*batch, strict=True)
-        inputs = prepare_images(images, self.processor, self.max_patches)
-        width = max(len(x) for x in ids)
-        labels = torch.full((len(ids), width), -100, dtype=torch.long)
-        for row, x in enumerate(ids):
-            labels[row, : len(x)] = torch.tensor(x, dtype=torch.long)
-        return {**inputs, "labels": labels, "samples": list(samples)}
+        return ReaderTrainSettings.model_validate(raw)
+    except ValidationError as exc:
+        raise ReaderError(_validation_message(exc, str(path))) from None
 
 
 # --- the model ----------------------------------------------------------------------------------
 
 
-def build_model(spec: dict[str, Any], *, vocab_size: int, max_patches: int) -> Any:
-    """A from-scratch Pix2Struct model from a ``models:`` entry of the training config."""
-    from transformers import (
-        Pix2StructConfig,
-        Pix2StructForConditionalGeneration,
-        Pix2StructTextConfig,
-        Pix2StructVisionConfig,
-    )
+def _ctc_config(alphabet: Alphabet, settings: ReaderTrainSettings) -> dict[str, int]:
+    return {"classes": alphabet.size, "frames_per_column": settings.frames_per_column}
 
+
+def build_model(settings: ReaderTrainSettings, *, vocab_size: int, alphabet: Alphabet) -> Any:
+    """A from-scratch ``ReaderModel`` from the ``models:`` entry the settings name."""
+    from transformers import Pix2StructConfig, Pix2StructTextConfig, Pix2StructVisionConfig
+
+    from caap.observe.reader_model import ReaderModel
+
+    spec = settings.models[settings.model]
     try:
-        text = Pix2StructTextConfig(**{"dropout_rate": 0.1, **spec["text"], "vocab_size": vocab_size,
+        text = Pix2StructTextConfig(**{"dropout_rate": 0.1, **spec.text, "vocab_size": vocab_size,
                                        "pad_token_id": 0, "eos_token_id": 1, "decoder_start_token_id": 0,
                                        "use_cache": True})
-        vision = Pix2StructVisionConfig(**{**spec["vision"], "patch_embed_hidden_size": PATCH_VALUES,
-                                           "seq_len": max(int(spec["vision"].get("seq_len", 0)), max_patches + 1)})
-        config = Pix2StructConfig(text_config=text, vision_config=vision, is_vqa=False)
+        vision = Pix2StructVisionConfig(**{**spec.vision, "patch_embed_hidden_size": patch_values(*settings.patch),
+                                           "seq_len": max(int(spec.vision.get("seq_len", 0)),
+                                                          settings.max_patches + 1)})
+        config = Pix2StructConfig(text_config=text, vision_config=vision, is_vqa=False,
+                                  ctc=_ctc_config(alphabet, settings))
     except (TypeError, ValueError) as exc:
-        raise ReaderError(f"model config: {exc}") from None
-    return Pix2StructForConditionalGeneration(config)
+        raise ReaderError(f"model config {settings.model!r}: {exc}") from None
+    return ReaderModel(config)
 
 
-def load_base(base: str, *, vocab_size: int, max_patches: int, pad: int, eos: int) -> Any:
-    """Weights to fine-tune: a local directory or a hub id (only when the hub is allowed)."""
+def load_base(settings: ReaderTrainSettings, *, vocab_size: int, alphabet: Alphabet, pad: int, eos: int) -> Any:
+    """A Pix2Struct checkpoint to fine-tune (local directory, or a hub id where the hub is allowed),
+    given a fresh CTC head; a different patch size or vocabulary re-learns only those layers."""
+    from transformers import Pix2StructConfig
+
+    from caap.observe.reader_model import ReaderModel
+
+    base = str(settings.base)
     path = Path(base).expanduser()
     offline = os.environ.get("HF_HUB_OFFLINE", "1").strip().lower() not in ("0", "false", "no", "off", "")
     if not path.exists() and offline:
         raise ReaderError(f"base {base!r}: no such local directory, and the model hub is off "
                           "(HF_HUB_OFFLINE=1); give a local checkpoint or set HF_HUB_OFFLINE=0 to download it")
-    if path.exists():
-        model = load_model(path)
-    else:
-        try:
-            from transformers import Pix2StructForConditionalGeneration
-
-            model = Pix2StructForConditionalGeneration.from_pretrained(base)
-        except Exception as exc:
-            raise ReaderError(f"base {base!r}: cannot load it from the hub ({type(exc).__name__}: {exc})") from None
-    model.train()
+    source = str(path) if path.exists() else base
+    try:
+        config = Pix2StructConfig.from_pretrained(source)
+        config.ctc = _ctc_config(alphabet, settings)
+        if config.vision_config.patch_embed_hidden_size != patch_values(*settings.patch):
+            print(f"note: base patches of {config.vision_config.patch_embed_hidden_size} values → "
+                  f"{settings.patch[0]}x{settings.patch[1]} px patches (patch projection re-learned)", file=sys.stderr)
+            config.vision_config.patch_embed_hidden_size = patch_values(*settings.patch)
+        model = ReaderModel.from_pretrained(source, config=config, ignore_mismatched_sizes=True)
+    except Exception as exc:
+        raise ReaderError(f"base {base!r}: cannot load it ({type(exc).__name__}: {exc})") from None
     if model.config.text_config.vocab_size != vocab_size:
-        # The byte tokenizer is the only one caap uses: a base with another vocabulary (e.g. the
-        # original Pix2Struct's) keeps its encoder and decoder but gets fresh byte embeddings.
+        # The byte tokenizer is the only one caap uses: a base with another vocabulary keeps its
+        # encoder and decoder but gets fresh byte embeddings.
         print(f"note: base vocabulary {model.config.text_config.vocab_size} → byte vocabulary {vocab_size} "
               "(token embeddings re-learned)", file=sys.stderr)
         model.resize_token_embeddings(vocab_size)
         model.config.text_config.vocab_size = vocab_size
-    seq_len = model.config.vision_config.seq_len
-    if seq_len < max_patches + 1:
-        raise ReaderError(f"base {base!r}: its vision seq_len {seq_len} cannot take max_patches {max_patches}")
+    if model.config.vision_config.seq_len < settings.max_patches + 1:
+        raise ReaderError(f"base {base!r}: its vision seq_len {model.config.vision_config.seq_len} cannot take "
+                          f"max_patches {settings.max_patches}")
     for cfg in (model.config, model.config.text_config, model.generation_config):
         cfg.pad_token_id, cfg.eos_token_id, cfg.decoder_start_token_id = pad, eos, pad
     return model
 
 
-# --- metrics ------------------------------------------------------------------------------------
-
-
-def validate(model: Any, tokenizer: Any, loader: Any, device: str, max_new_tokens: int) -> dict[str, Any]:
-    """Teacher-forced loss, and the exact match / type accuracy of greedy generations."""
-    import torch
-
-    model.eval()
-    loss_sum = exact = type_ok = n = 0
-    with torch.inference_mode():
-        for batch in loader:
-            inputs = {k: batch[k].to(device) for k in ("flattened_patches", "attention_mask")}
-            out = model(**inputs, labels=batch["labels"].to(device))
-            loss_sum += float(out.loss) * len(batch["samples"])
-            texts = generate_texts(model, tokenizer, inputs, max_new_tokens)
-            for text, s in zip(texts, batch["samples"], strict=True):
-                pred, gold = decode_target(text, s.bbox), decode_target(s.target, s.bbox)
-                exact += same_record(pred, gold)
-                type_ok += pred.type == gold.type
-                n += 1
-    model.train()
-    return {"val_loss": round(loss_sum / max(n, 1), 5), "exact_match": round(exact / max(n, 1), 4),
-            "type_accuracy": round(type_ok / max(n, 1), 4), "val_samples": n}
-
-
-class LengthGroupedBatches:
-    """Shuffled batches of samples with similar target lengths: each window of ``batch * window``
-    shuffled samples is sorted by target length and cut into batches, and the batches are shuffled.
-    Labels are padded to the longest target of a batch, so random batches waste much of the decoder's
-    work on padding (targets run from ~10 to ~200 bytes). The order follows ``generator``, so a
-    resumed run sees the same batches."""
-
-    def __init__(self, samples: list[Sample], batch: int, generator: Any, window: int = 50) -> None:
-        self.lengths = [len(s.target.encode("utf-8")) for s in samples]
-        self.batch, self.generator, self.window = batch, generator, window
-
-    def __len__(self) -> int:
-        return math.ceil(len(self.lengths) / self.batch)
-
-    def __iter__(self) -> Any:
-        import torch
-
-        order = torch.randperm(len(self.lengths), generator=self.generator).tolist()
-        span = self.batch * self.window
-        batches = []
-        for lo in range(0, len(order), span):
-            chunk = sorted(order[lo:lo + span], key=self.lengths.__getitem__)
-            batches += [chunk[i:i + self.batch] for i in range(0, len(chunk), self.batch)]
-        for i in torch.randperm(len(batches), generator=self.generator).tolist():
-            yield batches[i]
-
-
-def param_groups(model: Any, settings: dict[str, Any]) -> list[dict[str, Any]]:
+def param_groups(model: Any, settings: ReaderTrainSettings) -> list[dict[str, Any]]:
     """AdamW groups: weight decay on weight matrices only (not norms, biases, or the decoder's
-    relative position bias), and the position bias at ``position_bias_lr`` times the learning rate.
-
-    Why the position bias gets its own rate: Pix2Struct's decoder knows token positions only
-    through this one small table (buckets x heads), added to unscaled attention logits. Trained at
-    the common rate from scratch it stayed near its initial values, and the decoder could not tell
-    "but" from "butt": it wrote "buton" and looped on "tttt" (measured on the first CPU reader)."""
-    scale = float(settings.get("position_bias_lr", 1.0))
+    relative position bias), and the position bias at ``position_bias_lr`` times the rate (Pix2Struct's
+    decoder knows token positions only through that one small table)."""
     decay, no_decay, position = [], [], []
     for name, p in model.named_parameters():
-        if "relative_attention_bias" in name and scale != 1.0:  # 1.0: the two groups of earlier runs
+        if "relative_attention_bias" in name and settings.position_bias_lr != 1.0:
             position.append(p)
         elif p.ndim < 2 or "norm" in name.lower():
             no_decay.append(p)
         else:
             decay.append(p)
-    lr = float(settings["lr"])
-    groups = [{"params": decay, "weight_decay": float(settings["weight_decay"]), "lr": lr},
-              {"params": no_decay, "weight_decay": 0.0, "lr": lr}]
+    groups = [{"params": decay, "weight_decay": settings.weight_decay, "base_lr": settings.lr},
+              {"params": no_decay, "weight_decay": 0.0, "base_lr": settings.lr}]
     if position:
-        groups.append({"params": position, "weight_decay": 0.0, "lr": lr * scale})
+        groups.append({"params": position, "weight_decay": 0.0, "base_lr": settings.lr * settings.position_bias_lr})
+    for g in groups:
+        g["lr"] = g["base_lr"]
     return groups
 
 
-def _loader(dataset: ElementDataset, collate: Collate, batch: int, workers: int, *, shuffle: bool,
-            generator: Any = None, group_by_length: bool = False) -> Any:
-    from torch.utils.data import DataLoader
-
-    if shuffle and group_by_length:
-        return DataLoader(dataset, batch_sampler=LengthGroupedBatches(dataset.samples, batch, generator),  # type: ignore[arg-type]
-                          collate_fn=collate, num_workers=workers, persistent_workers=False)
-    return DataLoader(dataset, batch_size=batch, shuffle=shuffle, generator=generator, collate_fn=collate,  # type: ignore[arg-type]
-                      num_workers=workers, persistent_workers=False, drop_last=False)
+def lr_factor(progress: float, settings: ReaderTrainSettings) -> float:
+    """The learning rate, as a share of the base rate, at ``progress`` in [0, 1] of the run."""
+    if progress < settings.warmup:
+        return (progress + 1e-6) / settings.warmup
+    rest = min(1.0, (progress - settings.warmup) / max(1e-9, 1.0 - settings.warmup))
+    return 0.5 * (1 + math.cos(math.pi * rest)) if settings.schedule == "cosine" else 1.0 - rest
 
 
-def _clean(exc: Exception) -> str:
-    """A ReaderError raised in a DataLoader worker arrives wrapped with the worker's traceback; keep its message."""
-    lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
-    last = lines[-1] if lines else str(exc)
-    return last.split("ReaderError: ", 1)[-1]
+class JointObjective:
+    """The training loss as one ``nn.Module`` (so ``DistributedDataParallel`` can wrap it): one
+    encoder pass, the CTC loss on its columns, the decoder's cross-entropy on the record."""
+
+    def __new__(cls, model: Any, ctc_weight: float) -> Any:
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
 
 
-def _schedule(kind: str, warmup_steps: int, total_steps: int) -> Any:
-    def factor(step: int) -> float:
-        if warmup_steps and step < warmup_steps:
-            return (step + 1) / warmup_steps
-        progress = min(1.0, (step - warmup_steps) / max(1, total_steps - warmup_steps))
-        return 0.5 * (1 + math.cos(math.pi * progress)) if kind == "cosine" else 1.0 - progress
+        class _Objective(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.model = model
 
-    return factor
+            def forward(self, flattened_patches: torch.Tensor, attention_mask: torch.Tensor, labels: torch.Tensor,
+                        ctc_targets: torch.Tensor, ctc_lengths: torch.Tensor,
+                        ctc_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                encoded = self.model.encode(flattened_patches, attention_mask)
+                log_probs, frames = self.model.ctc_log_probs(encoded.last_hidden_state, attention_mask,
+                                                             flattened_patches)
+                per = F.ctc_loss(log_probs.transpose(0, 1), ctc_targets, frames, ctc_lengths, blank=0,
+                                 reduction="none", zero_infinity=True)
+                ctc = (per / ctc_lengths.clamp(min=1) * ctc_mask).sum() / ctc_mask.sum().clamp(min=1)
+                decoder = self.model(encoder_outputs=encoded, attention_mask=attention_mask, labels=labels).loss
+                return ctc_weight * ctc + (1 - ctc_weight) * decoder, ctc.detach(), decoder.detach()
+
+        return _Objective()
 
 
-def _continue(kind: str, start: float, steps: int) -> Any:
-    """A schedule from ``start`` (a factor of the base learning rate) down to 0 over ``steps``."""
-    def factor(step: int) -> float:
-        progress = min(1.0, step / max(1, steps))
-        return start * (0.5 * (1 + math.cos(math.pi * progress)) if kind == "cosine" else 1.0 - progress)
+# --- validation ---------------------------------------------------------------------------------
 
-    return factor
+
+def validate(reader: Reader, samples: list[Sample], *, decoder_text: bool) -> dict[str, Any]:
+    """Read the validation elements screen by screen, as ``caap observe`` does (labelled boxes,
+    their true types as the detector's hints): text exact match, record exact match, type and state
+    accuracy."""
+    from collections import defaultdict
+
+    import torch
+
+    from caap.train.reader_data import ScreenCache
+
+    reader.model.eval()
+    by_screen: dict[str, list[Sample]] = defaultdict(list)
+    for s in samples:
+        by_screen[s.image].append(s)
+    cache = ScreenCache()
+    n = record_exact = type_ok = text_n = text_exact = ctc_exact = 0
+    states = {name: [0, 0] for name in (*BOOLEAN_ATTRIBUTES, SUBTYPE)}
+    started = time.perf_counter()
+    with torch.inference_mode():
+        for image, group in by_screen.items():
+            read = reader.read(cache.get(image), [s.bbox for s in group], [s.element.type for s in group])
+            for s, got, reading in zip(group, read, reader.last_readings, strict=True):
+                gold = s.element
+                n += 1
+                # The reader's own type: the hint it was given fills in only for unreadable records.
+                type_ok += decode_target(reading.record, s.bbox).type == gold.type
+                record_exact += same_record(got, gold)
+                if TEXT in attributes_of(gold.type) and gold.text is not None:
+                    text_n += 1
+                    truth = " ".join(gold.text.split())
+                    text_exact += " ".join((got.text or "").split()) == truth
+                    ctc_exact += (reading.text or "") == truth  # the CTC head's own reading
+                for name, counts in states.items():
+                    if getattr(gold, name) is not None:
+                        counts[1] += 1
+                        counts[0] += getattr(got, name) == getattr(gold, name)
+    reader.model.train()
+    result = {"val_elements": n, "text_exact": round(text_exact / max(text_n, 1), 4),
+              "ctc_text_exact": round(ctc_exact / max(text_n, 1), 4),
+              "record_exact": round(record_exact / max(n, 1), 4), "type_accuracy": round(type_ok / max(n, 1), 4),
+              "val_seconds": round(time.perf_counter() - started, 1)}
+    result.update({f"{k}_accuracy": round(r / t, 4) for k, (r, t) in states.items() if t})
+    return result
+
+
+def record_length(samples: list[Sample], tokenizer: Any, *, with_text: bool, cap: int) -> int:
+    """Generation length for the decoder: the longest training record (bytes + eos), capped."""
+    longest = max(len(tokenizer(record_target(s.element, with_text=with_text)).input_ids) for s in samples)
+    return min(longest, cap)
+
+
+# --- distributed ----------------------------------------------------------------------------------
+
+
+def _distributed() -> tuple[int, int, int]:
+    """(rank, world size, local rank) — a process group when launched by torchrun/accelerate."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world <= 1:
+        return 0, 1, 0
+    import torch
+    import torch.distributed as dist
+
+    if not dist.is_initialized():
+        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    return dist.get_rank(), world, int(os.environ.get("LOCAL_RANK", "0"))
+
+
+def _agree(flags: list[int], world: int) -> list[int]:
+    """Process 0's decisions (evaluate, checkpoint, stop) for every process, so all take the same steps."""
+    if world == 1:
+        return flags
+    import torch
+    import torch.distributed as dist
+
+    t = torch.tensor(flags, dtype=torch.int64)
+    dist.broadcast(t, src=0)
+    return [int(v) for v in t.tolist()]
+
+
+# --- checkpoints ----------------------------------------------------------------------------------
+
+
+def _save_last(out: Path, model: Any, spec: ReaderSpec, extra: dict[str, Any], state: dict[str, Any]) -> None:
+    """Rewrite ``out/last`` as a whole: written beside it, then swapped in, so a run killed while
+    saving still has the previous complete checkpoint."""
+    import torch
+
+    tmp, last, old = out / "last.tmp", out / "last", out / "last.old"
+    shutil.rmtree(tmp, ignore_errors=True)
+    save_checkpoint(model, tmp, spec, extra)
+    torch.save(state, tmp / STATE_FILE)
+    shutil.rmtree(old, ignore_errors=True)
+    if last.exists():
+        os.replace(last, old)
+    os.replace(tmp, last)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _last_dir(out: Path) -> Path | None:
+    """The complete last checkpoint (``last/``, or ``last.old/`` if a save was cut off mid-swap)."""
+    for name in ("last", "last.old"):
+        d = out / name
+        if (d / STATE_FILE).is_file() and (d / CHECKPOINT_FILE).is_file():
+            return d
+    return None
 
 
 # --- training -----------------------------------------------------------------------------------
 
 
 def train(
-    data: str | Path,
+    data: list[str | Path] | str | Path,
     *,
     config: str | Path | None = None,
-    base: str | None = None,
-    model_config: str | None = None,
-    epochs: int | None = None,
-    device: str | None = None,
-    batch: int | None = None,
-    split: str | None = None,
+    overrides: dict[str, Any] | None = None,
     out: str | Path = "runs/reader/train",
     resume: bool = False,
-    max_samples: int | None = None,
+    stop_after_samples: int | None = None,
 ) -> Path:
-    """Train the reader; returns the run directory (the checkpoint to use is ``out/best``).
+    """Train the reader on ``data`` (one or more caap datasets); returns the run directory.
 
-    ``base`` fine-tunes a checkpoint (local directory; a hub id only with HF_HUB_OFFLINE=0) instead
-    of building ``model_config`` (a name under ``models:`` in the config) from scratch.
-    ``max_samples`` caps the training elements (a seeded random subset) and the validation ones.
-    """
+    ``stop_after_samples``: end this session after that many more samples, with a checkpoint,
+    leaving the plan as it is (``resume`` continues it exactly where it stopped).
+
+    ``overrides``: settings that replace the config's (None values are ignored). With ``resume``
+    the run in ``out`` continues with its own settings; ``overrides`` may then change
+    ``train_samples``, ``max_minutes``, ``device``, ``threads`` and the evaluation/checkpoint periods."""
     import torch
 
+    datasets = [data] if isinstance(data, str | Path) else list(data)
+    if not datasets:
+        raise ReaderError("no training data given")
     out = Path(out)
-    run_file, state_path = out / "caap-train.json", out / "last" / STATE_FILE
+    run_file = out / "caap-train.json"
+    rank, world, local_rank = _distributed()
+    main = rank == 0
+    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+    last = _last_dir(out) if resume else None
     if resume:
-        if not state_path.is_file():
-            raise ReaderError(f"nothing to resume: {state_path} does not exist")
+        if last is None:
+            raise ReaderError(f"nothing to resume: {out} has no complete last/ checkpoint")
         try:
             record = json.loads(run_file.read_text(encoding="utf-8"))
-            settings = record["settings"]
+            settings = ReaderTrainSettings.model_validate(record["settings"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ReaderError(f"{run_file}: cannot resume without the run's settings ({exc})") from None
-        settings.update({k: v for k, v in {"epochs": epochs, "device": device}.items() if v is not None})
-        _check_settings(settings, str(run_file))
-        if max_samples is None:
-            max_samples = record.get("max_samples")  # the same subset as before
+        changeable = {"train_samples", "max_minutes", "device", "threads", "eval_every_minutes",
+                      "checkpoint_every_minutes", "log_every"}
+        refused = sorted(set(overrides) - changeable)
+        if refused:
+            raise ReaderError(f"a resumed run keeps its settings; cannot change {refused} "
+                              f"(changeable: {sorted(changeable)})")
+        try:
+            settings = settings.model_copy(update=overrides)
+            ReaderTrainSettings.model_validate(settings.model_dump())
+        except ValidationError as exc:
+            raise ReaderError(_validation_message(exc, "resume")) from None
     else:
-        if (out / "metrics.jsonl").exists() or (out / "last").exists():
-            raise ReaderError(f"{out}: already holds a run (pass resume=True to continue it, or choose another out)")
-        settings = load_settings(config, {"base": base, "model": model_config, "epochs": epochs, "device": device,
-                                          "batch": batch, "split": split})
+        if (out / "metrics.jsonl").exists() or _last_dir(out) is not None:
+            raise ReaderError(f"{out}: already holds a run (pass --resume to continue it, or choose another --out)")
+        settings = load_settings(config, overrides)
         record = {}
-    if settings.get("threads"):
-        torch.set_num_threads(int(settings["threads"]))
-    dev = resolve_device(settings.get("device"))
-    seed = int(settings["seed"])
-    torch.manual_seed(seed)
-    mask = {**DEFAULT_MASK, **(settings.get("semi_mask") or {})}
-    max_patches = int(settings["max_patches"])
-    tokenizer, processor = build_processing(max_patches)
+    if settings.threads:
+        torch.set_num_threads(settings.threads)
+    dev = resolve_device(settings.device)
+    if world > 1 and dev.startswith("cuda"):
+        dev = f"cuda:{local_rank}"
+        torch.cuda.set_device(local_rank)
+    torch.manual_seed(settings.seed + rank)
 
-    train_samples, val_samples, info = build_samples(data, settings["split"], max_samples=max_samples,
-                                                     val_max_samples=int(settings["val_max_samples"]), seed=seed)
-    longest = max(len(s.target.encode("utf-8")) + 1 for s in train_samples)  # bytes + eos
-    max_new_tokens = min(longest, int(settings["max_target_tokens"]))
+    train_samples, val_samples, info = load_samples(datasets, settings.split)
+    tokenizer = build_tokenizer()
+    if last is not None:
+        from caap.observe.reader import load_checkpoint_meta
 
-    # Model: the last checkpoint (resume), a base checkpoint, or a config from scratch.
-    if resume:
-        model = load_model(out / "last", dev).train()
-    elif settings.get("base"):
-        model = load_base(str(settings["base"]), vocab_size=len(tokenizer), max_patches=max_patches,
-                          pad=tokenizer.pad_token_id, eos=tokenizer.eos_token_id).to(dev)
+        meta = load_checkpoint_meta(last)
+        spec = ReaderSpec.from_meta(meta)
+        alphabet = Alphabet(spec.alphabet)
+        model = load_model(last, dev).train()
     else:
-        model = build_model(settings["models"][settings["model"]], vocab_size=len(tokenizer),
-                            max_patches=max_patches).to(dev)
-    model.train()
+        alphabet = Alphabet.build((s.element.text or "" for s in train_samples), COVERAGE)
+        spec = ReaderSpec(alphabet=alphabet.chars, patch=tuple(settings.patch), max_patches=settings.max_patches,
+                          mask=settings.semi_mask.model_dump(mode="json"),
+                          max_new_tokens=record_length(train_samples, tokenizer, with_text=settings.decoder_text,
+                                                       cap=settings.max_target_tokens),
+                          decoder_text=settings.decoder_text)
+        if settings.base:
+            model = load_base(settings, vocab_size=len(tokenizer), alphabet=alphabet, pad=tokenizer.pad_token_id,
+                              eos=tokenizer.eos_token_id)
+        else:
+            model = build_model(settings, vocab_size=len(tokenizer), alphabet=alphabet)
+        model = model.to(dev).train()
     params = sum(p.numel() for p in model.parameters())
 
-    train_set = ElementDataset(train_samples, tokenizer, mask, int(settings["max_target_tokens"]),
-                               jitter=int(settings["box_jitter"]), seed=seed)
-    val_set = ElementDataset(val_samples, tokenizer, mask, int(settings["max_target_tokens"]))
-    collate = Collate(processor, max_patches)
-    workers, bs = int(settings["workers"]), int(settings["batch"])
-    shuffle_gen = torch.Generator()
-    train_loader = _loader(train_set, collate, bs, workers, shuffle=True, generator=shuffle_gen,
-                           group_by_length=bool(settings["group_by_length"]))
-    val_loader = _loader(val_set, collate, bs, workers, shuffle=False)
+    objective = JointObjective(model, settings.ctc_weight)
+    if world > 1:
+        from torch.nn.parallel import DistributedDataParallel
 
-    total_epochs = int(settings["epochs"])
-    steps_per_epoch = math.ceil(len(train_set) / bs)
-    total_steps = steps_per_epoch * total_epochs
-    optimizer = torch.optim.AdamW(param_groups(model, settings), lr=float(settings["lr"]))
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, _schedule(settings["schedule"], int(float(settings["warmup"]) * total_steps), total_steps))
-    start_epoch, best = 0, {"exact_match": -1.0, "val_loss": math.inf}
-    if resume:
+        objective = DistributedDataParallel(objective, device_ids=[local_rank] if dev.startswith("cuda") else None)
+    optimizer = torch.optim.AdamW(param_groups(model, settings), lr=settings.lr)
+    stream = GroupedBatches(MixedStream(train_samples, settings.synthetic_share, settings.seed),
+                            [patch_cost(s, spec.patch, spec.mask) for s in train_samples],
+                            settings.batch * world, seed=settings.seed)
+    collate = Collate(tokenizer, alphabet, patch=spec.patch, max_patches=spec.max_patches, mask=spec.mask,
+                      max_target_tokens=settings.max_target_tokens, decoder_text=spec.decoder_text,
+                      jitter=settings.box_jitter, seed=settings.seed + rank)
+    val = spread(val_samples, settings.val_max_samples)
+    step, seen, elapsed = 0, 0, 0.0
+    best = {"text_exact": -1.0, "record_exact": -1.0}
+    if last is not None:
         try:
-            state = torch.load(state_path, map_location="cpu", weights_only=True)
+            state = torch.load(last / STATE_FILE, map_location="cpu", weights_only=True)
             optimizer.load_state_dict(state["optimizer"])
-            start_epoch, best = int(state["epoch"]), dict(state["best"])
+            stream.restore(state["stream"])
+            torch.set_rng_state(state["torch_rng"])  # dropout continues as if never interrupted
+            step, seen, best = int(state["step"]), int(state["samples"]), state["best"]
+            elapsed = float(state["elapsed"])
         except Exception as exc:
-            raise ReaderError(f"{state_path}: not a usable trainer state ({type(exc).__name__}: {exc})") from None
-        if start_epoch >= total_epochs:
-            raise ReaderError(f"{out}: already trained {start_epoch} of {total_epochs} epochs "
-                              "(pass a larger epochs to train longer)")
-        # The rest of the schedule is planned again: from the rate the (possibly new) plan has after
-        # start_epoch epochs down to 0 over the steps still to run. So a resume may change epochs
-        # (train longer: a warm restart) or max_samples (finish sooner) and still end annealed; with
-        # nothing changed it is the original schedule.
-        plan = _schedule(settings["schedule"], int(float(settings["warmup"]) * total_steps), total_steps)
-        scheduler = torch.optim.lr_scheduler.LambdaLR(
-            optimizer, _continue(settings["schedule"], plan(start_epoch * steps_per_epoch),
-                                 steps_per_epoch * (total_epochs - start_epoch)))
+            raise ReaderError(f"{last / STATE_FILE}: not a usable trainer state "
+                              f"({type(exc).__name__}: {exc})") from None
 
-    out.mkdir(parents=True, exist_ok=True)
-    record = {
-        **record,
-        "command": record.get("command") or " ".join(sys.argv),
-        "data": str(data),
-        "settings": settings,
-        "max_samples": max_samples,
-        "model": settings.get("base") or settings.get("model"),
-        "params": params,
-        "samples": info,
-        "max_new_tokens": max_new_tokens,
-        "device": dev,
-        "started": record.get("started") or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    if resume:
-        record["resumed"] = [*record.get("resumed", []), {"epoch": start_epoch, "epochs": total_epochs,
-                                                          "max_samples": max_samples,
-                                                          "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                                          "command": " ".join(sys.argv)}]
-    run_file.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    meta_extra = {"model": record["model"], "params": params, "trained_on": str(data)}
-    print(f"reader: {params / 1e6:.2f}M params, {len(train_set)} train / {len(val_set)} val elements, "
-          f"{steps_per_epoch} steps/epoch on {dev}", file=sys.stderr)
+    global_batch = settings.batch * world
+    total_steps = max(1, math.ceil(settings.train_samples / global_batch))
+    budget_s = settings.max_minutes * 60 if settings.max_minutes else math.inf
+    if step >= total_steps or elapsed >= budget_s:
+        raise ReaderError(f"{out}: the run already reached its plan ({seen} samples, {elapsed / 60:.1f} min); "
+                          "raise --train-samples or --max-minutes to train longer")
+    extra = {"model": settings.base or settings.model, "params": params, "trained_on": [str(d) for d in datasets]}
+    if main:
+        out.mkdir(parents=True, exist_ok=True)
+        record = {
+            **record,
+            "command": record.get("command") or " ".join(sys.argv),
+            "data": [str(d) for d in datasets],
+            "settings": settings.model_dump(mode="json"),
+            "model": settings.base or settings.model,
+            "params": params,
+            "samples": info,
+            "alphabet": alphabet.chars,
+            "device": dev,
+            "processes": world,
+            "started": record.get("started") or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        if resume:
+            record["resumed"] = [*record.get("resumed", []), {
+                "step": step, "samples": seen, "minutes": round(elapsed / 60, 2), "overrides": overrides,
+                "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": " ".join(sys.argv)}]
+        run_file.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"reader: {params / 1e6:.2f}M params, {info['elements']['train_real']} real + "
+              f"{info['elements']['train_synthetic']} synthetic train / {len(val)} val elements, "
+              f"{len(alphabet.chars)} characters, plan {settings.train_samples} samples"
+              f"{f' or {settings.max_minutes:g} min' if settings.max_minutes else ''} on {dev}"
+              f"{f' x {world} processes' if world > 1 else ''}", file=sys.stderr, flush=True)
 
-    grad_clip = float(settings["grad_clip"])
-    log_every = int(settings["log_every"])
-    try:
-        for epoch in range(start_epoch, total_epochs):
-            shuffle_gen.manual_seed(seed + epoch)  # the same order (and jitter) after a resume
-            train_set.epoch = epoch
-            t0, loss_sum, seen = time.perf_counter(), 0.0, 0
-            for batch_data in train_loader:
-                inputs = {k: batch_data[k].to(dev) for k in ("flattened_patches", "attention_mask", "labels")}
-                loss = model(**inputs).loss
-                loss.backward()
-                if grad_clip:
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad(set_to_none=True)
-                loss_sum += loss.item() * len(batch_data["samples"])
-                seen += len(batch_data["samples"])
-                step = seen // bs if seen % bs == 0 else seen // bs + 1
-                if log_every and step % log_every == 0:
-                    rate = seen / (time.perf_counter() - t0)
-                    left = (len(train_set) - seen) / max(rate, 1e-9)
-                    print(f"  epoch {epoch + 1} step {step}/{steps_per_epoch}: loss {loss_sum / seen:.4f} "
-                          f"lr {scheduler.get_last_lr()[0]:.2e} {rate:.1f} samples/s, "
-                          f"epoch ends in {left / 60:.0f} min",
-                          file=sys.stderr, flush=True)
-            train_s = time.perf_counter() - t0
-            metrics = {"epoch": epoch + 1, "train_loss": round(loss_sum / max(seen, 1), 5),
-                       **validate(model, tokenizer, val_loader, dev, max_new_tokens),
-                       "lr": scheduler.get_last_lr()[0], "train_samples_per_s": round(seen / train_s, 2),
-                       "seconds": round(time.perf_counter() - t0, 1)}
-            improved = (metrics["exact_match"], -metrics["val_loss"]) > (best["exact_match"], -best["val_loss"])
-            if improved:
-                best = {"exact_match": metrics["exact_match"], "val_loss": metrics["val_loss"], "epoch": epoch + 1}
-                save_checkpoint(model, out / "best", max_patches=max_patches, mask=mask,
-                                max_new_tokens=max_new_tokens, extra={**meta_extra, "epoch": epoch + 1,
-                                                                      "val": metrics})
-            metrics["best"] = improved
-            save_checkpoint(model, out / "last", max_patches=max_patches, mask=mask, max_new_tokens=max_new_tokens,
-                            extra={**meta_extra, "epoch": epoch + 1, "val": metrics})
-            tmp = state_path.with_name(f".{STATE_FILE}.tmp")
-            # No scheduler state: a resume plans the rest of the schedule again (see above).
-            torch.save({"optimizer": optimizer.state_dict(), "epoch": epoch + 1, "best": best}, tmp)
-            os.replace(tmp, state_path)  # written last: a crash mid-save resumes from the previous epoch
-            with (out / "metrics.jsonl").open("a", encoding="utf-8") as f:
-                f.write(json.dumps(metrics) + "\n")
-            print(f"epoch {epoch + 1}/{total_epochs}: loss {metrics['train_loss']:.4f} val {metrics['val_loss']:.4f} "
-                  f"exact {metrics['exact_match']:.3f} type {metrics['type_accuracy']:.3f} "
-                  f"({metrics['train_samples_per_s']:.1f} samples/s){' *' if improved else ''}", file=sys.stderr)
-    except ReaderError as exc:
-        if "Traceback" in str(exc):  # raised inside a DataLoader worker: keep the message, drop its traceback
-            raise ReaderError(_clean(exc)) from None
-        raise
+    reader = Reader.__new__(Reader)  # the in-memory model, read through the same code as a checkpoint
+    reader.path, reader.meta, reader.spec, reader.alphabet = out, spec.to_meta(), spec, alphabet
+    reader.chunk_size, reader.device, reader.tokenizer, reader.model = 64, dev, tokenizer, model
+    reader.last_timings_ms, reader.last_readings = {}, []
+
+    window = {"loss": 0.0, "ctc": 0.0, "dec": 0.0, "n": 0, "t": time.perf_counter(), "samples": 0}
+    session_start = time.perf_counter() - elapsed
+    last_eval = last_ckpt = elapsed
+    pause_at = seen + stop_after_samples if stop_after_samples else None
+    done = False
+    while not done:
+        indices = stream.next()[rank * settings.batch:(rank + 1) * settings.batch]
+        batch = collate([train_samples[i] for i in indices], step)
+        with torch.autocast(dev.split(":")[0], dtype=torch.bfloat16, enabled=settings.precision == "bf16"):
+            loss, ctc, dec = objective(batch.inputs["flattened_patches"].to(dev),
+                                       batch.inputs["attention_mask"].to(dev), batch.labels.to(dev),
+                                       batch.ctc_targets.to(dev), batch.ctc_lengths.to(dev), batch.ctc_mask.to(dev))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if settings.grad_clip:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
+        elapsed = time.perf_counter() - session_start
+        progress = max((step + 1) / total_steps, elapsed / budget_s)
+        factor = lr_factor(min(progress, 1.0), settings)
+        for g in optimizer.param_groups:
+            g["lr"] = g["base_lr"] * factor
+        optimizer.step()
+        step += 1
+        seen += global_batch
+        for key, value in (("loss", loss), ("ctc", ctc), ("dec", dec)):
+            window[key] += value.detach().item()
+        window["n"] += 1
+        window["samples"] += global_batch
+        if main and settings.log_every and step % settings.log_every == 0:
+            rate = window["samples"] / max(time.perf_counter() - window["t"], 1e-9)
+            print(f"  step {step}/{total_steps} ({seen} samples, {elapsed / 60:.1f} min): loss "
+                  f"{window['loss'] / window['n']:.4f} (ctc {window['ctc'] / window['n']:.4f}, decoder "
+                  f"{window['dec'] / window['n']:.4f}) lr {settings.lr * factor:.2e} {rate:.1f} samples/s",
+                  file=sys.stderr, flush=True)
+        finished = step >= total_steps or elapsed >= budget_s
+        paused = pause_at is not None and seen >= pause_at
+        do_eval, do_ckpt, done = _agree([int(finished or elapsed - last_eval >= settings.eval_every_minutes * 60),
+                                         int(finished or paused
+                                             or elapsed - last_ckpt >= settings.checkpoint_every_minutes * 60),
+                                         int(finished or paused)], world)
+        if do_eval:
+            last_eval = elapsed
+            if main:
+                rate = window["samples"] / max(time.perf_counter() - window["t"], 1e-9)
+                metrics = {"step": step, "samples": seen, "minutes": round(elapsed / 60, 2),
+                           "real_epochs": round(stream.stream.epochs, 3), "lr": settings.lr * factor,
+                           "train_loss": round(window["loss"] / max(window["n"], 1), 5),
+                           "train_ctc": round(window["ctc"] / max(window["n"], 1), 5),
+                           "train_decoder": round(window["dec"] / max(window["n"], 1), 5),
+                           "samples_per_s": round(rate, 2), **validate(reader, val, decoder_text=spec.decoder_text)}
+                improved = (metrics["text_exact"], metrics["record_exact"]) > (best["text_exact"], best["record_exact"])
+                metrics["best"] = improved
+                if improved:
+                    best = {"text_exact": metrics["text_exact"], "record_exact": metrics["record_exact"], "step": step}
+                    save_checkpoint(model, out / "best", spec, {**extra, "step": step, "samples": seen, "val": metrics})
+                with (out / "metrics.jsonl").open("a", encoding="utf-8") as f:
+                    f.write(json.dumps(metrics) + "\n")
+                print(f"eval at {seen} samples, {elapsed / 60:.1f} min: text exact {metrics['text_exact']:.4f} "
+                      f"record exact {metrics['record_exact']:.4f} type {metrics['type_accuracy']:.4f} "
+                      f"({metrics['samples_per_s']:.1f} samples/s){' *' if improved else ''}",
+                      file=sys.stderr, flush=True)
+            # Evaluation time counts in ``elapsed``: an equal wall-clock A/B includes it.
+            window = {"loss": 0.0, "ctc": 0.0, "dec": 0.0, "n": 0, "t": time.perf_counter(), "samples": 0}
+        if do_ckpt:
+            last_ckpt = elapsed
+            if main:
+                state = {"optimizer": optimizer.state_dict(), "stream": stream.state(),
+                         "torch_rng": torch.get_rng_state(), "step": step, "samples": seen,
+                         "elapsed": time.perf_counter() - session_start, "best": best}
+                _save_last(out, model, spec, {**extra, "step": step, "samples": seen}, state)
+    if world > 1:
+        import torch.distributed as dist
+
+        dist.barrier()
     return out

@@ -13,6 +13,7 @@
 //   rows: CSS selector                  containers whose text is tabled_text (menu items, drag items)
 //   handles: CSS selector               resize handles drawn by the page (jQuery UI resizable)
 //   skip: CSS selector                  subtrees never labelled (decorations)
+//   links: CSS selector                 non-<a> elements drawn and used as links (MiniWoB's span.alink)
 // Plain SVG shapes (circle, ellipse, rect, polygon with 3 corners, line) are shapes everywhere.
 (rules) => {
   const [W, H] = rules.region;
@@ -231,7 +232,7 @@
         push('tabled_text', el, clip(el, inner), {text: norm(opt.text), highlighted: opt.selected});
       }
       scrollbars(el);
-    } else if (tag === 'A' && norm(el.innerText)) {
+    } else if ((tag === 'A' || matches(el, rules.links)) && norm(el.innerText)) {
       for (const n of textNodes(el)) {
         consumed.add(n);
         for (const run of lineRuns(n)) push('hyperlink', el, clip(n, run.rect), {text: run.words.join(' '),
@@ -255,8 +256,12 @@
     if (closest(parent, rules.draggable)) type = 'draggable_text';
     else if (parent.closest('td, th') || closest(parent, rules.rows)) type = 'tabled_text';
     const activeRow = closest(parent, rules.rows);
+    const raw = node.textContent;
     for (const run of lineRuns(node)) {
-      const attrs = {text: run.words.join(' ')};
+      // Whether the DOM has whitespace right before/after the run: merge_line_runs joins runs of
+      // one line with a space exactly where the page has one, whatever the pixel gap.
+      const attrs = {text: run.words.join(' '), _space_before: run.start > 0 && /\s/.test(raw[run.start - 1]),
+                     _space_after: run.end < raw.length && /\s/.test(raw[run.end])};
       if (type !== 'draggable_text') {
         attrs.highlighted = selected(node, run.start, run.end) || !!(activeRow &&
           activeRow.matches('.ui-state-active, .ui-state-focus, .active, :hover') ||

@@ -24,6 +24,7 @@ import numpy as np
 from PIL import Image
 
 from caap.act.backends import XdotoolExecutor
+from caap.bench.browser import Chromium
 from caap.bench.miniwob import TASK_REGION, MiniWoBEnv
 from caap.data.format import Annotation, Dataset, Source
 from caap.data.miniwob.rules import rules_for
@@ -39,33 +40,52 @@ WORDS = ("tula", "Rosa", "EiTE", "holt", "1991", "abc", "Mauris", "kd", "x7", "n
 
 
 # --- labelling ---------------------------------------------------------------------------------
-def _clean(raw: dict[str, Any]) -> Element | None:
-    record = {k: v for k, v in raw.items() if v is not None}
+def _clean(raw: dict[str, Any]) -> tuple[Element, tuple[bool, bool]] | None:
+    """The element of one label record and its run's DOM whitespace (before, after)."""
+    spaces = (bool(raw.get("_space_before")), bool(raw.get("_space_after")))
+    record = {k: v for k, v in raw.items() if v is not None and not k.startswith("_")}
     try:
-        return Element.model_validate(record)
+        return Element.model_validate(record), spaces
     except ValueError:
         return None
+
+
+def label_page(browser: Chromium, rules: dict[str, Any]) -> list[Element]:
+    """The labels of the page now shown in ``browser`` under annotate.js ``rules``, line runs merged
+    (shared by MiniWoB screens and the synthetic text screens of caap.data.synth)."""
+    raw = browser.evaluate(f"({ANNOTATE_JS})({json.dumps(rules)})")
+    cleaned = [c for c in (_clean(r) for r in raw) if c is not None]
+    return merge_line_runs([e for e, _ in cleaned], [sp for _, sp in cleaned])
 
 
 def annotate(env: MiniWoBEnv, popup: tuple[int, int, int, int] | None = None) -> list[Element]:
     """The visible elements of the current screen of ``env``'s open task."""
     assert env.browser is not None and env.task is not None
-    rules = rules_for(env.task, TASK_REGION)
-    raw = env.browser.evaluate(f"({ANNOTATE_JS})({json.dumps(rules)})")
-    elements = [e for e in (_clean(r) for r in raw) if e is not None]
+    elements = label_page(env.browser, rules_for(env.task, TASK_REGION))
     if popup is not None:
         elements = _with_popup(env, elements, popup)
-    return _dedupe(merge_line_runs(elements))
+    return _dedupe(elements)
 
 
 LINE_TYPES = ("text", "tabled_text", "draggable_text")
 
 
-def merge_line_runs(elements: list[Element], max_gap: int = 5) -> list[Element]:
+def merge_line_runs(elements: list[Element], spaces: list[tuple[bool, bool]] | None = None,
+                    max_gap: int = 5) -> list[Element]:
     """Join text runs that sit side by side on one line (a bold word inside a sentence is its own
-    DOM text node but not a separate thing on screen): the detector sees one line of text."""
+    DOM text node but not a separate thing on screen): the detector sees one line of text.
+
+    ``spaces`` (one per element) says whether the page has whitespace right before and after each
+    run; two runs are joined with a space where the page has one between them or where they are at
+    least 2 px apart. Without ``spaces`` only the pixel gap decides."""
+    flags = list(spaces) if spaces is not None else [(False, False)] * len(elements)
+    if len(flags) != len(elements):
+        raise ValueError(f"spaces: {len(flags)} entries for {len(elements)} elements")
     out: list[Element] = []
-    for e in sorted(elements, key=lambda e: (e.bbox[1], e.bbox[0])):
+    after: list[bool] = []  # whitespace after the last run merged into out[i]
+    order = sorted(range(len(elements)), key=lambda i: (elements[i].bbox[1], elements[i].bbox[0]))
+    for k in order:
+        e, (space_before, space_after) = elements[k], flags[k]
         if e.type.value in LINE_TYPES:
             for i, prev in enumerate(out):
                 if prev.type != e.type:
@@ -74,7 +94,7 @@ def merge_line_runs(elements: list[Element], max_gap: int = 5) -> list[Element]:
                 overlap = bottom - top
                 gap = e.bbox[0] - prev.bbox[2]
                 if overlap >= 0.7 * min(prev.bbox[3] - prev.bbox[1], e.bbox[3] - e.bbox[1]) and -1 <= gap <= max_gap:
-                    joiner = " " if gap >= 2 else ""
+                    joiner = " " if gap >= 2 or after[i] or space_before else ""
                     merged = {
                         "bbox": (prev.bbox[0], min(prev.bbox[1], e.bbox[1]), max(prev.bbox[2], e.bbox[2]),
                                  max(prev.bbox[3], e.bbox[3])),
@@ -83,11 +103,14 @@ def merge_line_runs(elements: list[Element], max_gap: int = 5) -> list[Element]:
                     if prev.highlighted is not None or e.highlighted is not None:
                         merged["highlighted"] = bool(prev.highlighted) or bool(e.highlighted)
                     out[i] = prev.model_copy(update=merged)
+                    after[i] = space_after
                     break
             else:
                 out.append(e)
+                after.append(space_after)
         else:
             out.append(e)
+            after.append(space_after)
     return out
 
 

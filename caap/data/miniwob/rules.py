@@ -63,7 +63,9 @@ ALIASES = {
 
 def rules_for(task: str, region: tuple[int, int] = (160, 210)) -> dict[str, Any]:
     family = ALIASES.get(task) or next((f for f in FAMILIES if task == f or task.startswith(f + "-")), None)
-    rules: dict[str, Any] = {"region": list(region)}
+    # MiniWoB draws in-text links as <span class="alink"> (click-link, click-tab-2, click-collapsible-2):
+    # they look and act like links, so they are hyperlinks on every page.
+    rules: dict[str, Any] = {"region": list(region), "links": ".alink"}
     if family:
         rules.update(FAMILIES[family])
     return rules

@@ -1,0 +1,117 @@
+"""The reader's CTC alphabet and decoding.
+
+The CTC head (``caap.observe.reader_model``) emits, for every frame of an element's left-to-right
+sequence, a distribution over ``blank`` + the alphabet. Greedy decoding (best label per frame,
+repeats collapsed, blanks dropped) is one pass and cannot loop, unlike an autoregressive decoder.
+
+The alphabet is a list of characters stored in the checkpoint (``caap-reader.json``), built from
+the training labels plus a fixed coverage set, so it is constructed offline and identical at
+training and inference. Id 0 is the CTC blank, id 1 stands for any character outside the alphabet
+(it decodes to U+FFFD, so an unreadable glyph shows as such instead of vanishing).
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
+
+BLANK = 0
+UNKNOWN = 1
+UNKNOWN_CHAR = "\ufffd"
+
+# Characters every alphabet holds, whether or not the training labels show them.
+COVERAGE = (string.ascii_letters + string.digits + string.punctuation + " "
+            + "•×▲▼–—‘’“”…éèêëáàâäíìîïóòôöúùûüçñßÉÜÖÄ€£¥°©®™±÷¶§¿¡")
+
+
+class AlphabetError(ValueError):
+    """An alphabet that cannot be used (empty, duplicated or reserved characters)."""
+
+
+@dataclass(frozen=True)
+class Alphabet:
+    """Characters the CTC head can write; ids are positions + 2 (0 blank, 1 unknown)."""
+
+    chars: str
+
+    def __post_init__(self) -> None:
+        if not self.chars:
+            raise AlphabetError("the alphabet is empty")
+        if len(set(self.chars)) != len(self.chars):
+            raise AlphabetError("the alphabet repeats characters")
+        if UNKNOWN_CHAR in self.chars:
+            raise AlphabetError("U+FFFD is reserved for unknown characters")
+
+    @classmethod
+    def build(cls, texts: Iterable[str], extra: str = COVERAGE) -> Alphabet:
+        """The coverage set plus every character of ``texts`` (newlines and tabs become spaces
+        when read, so they are not characters of their own), in a stable order."""
+        seen = dict.fromkeys(extra)
+        for text in texts:
+            seen.update(dict.fromkeys(normalise(text)))
+        seen.pop(UNKNOWN_CHAR, None)
+        return cls("".join(sorted(seen)))
+
+    @property
+    def size(self) -> int:
+        """Output classes of the CTC head: blank, unknown and the characters."""
+        return len(self.chars) + 2
+
+    def encode(self, text: str) -> list[int]:
+        index = self._index
+        return [index.get(ch, UNKNOWN) for ch in normalise(text)]
+
+    def decode_ids(self, ids: Iterable[int]) -> str:
+        chars = self.chars
+        return "".join(UNKNOWN_CHAR if i == UNKNOWN else chars[i - 2] for i in ids if i >= UNKNOWN)
+
+    @property
+    def _index(self) -> dict[str, int]:
+        cached = self.__dict__.get("_index_cache")
+        if cached is None:
+            cached = {ch: i + 2 for i, ch in enumerate(self.chars)}
+            object.__setattr__(self, "_index_cache", cached)
+        return cached
+
+
+def normalise(text: str) -> str:
+    """Text as the CTC head writes it: one line, whitespace runs as one space, no edge spaces."""
+    return " ".join(text.split())
+
+
+@dataclass(frozen=True)
+class CtcReading:
+    """A greedy CTC reading of one element: the text and how sure the head was of it."""
+
+    text: str
+    confidence: float  # the lowest probability among the characters written (1.0 for an empty text)
+
+
+def greedy_decode(log_probs: torch.Tensor, lengths: Sequence[int], alphabet: Alphabet) -> list[CtcReading]:
+    """Best path per element: ``log_probs`` (batch, frames, classes), ``lengths`` valid frames each.
+
+    The confidence is the smallest peak probability among the frames that wrote a character — a
+    single doubtful glyph makes the whole text doubtful, which is what a fallback needs to know."""
+    import torch
+
+    best, ids = log_probs.max(dim=-1)
+    out = []
+    for b, n in enumerate(lengths):
+        path = ids[b, :n].tolist()
+        peaks = best[b, :n]
+        chars: list[int] = []
+        keep: list[int] = []
+        previous = BLANK
+        for t, label in enumerate(path):
+            if label != BLANK and label != previous:
+                chars.append(label)
+                keep.append(t)
+            previous = label
+        confidence = float(torch.exp(peaks[keep].min())) if keep else 1.0
+        out.append(CtcReading(alphabet.decode_ids(chars), round(confidence, 4)))
+    return out

@@ -1,0 +1,291 @@
+"""Training samples for the element reader: real screens (MiniWoB++) and synthetic text screens.
+
+One sample per labelled element: the screenshot semi-masked around it (``caap.observe.semimask``),
+cut into native-resolution patches (``caap.observe.patches``), with two targets — the decoder's
+record string (``caap.observe.reader.encode_target``, the text left out unless the decoder is to
+write it too) and the CTC head's text (``caap.observe.ctc``).
+
+Real datasets are split into train and validation by seed (``SplitRule``); synthetic datasets
+(``source.kind == "synth"``) only ever train. A ``MixedStream`` draws each training batch from the
+two pools in a fixed share, each pool in its own reshuffled order, and can be saved and restored
+exactly, so a run cut off mid-epoch resumes with the same batches.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from caap.elements import Element
+from caap.observe.ctc import Alphabet, normalise
+from caap.observe.patches import patchify
+from caap.observe.reader import ReaderError, encode_target
+from caap.observe.semimask import semi_mask
+from caap.taxonomy import TEXT, ElementType, attributes_of
+
+SYNTH_KIND = "synth"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One labelled element: its screenshot, box and record."""
+
+    image: str
+    element: Element
+    synthetic: bool = False
+
+    @property
+    def bbox(self) -> tuple[int, int, int, int]:
+        return tuple(self.element.bbox)  # type: ignore[return-value]
+
+
+def ctc_text(element: Element) -> str | None:
+    """The text the CTC head learns for an element, or None when the element must not train it.
+
+    Types without text read as the empty text (nothing to write). A text area's words are joined
+    from several visual lines, an order a single left-to-right frame sequence cannot follow, so a
+    text area with text is left to the decoder loss only."""
+    if TEXT not in attributes_of(element.type):
+        return ""
+    if element.text is None:
+        return None
+    if element.type == ElementType.TEXT_AREA and element.text.strip():
+        return None
+    return normalise(element.text)
+
+
+def record_target(element: Element, *, with_text: bool) -> str:
+    """The decoder's target: the whole record, or the record without its text."""
+    return encode_target(element if with_text else element.model_copy(update={"text": None}))
+
+
+def load_samples(datasets: Sequence[str | Path], split: str) -> tuple[list[Sample], list[Sample], dict[str, Any]]:
+    """Train and validation samples of several caap datasets (annotations read; images not opened).
+
+    Real screens are split by ``split``; synthetic ones all train. Validation needs real screens."""
+    from caap.data.export import SplitRule, format_seed_ranges, load_items, split_of
+    from caap.data.format import DatasetError
+
+    try:
+        rule = SplitRule.parse(split)
+    except DatasetError as exc:
+        raise ReaderError(str(exc)) from None
+    train: list[Sample] = []
+    val: list[Sample] = []
+    counts: dict[str, Counter[str]] = {"train": Counter(), "val": Counter(), "synthetic": Counter()}
+    seeds: dict[str, set[int]] = {"train": set(), "val": set()}
+    for data in datasets:
+        try:
+            items = load_items(data)
+        except DatasetError as exc:
+            raise ReaderError(str(exc)) from None
+        for item in items:
+            synthetic = item.ann.source.kind == SYNTH_KIND
+            side = "train" if synthetic else split_of(item.ann, rule)
+            if not synthetic and item.ann.source.seed is not None:
+                seeds[side].add(item.ann.source.seed)
+            bucket = train if side == "train" else val
+            for e in item.ann.elements:
+                bucket.append(Sample(str(item.image_path), e, synthetic))
+                counts["synthetic" if synthetic else side][e.type.value] += 1
+    if not train:
+        raise ReaderError(f"{', '.join(map(str, datasets))}: no labelled elements to train on")
+    if not val:
+        raise ReaderError(f"{', '.join(map(str, datasets))}: split '{rule}' leaves no real labelled elements for "
+                          f"validation (train seeds {format_seed_ranges(seeds['train'])})")
+    info = {"split": str(rule), "datasets": [str(d) for d in datasets],
+            "elements": {"train_real": sum(not s.synthetic for s in train),
+                         "train_synthetic": sum(s.synthetic for s in train), "val": len(val)},
+            "types": {k: dict(sorted(c.items())) for k, c in counts.items()}}
+    return train, val, info
+
+
+def spread(samples: list[Sample], k: int | None) -> list[Sample]:
+    """An even spread of ``k`` samples: the same ones at every evaluation, so evaluations compare."""
+    if not k or k >= len(samples):
+        return samples
+    step = len(samples) / k
+    return [samples[int(i * step)] for i in range(k)]
+
+
+def jitter_box(box: Sequence[int], jitter: int, width: int, height: int,
+               rng: random.Random) -> tuple[int, int, int, int]:
+    """``box`` with each side moved by a uniform integer in [-jitter, jitter], kept inside the image
+    and at least one pixel wide and high — the error a detector box has against the true one."""
+    x1, y1, x2, y2 = (int(v) + rng.randint(-jitter, jitter) for v in box)
+    x1, y1 = min(max(x1, 0), width - 1), min(max(y1, 0), height - 1)
+    return x1, y1, min(max(x2, x1 + 1), width), min(max(y2, y1 + 1), height)
+
+
+class ScreenCache:
+    """Decoded screenshots kept in memory: a MiniWoB screen is ~100 kB as pixels, and every one of
+    its elements is a sample, so each file is decoded once per run instead of once per element."""
+
+    def __init__(self) -> None:
+        self._images: dict[str, Image.Image] = {}
+
+    def get(self, path: str) -> Image.Image:
+        image = self._images.get(path)
+        if image is None:
+            try:
+                with Image.open(path) as im:
+                    image = im.convert("RGB")
+            except OSError as exc:
+                raise ReaderError(f"{path}: not a readable image ({exc})") from None
+            self._images[path] = image
+        return image
+
+
+class MixedStream:
+    """An endless, reproducible order of training samples: each draw comes from the synthetic pool
+    with probability ``synthetic_share`` (else the real pool), each pool walked through in a fresh
+    random permutation per pass. ``state()`` / ``restore()`` capture the exact position."""
+
+    def __init__(self, samples: Sequence[Sample], synthetic_share: float, seed: int) -> None:
+        self.pools = [[i for i, s in enumerate(samples) if not s.synthetic],
+                      [i for i, s in enumerate(samples) if s.synthetic]]
+        share = synthetic_share if self.pools[1] else 0.0
+        if not self.pools[0]:
+            share = 1.0
+        self.share, self.seed = share, seed
+        self.rng = random.Random(f"{seed}:mix")
+        self.position = [0, 0]
+        self.passes = [0, 0]
+        self.orders: list[list[int]] = [self._order(0), self._order(1)]
+
+    def _order(self, pool: int) -> list[int]:
+        order = list(self.pools[pool])
+        random.Random(f"{self.seed}:{pool}:{self.passes[pool]}").shuffle(order)
+        return order
+
+    def next(self) -> int:
+        pool = 1 if self.rng.random() < self.share else 0
+        if self.position[pool] >= len(self.orders[pool]):
+            self.passes[pool] += 1
+            self.position[pool] = 0
+            self.orders[pool] = self._order(pool)
+        index = self.orders[pool][self.position[pool]]
+        self.position[pool] += 1
+        return index
+
+    def batch(self, size: int) -> list[int]:
+        return [self.next() for _ in range(size)]
+
+    def state(self) -> dict[str, Any]:
+        return {"rng": self.rng.getstate(), "position": list(self.position), "passes": list(self.passes)}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        rng = state["rng"]
+        self.rng.setstate((rng[0], tuple(rng[1]), rng[2]))
+        self.position, self.passes = list(state["position"]), list(state["passes"])
+        self.orders = [self._order(0), self._order(1)]
+
+    @property
+    def epochs(self) -> float:
+        """Passes over the real pool so far (fractional)."""
+        n = len(self.pools[0]) or len(self.pools[1])
+        pool = 0 if self.pools[0] else 1
+        return self.passes[pool] + self.position[pool] / max(n, 1)
+
+
+class GroupedBatches:
+    """Batches of samples with similar patch counts, drawn from a ``MixedStream``: each window of
+    ``batch × window`` draws is sorted by cost and cut into batches, which are then served in a
+    shuffled order. A batch is padded to its longest patch sequence, so mixing a 400-patch scrollbar
+    with 20-patch words would spend most of the encoder's work on padding."""
+
+    def __init__(self, stream: MixedStream, costs: Sequence[int], batch: int, *, window: int = 32,
+                 seed: int = 0) -> None:
+        self.stream, self.costs, self.batch, self.window, self.seed = stream, costs, batch, window, seed
+        self.pending: list[list[int]] = []
+        self.refills = 0
+
+    def next(self) -> list[int]:
+        if not self.pending:
+            drawn = sorted(self.stream.batch(self.batch * self.window), key=self.costs.__getitem__)
+            self.pending = [drawn[i:i + self.batch] for i in range(0, len(drawn), self.batch)]
+            random.Random(f"{self.seed}:group:{self.refills}").shuffle(self.pending)
+            self.refills += 1
+        return self.pending.pop()
+
+    def state(self) -> dict[str, Any]:
+        return {"stream": self.stream.state(), "pending": [list(b) for b in self.pending], "refills": self.refills}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.stream.restore(state["stream"])
+        self.pending = [list(b) for b in state["pending"]]
+        self.refills = int(state["refills"])
+
+
+def patch_cost(sample: Sample, patch: tuple[int, int], mask: dict[str, Any]) -> int:
+    """The patches a sample's crop becomes (the box plus its context on every side)."""
+    from caap.observe.patches import patch_count
+
+    margin = max(int(mask.get("context") or 0), int(mask.get("outline_px") or 0))
+    x1, y1, x2, y2 = sample.bbox
+    return patch_count(x2 - x1 + 2 * margin, y2 - y1 + 2 * margin, patch)
+
+
+@dataclass(frozen=True)
+class Batch:
+    inputs: dict[str, Any]  # flattened_patches, attention_mask
+    labels: Any  # decoder targets, -100 padded
+    ctc_targets: Any  # concatenated CTC targets
+    ctc_lengths: Any  # per element
+    ctc_mask: Any  # 1.0 where the element trains the CTC head
+    samples: list[Sample]
+
+
+class Collate:
+    """Samples → one model batch: crops semi-masked and patched, decoder and CTC targets built."""
+
+    def __init__(self, tokenizer: Any, alphabet: Alphabet, *, patch: tuple[int, int], max_patches: int,
+                 mask: dict[str, Any], max_target_tokens: int, decoder_text: bool, jitter: int = 0,
+                 seed: int = 0) -> None:
+        self.tokenizer, self.alphabet = tokenizer, alphabet
+        self.patch, self.max_patches, self.mask = patch, max_patches, mask
+        self.max_tokens, self.decoder_text, self.jitter, self.seed = max_target_tokens, decoder_text, jitter, seed
+        self.cache = ScreenCache()
+
+    def crop(self, sample: Sample, rng: random.Random | None) -> np.ndarray:
+        image = self.cache.get(sample.image)
+        box = sample.bbox
+        if rng is not None and self.jitter:
+            box = jitter_box(box, self.jitter, image.width, image.height, rng)
+        return np.asarray(semi_mask(image, box, **self.mask))
+
+    def __call__(self, samples: list[Sample], step: int | None = None) -> Batch:
+        """``step``: the training step (box jitter differs per step and sample); None: no jitter."""
+        import torch
+
+        crops = []
+        for i, s in enumerate(samples):
+            rng = random.Random(f"{self.seed}:{step}:{i}") if step is not None else None
+            crops.append(self.crop(s, rng))
+        grid = patchify(crops, self.patch, self.max_patches)
+        eos = self.tokenizer.eos_token_id
+        ids = []
+        for s in samples:
+            x = self.tokenizer(record_target(s.element, with_text=self.decoder_text)).input_ids
+            ids.append(x if len(x) <= self.max_tokens else [*x[: self.max_tokens - 1], eos])
+        labels = torch.full((len(ids), max(len(x) for x in ids)), -100, dtype=torch.long)
+        for row, x in enumerate(ids):
+            labels[row, : len(x)] = torch.tensor(x, dtype=torch.long)
+        targets: list[int] = []
+        lengths, weights = [], []
+        for s in samples:
+            text = ctc_text(s.element)
+            encoded = self.alphabet.encode(text) if text is not None else []
+            targets += encoded
+            lengths.append(len(encoded))
+            weights.append(0.0 if text is None else 1.0)
+        return Batch({"flattened_patches": grid.flattened_patches, "attention_mask": grid.attention_mask}, labels,
+                     torch.tensor(targets, dtype=torch.long), torch.tensor(lengths, dtype=torch.long),
+                     torch.tensor(weights), list(samples))
