@@ -433,7 +433,7 @@ def test_training_writes_best_last_metrics_and_settings(run):
     record = json.loads((run / "caap-train.json").read_text())
     assert record["settings"]["model"] == "tiny" and record["samples"]["elements"]["val"] > 0
     meta = json.loads((run / "best" / "caap-reader.json").read_text())
-    assert meta["format"] == 2 and meta["patch"] == [16, 4] and meta["semi_mask"]["context"] == 4
+    assert meta["format"] == 2 and meta["patch"] == [32, 4] and meta["semi_mask"]["context"] == 4
     assert meta["decoder_text"] is False and set("Okay") <= set(meta["alphabet"]) and meta["max_new_tokens"] > 1
 
 

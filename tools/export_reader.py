@@ -1,5 +1,6 @@
 """Copy a reader checkpoint for shipping: weights stored in float16 (half the size in git; the
-reader always computes in float32), plus its caap-reader.json.
+reader always computes in float32), plus its caap-reader.json. Other files already in the
+destination (the model card, metrics) are kept.
 
     .venv/bin/python tools/export_reader.py runs/reader/crop64/best models/reader
 """
@@ -9,10 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from caap.observe.reader import CHECKPOINT_FILE, load_checkpoint_meta, load_model, quiet_transformers
 
@@ -33,7 +31,12 @@ def main() -> None:
     with quiet_transformers():
         model.save_pretrained(tmp)
     meta["stored_dtype"] = "float32" if args.fp32 else "float16"
-    (tmp / CHECKPOINT_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    (tmp / CHECKPOINT_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    written = {p.name for p in tmp.iterdir()}
+    if args.dst.is_dir():  # keep the card and metrics that live beside the weights
+        for old in args.dst.iterdir():
+            if old.is_file() and old.name not in written and old.suffix in (".md", ".json", ".png"):
+                shutil.copy2(old, tmp / old.name)
     shutil.rmtree(args.dst, ignore_errors=True)
     tmp.rename(args.dst)
     size = sum(p.stat().st_size for p in args.dst.iterdir()) / 1e6

@@ -17,17 +17,6 @@ dataset_app = typer.Typer(help="Build, check, convert and augment annotated scre
 app.add_typer(dataset_app, name="dataset")
 
 
-def _read_tasks(spec: str) -> list[str]:
-    path = Path(spec)
-    if path.is_file():
-        tasks = [t.strip() for t in path.read_text(encoding="utf-8").split() if t.strip() and not t.startswith("#")]
-    else:
-        tasks = [t.strip() for t in spec.split(",") if t.strip()]
-    if not tasks:
-        fail(f"--tasks {spec!r} names no task")
-    return tasks
-
-
 @dataset_app.command("miniwob")
 def dataset_miniwob(
     tasks: Annotated[str, typer.Option(help="Comma-separated task names, or a file with one per line.")],
@@ -47,20 +36,17 @@ def dataset_miniwob(
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from caap.bench.miniwob import MiniWoBError, list_tasks
+    from caap.bench.harness import BenchError, parse_tasks
+    from caap.bench.miniwob import MiniWoBError
     from caap.data.export import parse_seed_ranges
     from caap.data.format import DatasetError
     from caap.data.miniwob.run import generate_parallel, pick_seeds
 
     try:
         seed_list = pick_seeds(parse_seed_ranges(seeds), per_task)
-        known = set(list_tasks())
-    except (DatasetError, MiniWoBError) as exc:
+        task_list = parse_tasks(tasks)  # the benchmark's parser: one rule for task lists
+    except (DatasetError, MiniWoBError, BenchError) as exc:
         fail(str(exc))
-    task_list = _read_tasks(tasks)
-    unknown = [t for t in task_list if t not in known]
-    if unknown:
-        fail(f"unknown MiniWoB++ task(s): {', '.join(unknown)}")
     try:
         lo, hi = (int(x) for x in steps.split("-"))
     except ValueError:
@@ -81,6 +67,90 @@ def dataset_miniwob(
         f"{stats.screenshots} screenshots ({stats.elements} elements) from {stats.episodes} new episodes in "
         f"{time.perf_counter() - started:.0f}s; {stats.duplicates} near-duplicates dropped; "
         f"{stats.ended_by_interaction} episodes ended by an interaction; dataset: {out_dir}", highlight=False)
+
+
+def _parse_size(spec: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in spec.lower().replace("×", "x").split("x"))
+    except ValueError:
+        fail(f"--size must be WIDTHxHEIGHT in pixels, e.g. 320x240, not {spec!r}")
+    # The page, and the marker strip right of it, must fit the browser window on the 1280x800 display.
+    if not (32 <= w <= 1200 and 32 <= h <= 700):
+        fail(f"--size {spec}: width must be 32-1200 and height 32-700 pixels")
+    return w, h
+
+
+@dataset_app.command("synth")
+def dataset_synth(
+    out_dir: Annotated[Path, typer.Option("--out", help="Dataset directory (created; an interrupted run resumes).")],
+    seeds: Annotated[str, typer.Option(help="Seed ranges, one page per seed, e.g. 10000-10999.")],
+    size: Annotated[str, typer.Option(help="Region size WIDTHxHEIGHT in pixels.")] = "320x240",
+    workers: Annotated[int, typer.Option(help="Parallel processes, each with its own Xvfb and Chromium.",
+                                         min=1)] = 1,
+    chars_from: Annotated[Path | None, typer.Option(
+        help="A caap dataset whose label texts' characters join the set every page run must cover.")] = None,
+) -> None:
+    """Synthetic text screens (names, tokens, words, numbers, dates, symbols, CJK… on buttons, links,
+    fields, checkboxes, tables, lists) rendered by Chromium on the virtual screen, captured with mss
+    and labelled by the MiniWoB DOM labeller: extra training data for the element reader.
+
+    Needs Xvfb and Chromium (bash tools/setup.sh --system) and mss.
+    """
+    import importlib.util
+    import shutil
+    import time
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from caap.data.export import parse_seed_ranges
+    from caap.data.format import DatasetError
+    from caap.data.synth.generate import chars_from_dataset, done_seeds, drawable, generate_synth
+
+    try:
+        seed_list = parse_seed_ranges(seeds)
+    except DatasetError as exc:
+        fail(str(exc))
+    region = _parse_size(size)
+    missing = [what for what, ok in (("Xvfb (Debian package xvfb)", shutil.which("Xvfb") is not None),
+                                     ("Chromium at /usr/bin/chromium (Debian package chromium)",
+                                      Path("/usr/bin/chromium").exists()),
+                                     ("mss (pip install 'caap[bench]')", importlib.util.find_spec("mss") is not None))
+               if not ok]
+    if missing:
+        fail(f"synthetic screens need {', '.join(missing)}: bash tools/setup.sh --system")
+    extra = ""
+    if chars_from is not None:
+        try:
+            extra = chars_from_dataset(chars_from)
+        except DatasetError as exc:
+            fail(f"--chars-from: {exc}")
+        extra, undrawable = drawable(extra)
+        if undrawable:
+            err.print(f"--chars-from: {len(undrawable)} characters no installed font draws are left out: "
+                      f"{undrawable[:40]!r}", highlight=False)
+    info = {"command": "caap dataset synth", "seeds": seeds, "size": list(region), "chars_from": str(chars_from or ""),
+            "extra_chars": extra, "caap_version": __version__}
+    todo = len(set(seed_list) - done_seeds(out_dir))
+    started = time.perf_counter()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=err) as progress:
+        bar = progress.add_task("pages", total=todo)
+        try:
+            stats = generate_synth(out_dir, seed_list, size=region, workers=workers, extra_chars=extra, info=info,
+                                   on_page=lambda seed, ok, n: progress.update(
+                                       bar, advance=1, description=f"seed {seed}" + ("" if ok else " (dropped)")))
+        except DatasetError as exc:
+            fail(str(exc))
+        except Exception as exc:  # a worker's browser or display failure, re-raised here
+            fail(f"generation stopped: {exc} (what was written is kept; run again to resume)", code=1)
+    seconds = time.perf_counter() - started
+    rate = stats.screens / seconds if seconds > 0 else 0.0
+    bad = stats.mismatched / max(1, stats.placed)
+    out.print(
+        f"{stats.screens} screens ({stats.elements} elements, {stats.text_elements} with text) from {stats.pages} "
+        f"new pages in {seconds:.0f}s ({rate:.1f} screens/s); {stats.skipped} seeds already there; labels vs "
+        f"placed strings: {stats.mismatched} of {stats.placed} mismatched ({bad:.2%}), {stats.widgets_removed} "
+        f"widgets removed, {stats.screens_dropped} screens dropped; dataset: {out_dir}", highlight=False)
 
 
 SplitOpt = Annotated[str, typer.Option(

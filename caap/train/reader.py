@@ -278,6 +278,8 @@ class JointObjective:
                                  reduction="none", zero_infinity=True)
                 ctc = (per / ctc_lengths.clamp(min=1) * ctc_mask).sum() / ctc_mask.sum().clamp(min=1)
                 decoder = self.model(encoder_outputs=encoded, attention_mask=attention_mask, labels=labels).loss
+                if not bool((labels != -100).any()):  # a batch of text-area lines only: no record to learn
+                    decoder = torch.nan_to_num(decoder) * 0.0
                 return ctc_weight * ctc + (1 - ctc_weight) * decoder, ctc.detach(), decoder.detach()
 
         return _Objective()
@@ -535,7 +537,8 @@ def train(
                 "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": " ".join(sys.argv)}]
         run_file.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"reader: {params / 1e6:.2f}M params, {info['elements']['train_real']} real + "
-              f"{info['elements']['train_synthetic']} synthetic train / {len(val)} val elements, "
+              f"{info['elements']['train_synthetic']} synthetic train elements + "
+              f"{info['text_area_lines']['lines']} text-area lines / {len(val)} val elements, "
               f"{len(alphabet.chars)} characters, plan {settings.train_samples} samples"
               f"{f' or {settings.max_minutes:g} min' if settings.max_minutes else ''} on {dev}"
               f"{f' x {world} processes' if world > 1 else ''}", file=sys.stderr, flush=True)

@@ -40,6 +40,7 @@ class Sample:
     image: str
     element: Element
     synthetic: bool = False
+    ctc_only: bool = False  # a line of a text area: trains the CTC head, not the decoder (not an element)
 
     @property
     def bbox(self) -> tuple[int, int, int, int]:
@@ -97,14 +98,40 @@ def load_samples(datasets: Sequence[str | Path], split: str) -> tuple[list[Sampl
                 counts["synthetic" if synthetic else side][e.type.value] += 1
     if not train:
         raise ReaderError(f"{', '.join(map(str, datasets))}: no labelled elements to train on")
+    lines, unpaired = text_area_lines(train)
+    train += lines
     if not val:
         raise ReaderError(f"{', '.join(map(str, datasets))}: split '{rule}' leaves no real labelled elements for "
                           f"validation (train seeds {format_seed_ranges(seeds['train'])})")
     info = {"split": str(rule), "datasets": [str(d) for d in datasets],
-            "elements": {"train_real": sum(not s.synthetic for s in train),
-                         "train_synthetic": sum(s.synthetic for s in train), "val": len(val)},
+            "elements": {"train_real": sum(not s.synthetic and not s.ctc_only for s in train),
+                         "train_synthetic": sum(s.synthetic and not s.ctc_only for s in train), "val": len(val)},
+            "text_area_lines": {"lines": len(lines), "areas_not_paired": unpaired},
             "types": {k: dict(sorted(c.items())) for k, c in counts.items()}}
     return train, val, info
+
+
+def text_area_lines(samples: Sequence[Sample]) -> tuple[list[Sample], int]:
+    """CTC-only samples for the lines of labelled text areas: the label's lines (joined with "\n"
+    by the labeller) paired, in order, with the bands of ink ``caap.observe.lines`` finds — the same
+    cut the reader makes at inference. An area whose band count differs from its line count is not
+    used (returned: how many)."""
+    from caap.observe.lines import text_lines
+
+    cache = ScreenCache()
+    out: list[Sample] = []
+    unpaired = 0
+    for s in samples:
+        if s.element.type != ElementType.TEXT_AREA or not (s.element.text or "").strip():
+            continue
+        wanted = [line for line in s.element.text.split("\n") if line.strip()]
+        bands = text_lines(cache.get(s.image), s.bbox)
+        if len(bands) != len(wanted):
+            unpaired += 1
+            continue
+        out += [Sample(s.image, Element(type=ElementType.TEXT, bbox=band, text=line), s.synthetic, ctc_only=True)
+                for band, line in zip(bands, wanted, strict=True)]
+    return out, unpaired
 
 
 def spread(samples: list[Sample], k: int | None) -> list[Sample]:
@@ -276,8 +303,9 @@ class Collate:
             x = self.tokenizer(record_target(s.element, with_text=self.decoder_text)).input_ids
             ids.append(x if len(x) <= self.max_tokens else [*x[: self.max_tokens - 1], eos])
         labels = torch.full((len(ids), max(len(x) for x in ids)), -100, dtype=torch.long)
-        for row, x in enumerate(ids):
-            labels[row, : len(x)] = torch.tensor(x, dtype=torch.long)
+        for row, (x, s) in enumerate(zip(ids, samples, strict=True)):
+            if not s.ctc_only:  # a text-area line is no element: the decoder learns nothing from it
+                labels[row, : len(x)] = torch.tensor(x, dtype=torch.long)
         targets: list[int] = []
         lengths, weights = [], []
         for s in samples:

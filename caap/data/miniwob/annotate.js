@@ -338,7 +338,10 @@
     const node = mirror.firstChild;
     const top = mirror.getBoundingClientRect().top + parseFloat(s.paddingTop) * 0;
     const lo = el.scrollTop, hi = el.scrollTop + el.clientHeight;
-    const words = [];
+    // Visible words, grouped into the visual lines they wrap to: lines are joined with "\n", so the
+    // label keeps what a reader sees line by line (whitespace-normalised, it is the words in order).
+    const lines = [];
+    let lineTop = null;
     if (node) {
       const re = /\S+/g;
       let m;
@@ -346,13 +349,19 @@
         const range = document.createRange();
         range.setStart(node, m.index);
         range.setEnd(node, m.index + m[0].length);
-        const r = range.getBoundingClientRect();
+        const rects = [...range.getClientRects()].filter((r) => r.width > 0);
+        const r = rects.length ? rects[0] : range.getBoundingClientRect();
         const y1 = r.top - top, y2 = r.bottom - top;
-        if (y1 >= lo - 1 && y2 <= hi + 1) words.push(m[0]);
+        if (!(y1 >= lo - 1 && y2 <= hi + 1)) continue;
+        if (lineTop === null || Math.abs(y1 - lineTop) >= r.height / 2) {
+          lines.push([]);
+          lineTop = y1;
+        }
+        lines[lines.length - 1].push(m[0]);
       }
     }
     mirror.remove();
-    return words.join(' ');
+    return lines.map((words) => words.join(' ')).join('\n');
   }
 
   return out;

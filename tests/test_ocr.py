@@ -1,0 +1,230 @@
+"""PP-OCR (rapidocr's PP-OCRv6 small) as a text source for element crops: caap.observe.ocr."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+pytest.importorskip("rapidocr", reason="PP-OCR needs rapidocr (pip install 'caap[vision]')")
+pytest.importorskip("onnxruntime", reason="PP-OCR needs onnxruntime (pip install 'caap[vision]')")
+
+from caap.data.format import open_dataset
+from caap.observe import ocr
+from caap.observe.ocr import PPOCR, OcrError, OcrText
+
+FIXTURE = Path(__file__).parent / "fixtures" / "miniwob-mini"
+FONT = Path("/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf")
+CONTROL_GLYPHS = set("□口回☐☑◯○●◎OoQ0|[")
+
+
+@pytest.fixture(scope="module")
+def reader() -> PPOCR:
+    return PPOCR(threads=1)
+
+
+def _font(size: int = 13) -> ImageFont.FreeTypeFont:
+    if not FONT.exists():
+        pytest.skip(f"{FONT} is not installed (fonts-liberation)")
+    return ImageFont.truetype(str(FONT), size)
+
+
+def _render(lines: list[tuple[tuple[int, int], str]], size: int = 13) -> tuple[Image.Image, list[list[int]]]:
+    """A 160x210 white screen with each text drawn at its place; the boxes of the drawn texts."""
+    image = Image.new("RGB", (160, 210), "white")
+    draw = ImageDraw.Draw(image)
+    font = _font(size)
+    boxes = []
+    for (x, y), text in lines:
+        draw.text((x, y), text, fill=(0, 0, 0), font=font)
+        x1, y1, x2, y2 = draw.textbbox((x, y), text, font=font)
+        boxes.append([x1 - 1, y1 - 1, x2 + 1, y2 + 1])
+    return image, boxes
+
+
+def _screens_with(element_type: str) -> list[tuple[Image.Image, list, list[str]]]:
+    ds = open_dataset(FIXTURE)
+    out = []
+    for path in ds.label_paths():
+        ann = ds.load(path)
+        els = [e for e in ann.elements if e.type == element_type and e.text]
+        if els:
+            with Image.open(ds.image_path(ann)) as im:
+                out.append((im.convert("RGB"), [list(e.bbox) for e in els], [e.text for e in els]))
+    return out
+
+
+def test_reads_rendered_text_exactly(reader: PPOCR) -> None:
+    texts = ["Submit your order", "Cancel", "Select Sierra Leone"]
+    image, boxes = _render([((4, 20 + 30 * i), t) for i, t in enumerate(texts)])
+    got = reader.read(image, boxes)
+    assert [g.text for g in got] == texts
+    assert all(isinstance(g, OcrText) and 0.5 < g.confidence <= 1.0 for g in got)
+
+
+def test_reads_text_clipped_by_a_tight_box(reader: PPOCR) -> None:
+    # The box cuts the descenders of "g" and "p": the pixels just outside it complete them.
+    image, [box] = _render([((4, 50), "gap jumping")])
+    box = [box[0], box[1], box[2], box[3] - 3]
+    assert reader.read(image, [box])[0].text == "gap jumping"
+
+
+def test_checkbox_labels_are_read_without_the_control(reader: PPOCR) -> None:
+    screens = _screens_with("checkbox")
+    assert screens, "the fixture holds checkboxes"
+    right = total = 0
+    for image, boxes, texts in screens:
+        got = reader.read(image, boxes, ["checkbox"] * len(boxes))
+        for g, t in zip(got, texts, strict=True):
+            total += 1
+            right += g.text == t
+            assert g.text[:1] not in CONTROL_GLYPHS or t.startswith(g.text[:1]), (g.text, t)
+            assert len(g.text) <= len(t) + 1, (g.text, t)  # no control read as an extra character
+    assert total >= 10
+    assert right / total >= 0.75, f"{right}/{total} checkbox labels read exactly"
+
+
+def test_without_types_the_control_is_read_as_a_glyph(reader: PPOCR) -> None:
+    # Why the type matters: the same crops read without it carry the control as a character more
+    # often than not (or the type-aware read is at least as good).
+    image, boxes, texts = _screens_with("checkbox")[0]
+    typed = reader.read(image, boxes, ["checkbox"] * len(boxes))
+    untyped = reader.read(image, boxes)
+    assert sum(g.text == t for g, t in zip(typed, texts, strict=True)) >= \
+        sum(g.text == t for g, t in zip(untyped, texts, strict=True))
+
+
+def test_fixture_text_is_mostly_read_exactly(reader: PPOCR) -> None:
+    right = total = 0
+    for image, boxes, texts in _screens_with("text"):
+        for g, t in zip(reader.read(image, boxes, ["text"] * len(boxes)), texts, strict=True):
+            total += 1
+            right += g.text == t
+    assert total >= 50
+    assert right / total >= 0.75, f"{right}/{total}"
+
+
+def test_multi_line_crop_joins_lines_in_reading_order(reader: PPOCR) -> None:
+    lines = [((6, 40), "first line here"), ((6, 56), "second line"), ((6, 72), "third")]
+    image, _ = _render(lines)
+    box = [2, 34, 150, 94]
+    for kind in ("text_area", None, "text"):  # by type, and from the pixels (three rows of text)
+        got = reader.read(image, [box], [kind])[0]
+        assert got.text == "first line here second line third", kind
+        assert 0.5 < got.confidence <= 1.0
+    # In a text area's frame; two words side by side on one line keep their order.
+    image, _ = _render([*lines, ((100, 72), "end")])
+    ImageDraw.Draw(image).rectangle([box[0], box[1], box[2] - 1, box[3] - 1], outline=(118, 118, 118))
+    assert reader.read(image, [box], ["text_area"])[0].text == "first line here second line third end"
+
+
+def test_fixture_text_area(reader: PPOCR) -> None:
+    screens = _screens_with("text_area")
+    assert screens
+    image, boxes, texts = screens[0]
+    assert reader.read(image, boxes, ["text_area"] * len(boxes))[0].text == texts[0]
+
+
+def _framed(text: str, size: int = 13, box: tuple[int, int, int, int] = (10, 40, 120, 61)) -> Image.Image:
+    """A 160x210 screen with ``text`` inside a grey-framed field (an input's or a button's frame)."""
+    image = Image.new("RGB", (160, 210), "white")
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([box[0], box[1], box[2] - 1, box[3] - 1], outline=(118, 118, 118))
+    draw.text((box[0] + 5, box[1] + 3), text, fill=(0, 0, 0), font=_font(size))
+    return image
+
+
+def test_password_bullets_are_counted(reader: PPOCR) -> None:
+    box = [10, 40, 120, 61]
+    assert reader.read(_framed("••••"), [box], ["input_field"])[0] == OcrText("••••", 1.0)
+    # Neither full stops nor hollow o's are bullets; and only an input field holds them.
+    assert "•" not in reader.read(_framed("...."), [box], ["input_field"])[0].text
+    assert "•" not in reader.read(_framed("ooo"), [box], ["input_field"])[0].text
+    assert "•" not in reader.read(_framed("••••"), [box], ["text"])[0].text
+
+
+def test_field_frame_and_caret_are_not_read(reader: PPOCR) -> None:
+    image = _framed("neque")
+    draw = ImageDraw.Draw(image)
+    x = 15 + draw.textlength("neque", font=_font()) + 1
+    draw.line([(x, 43), (x, 57)], fill=(0, 0, 0))  # the caret after the text
+    assert reader.read(image, [[10, 40, 120, 61]], ["input_field"])[0].text == "neque"
+
+
+def test_close_button_reads_as_multiplication_sign(reader: PPOCR) -> None:
+    box = (60, 60, 80, 81)
+    image = _framed("×", size=16, box=box)
+    assert reader.read(image, [list(box)], ["button"])[0].text == "×"
+
+
+def test_batched_read_equals_one_by_one(reader: PPOCR) -> None:
+    ds = open_dataset(FIXTURE)
+    ann = next(a for a in (ds.load(p) for p in ds.label_paths()) if sum(bool(e.text) for e in a.elements) >= 6)
+    with Image.open(ds.image_path(ann)) as im:
+        image = im.convert("RGB")
+    boxes = [list(e.bbox) for e in ann.elements]
+    types = [str(e.type) for e in ann.elements]
+    batched = reader.read(image, boxes, types)
+    single = [reader.read(image, [b], [t])[0] for b, t in zip(boxes, types, strict=True)]
+    assert [b.text for b in batched] == [s.text for s in single]
+    for b, s in zip(batched, single, strict=True):
+        assert b.confidence == pytest.approx(s.confidence, abs=0.05)
+
+
+def test_blank_and_degenerate_boxes_read_empty(reader: PPOCR) -> None:
+    image = Image.new("RGB", (160, 210), "white")
+    got = reader.read(image, [[10, 10, 100, 30], [5, 5, 5, 20], [150, 200, 400, 400]], None)
+    assert got == [OcrText("", 0.0)] * 3
+    assert reader.read(image, []) == []
+    with pytest.raises(ValueError, match="types"):
+        reader.read(image, [[0, 0, 10, 10]], ["text", "button"])
+
+
+def test_missing_model_file_names_its_path(monkeypatch, tmp_path) -> None:
+    real = ocr.model_paths()
+    models = tmp_path / "models"
+    models.mkdir()
+    shutil.copy(real["det"], models / ocr.DET_MODEL)  # the recogniser is missing
+    monkeypatch.setattr(ocr, "_models_dir", lambda: models)
+    with pytest.raises(OcrError, match=str(models / ocr.REC_MODEL).replace(".", r"\.")):
+        PPOCR()
+
+
+def test_corrupt_model_file_names_its_path(monkeypatch, tmp_path) -> None:
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / ocr.DET_MODEL).write_bytes(b"not an onnx model")
+    monkeypatch.setattr(ocr, "_models_dir", lambda: models)
+    with pytest.raises(OcrError, match="not a readable ONNX model") as exc:
+        PPOCR()
+    assert str(models / ocr.DET_MODEL) in str(exc.value)
+
+
+def test_rapidocr_not_importable(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "rapidocr", None)  # makes "import rapidocr" raise ImportError
+    with pytest.raises(OcrError, match=r"pip install 'caap\[vision\]'"):
+        PPOCR()
+
+
+def test_onnxruntime_not_importable(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    with pytest.raises(OcrError, match=r"onnxruntime.*pip install 'caap\[vision\]'"):
+        PPOCR()
+
+
+def test_models_come_from_the_installed_wheel_and_nothing_is_downloaded(monkeypatch) -> None:
+    import rapidocr
+    from rapidocr.utils import download_file
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("rapidocr tried to download a file")
+
+    monkeypatch.setattr(download_file.DownloadFile, "run", classmethod(refuse))
+    paths = ocr.model_paths()
+    assert paths["det"].parent == Path(rapidocr.__file__).resolve().parent / "models"
+    assert paths["det"].is_file() and paths["rec"].is_file()
+    image, boxes = _render([((4, 20), "Okay")])
+    assert PPOCR().read(image, boxes)[0].text == "Okay"
