@@ -221,13 +221,14 @@ def test_greedy_decoding_collapses_repeats_and_reports_the_weakest_character():
     assert greedy_decode(blank, [3], alphabet)[0] == type(reading)("", 1.0)  # nothing written: nothing doubtful
 
 
-def _tiny_model(alphabet_size: int, frames: int = 2):
+def _tiny_model(alphabet_size: int, frames: int = 2, context: int = 0, stem: list[int] | None = None):
     from caap.train.reader import build_model, load_settings
 
     class A:
         size = alphabet_size
 
-    settings = load_settings(CONFIG, {"model": "tiny", "frames_per_column": frames, "max_patches": 256})
+    settings = load_settings(CONFIG, {"model": "tiny", "frames_per_column": frames, "max_patches": 256,
+                                      "ctc_context": context, "stem": stem or [], "patch": [16, 4]})
     return build_model(settings, vocab_size=259, alphabet=A())  # type: ignore[arg-type]
 
 
@@ -250,6 +251,56 @@ def test_ctc_head_pools_each_column_from_its_own_patches_only():
     assert not torch.allclose(again[0, 2:4], log_probs[0, 2:4])  # only column 2's frames moved
 
 
+def test_column_context_mixes_neighbouring_columns_only_within_each_element():
+    torch = pytest.importorskip("torch")
+    from caap.observe.patches import patchify
+
+    model = _tiny_model(10, context=3).eval()  # 2 layers of kernel 3: reach of 2 columns each side
+    with torch.no_grad():
+        for layer in model.ctc_context:  # the residual branch starts at zero; give it weight
+            torch.nn.init.normal_(layer.out.weight, std=0.5)
+    grid = patchify([_noise(40, 12, seed=3), _noise(20, 10, seed=4)], (16, 4))
+    hidden = torch.randn(2, grid.flattened_patches.shape[1], model.config.vision_config.hidden_size)
+    log_probs, lengths = model.ctc_log_probs(hidden, grid.attention_mask, grid.flattened_patches)
+    assert lengths.tolist() == [10 * 2, 5 * 2]
+    changed = hidden.clone()
+    changed[0, 1] += 3 * torch.randn(hidden.shape[-1])  # image 0, column 2 (0-based 1); not a constant, which
+                                                        # the block's layer norm would cancel
+    changed[1, 7:] += 5  # padding tokens of image 1
+    again, _ = model.ctc_log_probs(changed, grid.attention_mask, grid.flattened_patches)
+    assert torch.allclose(again[1], log_probs[1], atol=1e-6)  # padding never leaks in
+    moved = [c for c in range(10) if not torch.allclose(again[0, 2 * c:2 * c + 2], log_probs[0, 2 * c:2 * c + 2],
+                                                       atol=1e-6)]
+    assert moved == [0, 1, 2, 3]  # column 1 and its neighbours up to 2 columns away
+
+
+@pytest.mark.parametrize("over", ["patch", "image"])
+def test_convolutional_stem_gives_a_crop_the_same_features_in_any_batch(over, tmp_path):
+    torch = pytest.importorskip("torch")
+    from caap.observe.patches import patchify
+    from caap.observe.reader_model import ReaderModel, StemEmbeddings
+    from caap.train.reader import build_model, load_settings
+
+    class A:
+        size = 10
+
+    settings = load_settings(CONFIG, {"model": "tiny", "max_patches": 256, "stem": [4, 8], "stem_over": over})
+    model = build_model(settings, vocab_size=259, alphabet=A()).eval()  # type: ignore[arg-type]
+    assert isinstance(model.encoder.embeddings, StemEmbeddings)
+    with torch.no_grad():
+        torch.nn.init.normal_(model.encoder.embeddings.mix.weight, std=0.3)  # zero at init; give it weight
+    small, large = _noise(20, 12, seed=2), _noise(24, 40, seed=1)
+    alone, together = patchify([small], (32, 4)), patchify([large, small], (32, 4))
+    with torch.no_grad():
+        a = model.encoder.embeddings(alone.flattened_patches)[0, :3]
+        b = model.encoder.embeddings(together.flattened_patches)[1, :3]
+    assert torch.allclose(a, b, atol=1e-5)
+    model.save_pretrained(tmp_path)
+    again = ReaderModel.from_pretrained(tmp_path)
+    assert again.config.ctc["stem"] == [4, 8] and again.encoder.embeddings.whole_image == (over == "image")
+    assert torch.equal(again.encoder.embeddings.mix.weight, model.encoder.embeddings.mix.weight)
+
+
 def test_reader_model_round_trips_and_stays_a_pix2struct_model(tmp_path):
     torch = pytest.importorskip("torch")
     from transformers import Pix2StructForConditionalGeneration
@@ -259,7 +310,7 @@ def test_reader_model_round_trips_and_stays_a_pix2struct_model(tmp_path):
     model = _tiny_model(12)
     model.save_pretrained(tmp_path)
     again = ReaderModel.from_pretrained(tmp_path)
-    assert again.config.ctc == {"classes": 12, "frames_per_column": 2}
+    assert again.config.ctc == {"classes": 12, "frames_per_column": 2, "context": 0, "context_layers": 2}
     assert torch.equal(again.ctc_head.weight, model.ctc_head.weight)
     assert isinstance(again, Pix2StructForConditionalGeneration)
     plain = Pix2StructForConditionalGeneration.from_pretrained(tmp_path)  # the CTC layers are simply extra
@@ -291,7 +342,7 @@ def test_joint_objective_learns_to_read_a_few_crops_exactly():
     torch.manual_seed(0)
     samples = _fixture_texts()
     alphabet = Alphabet.build([s.element.text for s in samples], extra="")
-    settings = load_settings(CONFIG, {"model": "tiny", "frames_per_column": 2, "max_patches": 256})
+    settings = load_settings(CONFIG, {"model": "tiny", "frames_per_column": 2, "max_patches": 256, "patch": [16, 4]})
     settings.models["tiny"].vision.update(hidden_size=64, num_hidden_layers=2, d_ff=128, d_kv=32)
     settings.models["tiny"].text.update(hidden_size=64, d_kv=32)  # cross-attention: the encoder's width
     model = build_model(settings, vocab_size=259, alphabet=alphabet)

@@ -102,7 +102,7 @@ def train_reader(
     base: Annotated[str | None, typer.Option(
         help="Fine-tune this Pix2Struct checkpoint (local path, or a hub id where a hub is reachable).")] = None,
     model: Annotated[str | None, typer.Option(
-        help="From-scratch model config in the settings file: tiny, small, base (default from the config).")] = None,
+        help="From-scratch model config in the settings file: tiny, compact, small, base.")] = None,
     config: Annotated[Path | None, typer.Option(help="Training settings (default: training/reader.yaml).")] = None,
     train_samples: Annotated[int | None, typer.Option(help="Samples the run is planned for.", min=1)] = None,
     max_minutes: Annotated[float | None, typer.Option(
@@ -161,12 +161,12 @@ def eval_reader(
     no_ocr: Annotated[bool, typer.Option(
         "--no-ocr", help="Skip the PP-OCR peer (text_source must be reader).")] = False,
     type_source: Annotated[str | None, typer.Option(
-        help="The observer setting scored as its output: reader | detector (default from [observe]).")] = None,
+        help="The observer setting scored as its output: reader | detector (default: config observe).")] = None,
     text_source: Annotated[str | None, typer.Option(
-        help="The observer setting scored as 'default': reader | ocr | auto (default from [observe]).")] = None,
+        help="The observer setting scored as 'default': reader | ocr | auto (default: config observe).")] = None,
     ocr_threshold: Annotated[float | None, typer.Option(
-        help="auto: reader texts below this confidence go to PP-OCR (default from [observe]).")] = None,
-    config: Annotated[Path | None, typer.Option(help="caap config file whose [observe] section is scored.")] = None,
+        help="auto: reader texts below this confidence go to PP-OCR (default: config observe).")] = None,
+    config: Annotated[Path | None, typer.Option(help="caap config file whose observe section is scored.")] = None,
     detector: Annotated[Path | None, typer.Option(
         help="Read the boxes these detector weights find (matched to the labels at IoU 0.5) instead of the "
              "labelled boxes; also times the whole observation (detect + read).")] = None,

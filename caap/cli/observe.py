@@ -43,7 +43,7 @@ def observe(
         "--no-reader", help="Detector only: types are the detector's classes, no text or states.")] = False,
     conf: Annotated[float | None, typer.Option(help="Detector confidence threshold (default 0.25).")] = None,
     type_source: Annotated[str | None, typer.Option(
-        help="reader | detector: whose element type wins when they disagree (default from [observe]).")] = None,
+        help="reader | detector: whose element type wins when they disagree (default: config observe).")] = None,
     text_source: Annotated[str | None, typer.Option(
         help="reader | ocr | auto: where texts come from; auto = the reader's unless it is unsure, then PP-OCR "
              "(default from [observe]).")] = None,

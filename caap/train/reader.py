@@ -96,6 +96,10 @@ class ReaderTrainSettings(_Strict):
     models: dict[str, ModelSpec] = Field(default_factory=dict)
     patch: tuple[int, int] = DEFAULT_PATCH
     frames_per_column: int = Field(2, ge=1)
+    ctc_context: int = Field(0, ge=0)
+    ctc_context_layers: int = Field(2, ge=1)
+    stem: list[int] = Field(default_factory=list)
+    stem_over: Literal["patch", "image"] = "image"
     max_patches: int = Field(1024, ge=1)
     semi_mask: MaskSettings = Field(default_factory=MaskSettings)
     box_jitter: int = Field(2, ge=0)
@@ -160,8 +164,14 @@ def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | No
 # --- the model ----------------------------------------------------------------------------------
 
 
-def _ctc_config(alphabet: Alphabet, settings: ReaderTrainSettings) -> dict[str, int]:
-    return {"classes": alphabet.size, "frames_per_column": settings.frames_per_column}
+def _ctc_config(alphabet: Alphabet, settings: ReaderTrainSettings) -> dict[str, Any]:
+    if settings.ctc_context and settings.ctc_context % 2 == 0:
+        raise ReaderError(f"ctc_context must be odd (a centred kernel in patch columns), got {settings.ctc_context}")
+    out = {"classes": alphabet.size, "frames_per_column": settings.frames_per_column,
+           "context": settings.ctc_context, "context_layers": settings.ctc_context_layers}
+    if settings.stem:
+        out.update(stem=list(settings.stem), patch=list(settings.patch), stem_over=settings.stem_over)
+    return out
 
 
 def build_model(settings: ReaderTrainSettings, *, vocab_size: int, alphabet: Alphabet) -> Any:
