@@ -36,7 +36,10 @@ def test_taxonomy_rejects_attributes_a_type_does_not_carry():
 def test_json_round_trip_follows_the_observe_contract(tmp_path, dropdown_screen):
     data = dump_elements(dropdown_screen)
     record = data["elements"][0]
-    assert set(record) == {"id", "type", "bbox", "text", "checked", "focused", "highlighted", "subtype", "score"}
+    contract = {"id", "type", "bbox", "text", "checked", "focused", "highlighted", "subtype", "score"}
+    # The contract's fields are all there; the reader's confidence in the text is the one addition.
+    assert set(record) == contract | {"text_confidence"}
+    assert record["text_confidence"] is None
     assert record["checked"] is None and record["focused"] is False
     path = tmp_path / "els.json"
     path.write_text(json.dumps(data))

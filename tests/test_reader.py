@@ -497,7 +497,7 @@ def test_a_paused_run_resumes_exactly_where_it_stopped(run, tmp_path):
 
     half = train(FIXTURE, overrides=OVERRIDES, out=tmp_path / "half", stop_after_samples=32)
     assert json.loads((half / "last" / "caap-reader.json").read_text())["samples"] == 32
-    train(FIXTURE, out=half, resume=True)
+    train(out=half, resume=True)  # the run's own data
     straight, resumed = load_file(run / "last" / "model.safetensors"), load_file(half / "last" / "model.safetensors")
     assert straight.keys() == resumed.keys()
     assert all(torch.allclose(straight[k], resumed[k], atol=1e-5) for k in straight)
@@ -507,6 +507,8 @@ def test_a_paused_run_resumes_exactly_where_it_stopped(run, tmp_path):
         train(FIXTURE, out=half, resume=True)
     with pytest.raises(ReaderError, match=r"cannot change \['lr'\]"):
         train(FIXTURE, out=half, resume=True, overrides={"lr": 0.1, "train_samples": 128})
+    with pytest.raises(ReaderError, match="trains on its own data"):
+        train(tmp_path, out=half, resume=True, overrides={"train_samples": 96})
     train(FIXTURE, out=half, resume=True, overrides={"train_samples": 96})  # a longer plan continues
     assert json.loads((half / "caap-train.json").read_text())["resumed"][-1]["samples"] == 64
     with pytest.raises(ReaderError, match="nothing to resume"):
@@ -568,7 +570,7 @@ def test_a_text_area_is_read_line_by_line(run):
     reader.model.encode = lambda p, m: sizes.append(p.shape[0]) or encode(p, m)
     reader.read(image, [[10, 20, 151, 101]], ["text_area"])
     assert sizes == [1 + 3]  # the area (for its record) and its three lines, in one pass
-    assert reader.last_readings[0].text == " ".join(t for t in alone if t)  # the lines' readings, joined
+    assert reader.last_readings[0].text == "\n".join(t for t in alone if t)  # the lines' readings, joined
 
 
 def test_reader_keeps_detector_fields_and_falls_back_to_type_hints(run, monkeypatch):

@@ -96,9 +96,9 @@ def _fmt(value: float | None) -> str:
 
 @train_app.command("reader")
 def train_reader(
-    data: Annotated[list[Path], typer.Option(
+    data: Annotated[list[Path] | None, typer.Option(
         help="A caap dataset (repeat for several): real screens split by seed; synthetic ones (caap dataset "
-             "synth) only train.")],
+             "synth) only train. Required for a new run; --resume uses the run's own.")] = None,
     base: Annotated[str | None, typer.Option(
         help="Fine-tune this Pix2Struct checkpoint (local path, or a hub id where a hub is reachable).")] = None,
     model: Annotated[str | None, typer.Option(
@@ -129,7 +129,7 @@ def train_reader(
     overrides.update({"base": base, "model": model, "train_samples": train_samples, "max_minutes": max_minutes,
                       "batch": batch, "device": device, "threads": threads, "split": split})
     try:
-        run = run_training([str(d) for d in data], config=config, overrides=overrides, out=out_dir, resume=resume)
+        run = run_training([str(d) for d in data or []], config=config, overrides=overrides, out=out_dir, resume=resume)
     except (ReaderError, DatasetError) as exc:
         fail(str(exc))
     out.print(f"run directory: {run} (best checkpoint: {Path(run) / 'best'})", highlight=False)

@@ -443,7 +443,7 @@ class Reader:
             if i in lines:
                 parts = ctc[at:at + len(lines[i])]
                 at += len(lines[i])
-                text = " ".join(p.text for p in parts if p.text) if parts else ""
+                text = "\n".join(p.text for p in parts if p.text) if parts else ""  # as labelled (one line each)
                 confidence = min((p.confidence for p in parts), default=1.0)
             else:
                 text, confidence = ctc[i].text, ctc[i].confidence

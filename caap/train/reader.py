@@ -409,7 +409,7 @@ def _last_dir(out: Path) -> Path | None:
 
 
 def train(
-    data: list[str | Path] | str | Path,
+    data: list[str | Path] | str | Path | None = None,
     *,
     config: str | Path | None = None,
     overrides: dict[str, Any] | None = None,
@@ -427,8 +427,8 @@ def train(
     ``train_samples``, ``max_minutes``, ``device``, ``threads`` and the evaluation/checkpoint periods."""
     import torch
 
-    datasets = [data] if isinstance(data, str | Path) else list(data)
-    if not datasets:
+    datasets = [data] if isinstance(data, str | Path) else list(data or [])
+    if not datasets and not resume:
         raise ReaderError("no training data given")
     out = Path(out)
     run_file = out / "caap-train.json"
@@ -444,6 +444,15 @@ def train(
             settings = ReaderTrainSettings.model_validate(record["settings"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ReaderError(f"{run_file}: cannot resume without the run's settings ({exc})") from None
+        # The sample stream's position only means something over the same datasets.
+        recorded = [str(d) for d in record.get("data", [])]
+        if not datasets:
+            datasets = recorded
+        elif recorded and [str(d) for d in datasets] != recorded:
+            raise ReaderError(f"a resumed run trains on its own data {recorded}; got {[str(d) for d in datasets]} "
+                              "(leave --data out to resume)")
+        if not datasets:
+            raise ReaderError(f"{run_file}: records no training data; pass --data")
         changeable = {"train_samples", "max_minutes", "device", "threads", "eval_every_minutes",
                       "checkpoint_every_minutes", "log_every"}
         refused = sorted(set(overrides) - changeable)
