@@ -48,17 +48,16 @@ def test_vision_agent_solves_short_benchmark_and_writes_summary(tmp_path, planne
 
     if not (DEFAULT_READER / "caap-reader.json").is_file():
         pytest.fail(f"{DEFAULT_READER} is missing: the shipped reader is part of the repository")
-    # Tasks whose target the element types alone identify: the shipped reader's text is not yet
-    # good enough for the tasks that need reading (see models/reader/MODEL_CARD.md).
-    tasks = ["click-test", "focus-text"]
+    # Two tasks the element types alone solve, and one that needs the reader to read the button labels.
+    tasks = ["click-test", "focus-text", "click-button"]
     settings = _settings(tmp_path / "run", planner, tasks=tasks, seeds=[0, 1], mode="text")
     summary = run_bench(settings)
     episodes = _episodes(settings.out)
-    assert len(episodes) == 4
+    assert len(episodes) == 6
     for e in episodes:
         assert e["success"], f"{e['task']} seed {e['seed']}: {e['status']} ({e['reason']})"
     assert summary["overall"]["mean_success_covered"] == 1.0
-    assert summary["overall"]["covered_tasks"] == 2 and summary["finished"] is not None
+    assert summary["overall"]["covered_tasks"] == 3 and summary["finished"] is not None
     latency = summary["overall"]["latency_ms"]
     assert {"capture", "detect", "read", "prompt", "llm", "act", "settle"} <= set(latency)
     assert summary["paper"]["column"] == "full"
