@@ -113,12 +113,12 @@ def test_multi_line_crop_joins_lines_in_reading_order(reader: PPOCR) -> None:
     box = [2, 34, 150, 94]
     for kind in ("text_area", None, "text"):  # by type, and from the pixels (three rows of text)
         got = reader.read(image, [box], [kind])[0]
-        assert got.text == "first line here second line third", kind
+        assert got.text == "first line here\nsecond line\nthird", kind
         assert 0.5 < got.confidence <= 1.0
     # In a text area's frame; two words side by side on one line keep their order.
     image, _ = _render([*lines, ((100, 72), "end")])
     ImageDraw.Draw(image).rectangle([box[0], box[1], box[2] - 1, box[3] - 1], outline=(118, 118, 118))
-    assert reader.read(image, [box], ["text_area"])[0].text == "first line here second line third end"
+    assert reader.read(image, [box], ["text_area"])[0].text == "first line here\nsecond line\nthird end"
 
 
 def test_fixture_text_area(reader: PPOCR) -> None:

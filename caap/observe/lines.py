@@ -23,6 +23,7 @@ from PIL import Image
 
 from caap.geometry import Box
 
+LINE_SEPARATOR = "\n"  # between the lines of a multi-line element's text, as the labels write it
 INK_DIFFERENCE = 48  # grey levels between ink and background
 INSET = 3  # px of the element's edge skipped (its border and focus ring)
 PITCHES = range(9, 41)  # line heights considered, px

@@ -4,9 +4,10 @@ What it does: given a screenshot and the boxes of the UI elements found on it, `
 the text of each element. Single-line elements are cut out, tightened to their ink, scaled to the
 recogniser's input height and recognised together in a few batched calls; elements that hold more
 than one line (a text area, or a crop whose pixels show several rows of text) go through the text
-detector inside the crop first and their lines are joined with one space, top to bottom and left to
-right. For checkboxes and radio buttons the control (the square or circle at the left) is cut away
-so that only the label is read.
+detector inside the crop first; pieces of one line are joined with a space, left to right, and
+lines with ``LINE_SEPARATOR``, top to bottom, as the labels and the reader write them. For
+checkboxes and radio buttons the control (the square or circle at the left) is cut away so that only
+the label is read.
 
 Why: caap's own reader is trained from scratch on MiniWoB++ screens. A pretrained OCR is the peer
 it is measured against, and a fallback text source for screens it never saw (desktop apps, other
@@ -32,6 +33,8 @@ from typing import Any
 
 import numpy as np
 from PIL import Image
+
+from caap.observe.lines import LINE_SEPARATOR
 
 DET_MODEL = "PP-OCRv6_det_small.onnx"
 REC_MODEL = "PP-OCRv6_rec_small.onnx"
@@ -154,33 +157,37 @@ class PPOCR:
             raise ValueError(f"{len(types)} types for {len(boxes)} boxes")
         rgb = np.asarray(image.convert("RGB"))
         kinds = [None if types is None or types[i] is None else str(types[i]) for i in range(len(boxes))]
-        lines: list[np.ndarray] = []   # every line crop to recognise, ready for the recogniser
-        owner: list[int] = []          # the box each line belongs to
-        texts: list[list[str]] = [[] for _ in boxes]
+        lines: list[np.ndarray] = []        # every crop to recognise, ready for the recogniser
+        owner: list[tuple[int, int]] = []   # the box and the visual line each crop belongs to
+        texts: list[list[tuple[int, str]]] = [[] for _ in boxes]
         scores: list[list[float]] = [[] for _ in boxes]
         for i, box in enumerate(boxes):
-            for crop in self._lines_of(rgb, box, kinds[i]):
+            for row, crop in self._lines_of(rgb, box, kinds[i]):
                 if isinstance(crop, str):  # read from the pixels alone (password bullets)
-                    texts[i].append(crop)
+                    texts[i].append((row, crop))
                     scores[i].append(1.0)
                 else:
                     lines.append(crop)
-                    owner.append(i)
-        for i, (text, score) in zip(owner, self._recognise(lines), strict=True):
-            texts[i].append(text)
+                    owner.append((i, row))
+        for (i, row), (text, score) in zip(owner, self._recognise(lines), strict=True):
+            texts[i].append((row, text))
             scores[i].append(score)
         out = []
         for kind, t, s in zip(kinds, texts, scores, strict=True):
-            text = normalise(" ".join(t))
+            rows: dict[int, list[str]] = {}
+            for row, piece in t:
+                rows.setdefault(row, []).append(piece)
+            text = LINE_SEPARATOR.join(line for words in rows.values() if (line := normalise(" ".join(words))))
             if kind == "button" and text in ("x", "X"):  # a close button's "×": PP-OCR reads a Latin x
                 text = "×"
             out.append(OcrText(text, float(np.mean(s)) if s else 0.0))
         return out
 
     # --- cropping ---------------------------------------------------------------------------------
-    def _lines_of(self, rgb: np.ndarray, box: Sequence[int], kind: str | None) -> list[np.ndarray | str]:
-        """The line crops of one element, in reading order, each scaled for the recogniser (or the
-        text itself where the pixels alone tell it)."""
+    def _lines_of(self, rgb: np.ndarray, box: Sequence[int],
+                  kind: str | None) -> list[tuple[int, np.ndarray | str]]:
+        """The crops of one element in reading order, each with its visual line's number and scaled
+        for the recogniser (or the text itself where the pixels alone tell it)."""
         t = self.tuning
         h, w = rgb.shape[:2]
         x1, y1, x2, y2 = (int(v) for v in box)
@@ -208,17 +215,17 @@ class PPOCR:
         if kind in _MULTILINE_TYPES or len(_bands(ink)) > 1:
             found = self._detect_lines(crop, ink, bg)
             if framed:  # a scrolling box (a text area): its scroll bar, and lines it scrolled part-way
-                found = [g for g in found if not _scrollbar_part(_tight(g), inner)]
+                found = [(r, g) for r, g in found if not _scrollbar_part(_tight(g), inner)]
                 # A line cut by the frame is not part of the text: the ground truth holds the lines
                 # wholly in view (a line's ink touching the frame is cut, or nearly).
-                found = [g for g in found if inner[1] < _tight(g)[1] and _tight(g)[3] < inner[3]] or found
+                found = [(r, g) for r, g in found if inner[1] < _tight(g)[1] and _tight(g)[3] < inner[3]] or found
         else:
-            found = [ink]
+            found = [(0, ink)]
         if kind in _CARET_TYPES:
-            found = [_drop_caret(g) for g in found]
-        if kind in _PASSWORD_TYPES and len(found) == 1 and (n := _bullets(crop, bg, found[0])):
-            return ["•" * n]
-        return [self._line(crop, bg, g) for g in found if g.any()]
+            found = [(r, _drop_caret(g)) for r, g in found]
+        if kind in _PASSWORD_TYPES and len(found) == 1 and (n := _bullets(crop, bg, found[0][1])):
+            return [(0, "•" * n)]
+        return [(r, self._line(crop, bg, g)) for r, g in found if g.any()]
 
     def _line(self, crop: np.ndarray, bg: np.ndarray, keep: np.ndarray) -> np.ndarray:
         """One line: the tight box of its ink ``keep`` on a margin of background, at the recogniser's
@@ -236,7 +243,7 @@ class PPOCR:
         resized = Image.fromarray(canvas).resize((width, REC_HEIGHT), _INTERPOLATION[t.interpolation])
         return np.asarray(resized)
 
-    def _detect_lines(self, crop: np.ndarray, ink: np.ndarray, bg: np.ndarray) -> list[np.ndarray]:
+    def _detect_lines(self, crop: np.ndarray, ink: np.ndarray, bg: np.ndarray) -> list[tuple[int, np.ndarray]]:
         """The text lines inside a crop, in reading order, as masks of ``ink``: the detector finds the
         lines, and each glyph (connected component) goes to the line whose box holds its centre
         (the nearest one vertically where boxes overlap), so a line never takes its neighbours'
@@ -504,9 +511,9 @@ def _bands(ink: np.ndarray) -> list[tuple[int, int]]:
     return [r for r in runs if r[1] - r[0] >= max(3, tallest // 3)] or runs
 
 
-def _reading_order(masks: list[np.ndarray]) -> list[np.ndarray]:
+def _reading_order(masks: list[np.ndarray]) -> list[tuple[int, np.ndarray]]:
     """Top to bottom, then left to right within a line (masks whose boxes' vertical centres fall
-    inside each other's extent share a line)."""
+    inside each other's extent share a line), each with its line's number."""
     boxes = [_tight(m) for m in masks]
     order = sorted(range(len(masks)), key=lambda i: (boxes[i][1] + boxes[i][3]) / 2)
     lines: list[list[int]] = []
@@ -517,4 +524,4 @@ def _reading_order(masks: list[np.ndarray]) -> list[np.ndarray]:
             lines[-1].append(i)
         else:
             lines.append([i])
-    return [masks[i] for line in lines for i in sorted(line, key=lambda i: boxes[i][0])]
+    return [(n, masks[i]) for n, line in enumerate(lines) for i in sorted(line, key=lambda i: boxes[i][0])]

@@ -58,7 +58,7 @@ from PIL import Image
 from caap.elements import Element
 from caap.files import read_json
 from caap.geometry import Box, as_box
-from caap.observe.lines import text_lines
+from caap.observe.lines import LINE_SEPARATOR, text_lines
 from caap.observe.semimask import semi_mask
 from caap.taxonomy import (
     BOOLEAN_ATTRIBUTES,
@@ -443,7 +443,7 @@ class Reader:
             if i in lines:
                 parts = ctc[at:at + len(lines[i])]
                 at += len(lines[i])
-                text = "\n".join(p.text for p in parts if p.text) if parts else ""  # as labelled (one line each)
+                text = LINE_SEPARATOR.join(p.text for p in parts if p.text) if parts else ""
                 confidence = min((p.confidence for p in parts), default=1.0)
             else:
                 text, confidence = ctc[i].text, ctc[i].confidence
