@@ -573,6 +573,57 @@ def test_a_text_area_is_read_line_by_line(run):
     assert reader.last_readings[0].text == "\n".join(t for t in alone if t)  # the lines' readings, joined
 
 
+@pytest.mark.parametrize("with_text", [False, True])
+def test_record_grammar_allows_every_record_and_nothing_else(with_text):
+    from caap.observe.reader import RecordGrammar, build_tokenizer
+
+    tok = build_tokenizer()
+    grammar = RecordGrammar(tok, text=with_text)
+    ids = lambda s: tok(s, add_special_tokens=False).input_ids  # noqa: E731
+
+    def accepts(record: str) -> bool:
+        seq = [*ids(record), tok.eos_token_id]
+        return all(t in grammar.allowed(seq[:i]) for i, t in enumerate(seq))
+
+    for element_type in ElementType:
+        if element_type is ElementType.UNKNOWN:
+            continue
+        full = _full(element_type)
+        assert accepts(encode_target(full.model_copy(update={"text": None})))
+        assert accepts(encode_target(Element(type=element_type, bbox=BOX)))
+        if TEXT in attributes_of(element_type):
+            assert accepts(encode_target(full)) == with_text  # any text after t=, escapes included
+    # "butt" continues only as "button" (the loop the constraint exists for); a finished record only ends.
+    assert grammar.allowed(ids("butt")) == ids("o")
+    assert set(grammar.allowed(ids("button"))) == {tok.eos_token_id, *ids("|")}
+    assert grammar.allowed(ids("scrollbar")) == [tok.eos_token_id]
+    assert not accepts("buttton") and not accepts("button|c=1") and not accepts("icon|s=nonsense")
+    assert grammar.allowed([*ids("text"), tok.eos_token_id]) == [tok.eos_token_id]
+    assert grammar.longest == 1 + max(  # the longest record (every attribute, the longest subtype) and eos
+        len(ids(encode_target(_full(t).model_copy(update={"text": None, "subtype": sub}))))
+        for t in ElementType if t is not ElementType.UNKNOWN for sub in (subtypes_of(t) or (None,)))
+
+
+def test_constrained_generation_writes_only_valid_records(run):
+    from caap.observe.reader import Reader
+
+    image, ann = _screen()
+    boxes = [e.bbox for e in ann.elements]
+    free, constrained = Reader(run / "best", constrained=False), Reader(run / "best")
+    free.read(image, boxes)
+    found = constrained.read(image, boxes)
+    assert all(decode_target(r.record, b).type is not ElementType.UNKNOWN
+               for r, b in zip(constrained.last_readings, boxes, strict=True))
+    assert [encode_target(e.model_copy(update={"text": None, "text_confidence": None})) for e in found] == [
+        r.record for r in constrained.last_readings]  # the record read back is exactly what was written
+    assert len(free.last_readings) == len(found)
+    # Following the detector's classes, every record is of the hinted type, whatever the decoder prefers.
+    hints = list(itertools.islice(itertools.cycle(["button", "checkbox", "text", "icon"]), len(boxes)))
+    followed = constrained.read(image, boxes, hints, follow_hints=True)
+    assert [e.type.value for e in followed] == hints
+    assert all(e.text is not None for e in followed if TEXT in attributes_of(e.type))
+
+
 def test_reader_keeps_detector_fields_and_falls_back_to_type_hints(run, monkeypatch):
     from caap.observe.reader import Reader
 
@@ -581,7 +632,7 @@ def test_reader_keeps_detector_fields_and_falls_back_to_type_hints(run, monkeypa
     detected = [Element(type="checkbox", bbox=[1, 1, 20, 20], score=0.8, id=3),
                 Element(type="text", bbox=[30, 30, 60, 40], score=0.5)]
     real = reader.infer
-    monkeypatch.setattr(reader, "infer", lambda crops, gen, n: (real(crops, gen, n)[0], ["garbage", "button|f=1"]))
+    monkeypatch.setattr(reader, "infer", lambda crops, gen, n, types: (real(crops, gen, n)[0], ["garbage", "button|f=1"]))
     first, second = reader.read(image, detected)
     assert (first.type, first.score, first.id) == (ElementType.CHECKBOX, 0.8, 3)  # unreadable record: the hint
     assert first.text is not None  # ...still with the CTC head's text

@@ -251,6 +251,37 @@ def dataset_augment(
               f"{result['out_root']} ({result['seconds']:.0f}s)", highlight=False)
 
 
+@dataset_app.command("pack")
+def dataset_pack(
+    datasets: Annotated[list[Path], typer.Argument(help="Dataset directories (different names).")],
+    out_file: Annotated[Path, typer.Option("--out", help="Archive to write (.tar.gz).")],
+    max_mb: Annotated[float, typer.Option(help="Refuse an archive larger than this (0: no limit).", min=0)] = 60.0,
+    margin: Annotated[int, typer.Option(
+        help="Synthetic screens keep only this many px around their elements (the reader's context).", min=0)] = 8,
+) -> None:
+    """One small archive of datasets to carry to a training machine (lossless WebP, duplicates once)."""
+    from caap.data.pack import pack
+
+    result = _dataset_call(pack, datasets, out_file, max_mb=max_mb or None, margin=margin)
+    for name, counts in result["datasets"].items():
+        out.print(f"{name}: {counts.get('screens', 0)} screens ({counts.get('images', 0)} images, "
+                  f"{counts.get('duplicate_screens', 0)} duplicates), {counts.get('elements', 0)} elements",
+                  highlight=False)
+    out.print(f"{result['archive']}: {result['mb']} MB", highlight=False)
+
+
+@dataset_app.command("unpack")
+def dataset_unpack(
+    archive: Annotated[Path, typer.Argument(help="Archive written by `caap dataset pack`.")],
+    out_dir: Annotated[Path, typer.Argument(help="Directory to put the datasets in.")] = Path("data"),
+) -> None:
+    """Restore the datasets of a packed archive (never over an existing dataset)."""
+    from caap.data.pack import unpack
+
+    for root in _dataset_call(unpack, archive, out_dir):
+        out.print(str(root), highlight=False)
+
+
 @dataset_app.command("export-labelstudio")
 def dataset_export_labelstudio(
     dataset: Annotated[Path, typer.Argument(help="Dataset directory.")],

@@ -172,6 +172,8 @@ def eval_reader(
              "labelled boxes; also times the whole observation (detect + read).")] = None,
     threads: Annotated[int | None, typer.Option(help="torch CPU threads (default: one per core).", min=1)] = None,
     out_file: Annotated[Path | None, typer.Option("--out", help="Also write the result JSON here.")] = None,
+    errors: Annotated[Path | None, typer.Option(
+        help="Write every misread text here (JSON Lines: screen, task, box, gold and each source's text).")] = None,
 ) -> None:
     """Type accuracy, text exact match and CER per text source, states, latency; PP-OCR and Tesseract beside it."""
     from caap.cli.common import config_from_flags
@@ -184,7 +186,8 @@ def eval_reader(
     try:
         result = evaluate(data, checkpoint, device=device, limit=limit, tesseract=not no_tesseract, ocr=not no_ocr,
                           detector=detector, threads=threads, type_source=observe_cfg.type_source,
-                          text_source=observe_cfg.text_source, ocr_threshold=observe_cfg.ocr_threshold)
+                          text_source=observe_cfg.text_source, ocr_threshold=observe_cfg.ocr_threshold,
+                          errors=errors)
     except (ReaderError, DatasetError) as exc:
         fail(str(exc))
     text = json.dumps(result, indent=2, ensure_ascii=False)

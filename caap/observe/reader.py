@@ -50,6 +50,7 @@ import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +174,81 @@ def decode_target(text: str, bbox: Sequence[int]) -> Element:
         return Element(type=element_type, bbox=box, **values)
     except ValueError:  # cannot happen with the checks above; belt and braces for "never raises"
         return Element(type=ElementType.UNKNOWN, bbox=box, text=raw or None)
+
+
+class RecordGrammar:
+    """Every record the target format allows, as a trie of decoder tokens, for constrained
+    generation: the decoder only chooses among valid continuations, so a record is always
+    parseable and never runs past its end. A byte-level decoder that cannot tell ``but|t`` from
+    ``butt|o`` (measured: 0.51 against 0.49 after 700k samples) still writes ``button``, because no
+    type name continues ``buttt``.
+
+    The records are produced by ``encode_target`` itself over every type and every combination of
+    the attribute values the taxonomy allows (``None`` included), so the grammar cannot drift from
+    the format. With ``text``, the node after ``t=`` is free: any token may follow until the end.
+    ``allowed(..., element_type)`` keeps to the records of one type (the detector's class, when the
+    observer takes the type from the detector: the decoder then writes that class's attributes)."""
+
+    def __init__(self, tokenizer: Any, *, text: bool) -> None:
+        from itertools import product
+
+        self.eos = int(tokenizer.eos_token_id)
+        self.vocab = len(tokenizer)
+        self._root: dict[Any, Any] = {}
+        self._roots: dict[ElementType, dict[Any, Any]] = {}
+        self._memo: dict[tuple[Any, ...], list[int]] = {}
+        box = (0, 0, 1, 1)
+        for element_type in ElementType:
+            if element_type is ElementType.UNKNOWN:
+                continue
+            carried = [n for n in KEYS if n in attributes_of(element_type) and n != TEXT]
+            choices = [(None, *((False, True) if n in BOOLEAN_ATTRIBUTES else subtypes_of(element_type)))
+                       for n in carried]
+            texts = (None, "") if text and TEXT in attributes_of(element_type) else (None,)
+            for values in product(*choices, texts):
+                fields = dict(zip([*carried, TEXT], values, strict=True))
+                record = encode_target(Element(type=element_type, bbox=box, **fields))
+                for node in (self._root, self._roots.setdefault(element_type, {})):
+                    for token in tokenizer(record, add_special_tokens=False).input_ids:
+                        node = node.setdefault(int(token), {})
+                    node[self.eos] = {}
+                    if fields[TEXT] == "":
+                        node["free"] = True
+        self.longest = self._depth(self._root)
+
+    def _depth(self, node: dict[Any, Any]) -> int:
+        return max((1 + self._depth(child) for key, child in node.items() if key != "free"), default=0)
+
+    def allowed(self, generated: Sequence[int], element_type: ElementType | None = None) -> list[int]:
+        """The tokens that may follow ``generated`` (the decoder's output after its start token) in
+        a record of any type, or of ``element_type``."""
+        key = (element_type, *generated)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        root = self._root if element_type is None else self._roots.get(element_type)
+        node: dict[Any, Any] | None = root if root is not None else self._root
+        for token in key[1:]:
+            if node.get("free"):
+                break
+            node = node.get(token)
+            if node is None or token == self.eos:
+                node = None
+                break
+        if node is None:
+            out = [self.eos]  # finished (or off the grammar, which constrained generation cannot reach)
+        elif node.get("free"):
+            out = list(range(self.vocab))
+        else:
+            out = [k for k in node if k != "free"]
+        if len(self._memo) < 100_000:
+            self._memo[key] = out
+        return out
+
+
+def _allowed(grammar: RecordGrammar, types: Sequence[ElementType | None], row: int, ids: Any) -> list[int]:
+    """``generate``'s prefix_allowed_tokens_fn: ``ids`` starts with the decoder's start token."""
+    return grammar.allowed(ids[1:].tolist(), types[row])
 
 
 def same_record(a: Element, b: Element) -> bool:
@@ -337,9 +413,11 @@ class Reading:
 
 class Reader:
     """A reader checkpoint loaded once; ``read`` reads every element of a screen with one encoder
-    pass and one batched generation (split into chunks of ``chunk_size`` crops on crowded screens)."""
+    pass and one batched generation (split into chunks of ``chunk_size`` crops on crowded screens).
+    ``constrained``: the decoder writes only records of the target format (``RecordGrammar``)."""
 
-    def __init__(self, checkpoint: str | Path, *, device: str | None = "cpu", chunk_size: int = 64) -> None:
+    def __init__(self, checkpoint: str | Path, *, device: str | None = "cpu", chunk_size: int = 64,
+                 constrained: bool = True) -> None:
         from caap.observe.ctc import Alphabet
 
         self.path = Path(checkpoint)
@@ -352,21 +430,36 @@ class Reader:
         self.device = resolve_device(device)
         self.tokenizer = build_tokenizer()
         self.model = load_model(self.path, self.device)
+        self.grammar = RecordGrammar(self.tokenizer, text=self.spec.decoder_text) if constrained else None
         if getattr(self.model, "ctc_classes", None) != self.alphabet.size:
             raise ReaderError(f"{self.path}: the CTC head has {getattr(self.model, 'ctc_classes', None)} classes "
                               f"but the alphabet in {CHECKPOINT_FILE} needs {self.alphabet.size}")
         self.last_timings_ms: dict[str, float] = {}
         self.last_readings: list[Reading] = []
 
+    @classmethod
+    def in_memory(cls, model: Any, spec: ReaderSpec, tokenizer: Any, *, path: Path, device: str,
+                  constrained: bool = True) -> Reader:
+        """A reader around a model being trained, read through the same code as a checkpoint."""
+        from caap.observe.ctc import Alphabet
+
+        reader = cls.__new__(cls)
+        reader.path, reader.meta, reader.spec, reader.alphabet = path, spec.to_meta(), spec, Alphabet(spec.alphabet)
+        reader.chunk_size, reader.device, reader.tokenizer, reader.model = 64, device, tokenizer, model
+        reader.grammar = RecordGrammar(tokenizer, text=spec.decoder_text) if constrained else None
+        reader.last_timings_ms, reader.last_readings = {}, []
+        return reader
+
     # -- the model passes -------------------------------------------------------------------------
 
     def _crops(self, image: Image.Image, boxes: Sequence[Box]) -> list[Image.Image]:
         return [semi_mask(image, box, **self.spec.mask) for box in boxes]
 
-    def infer(self, crops: Sequence[Image.Image], generate: Sequence[bool], max_new_tokens: int) -> tuple[
-            list[Any], list[str | None]]:
+    def infer(self, crops: Sequence[Image.Image], generate: Sequence[bool], max_new_tokens: int,
+              types: Sequence[ElementType | None] | None = None) -> tuple[list[Any], list[str | None]]:
         """CTC readings for every crop and the decoder's generation for those with ``generate``
-        set (None for the others), from one encoder pass."""
+        set (None for the others), from one encoder pass; ``types``: per crop, the type whose
+        record the decoder must write (None: any type; needs the grammar)."""
         import torch
 
         from caap.observe.ctc import greedy_decode
@@ -390,9 +483,15 @@ class Reader:
 
                     index = torch.tensor(wanted, device=self.device)
                     sub = BaseModelOutput(last_hidden_state=encoded.last_hidden_state.index_select(0, index))
+                    constrain = {}
+                    if self.grammar is not None:
+                        forced = [types[lo + i] if types is not None else None for i in wanted]
+                        constrain["prefix_allowed_tokens_fn"] = partial(_allowed, self.grammar, forced)
+                        if not self.spec.decoder_text:
+                            max_new_tokens = min(max_new_tokens, self.grammar.longest)
                     out = self.model.generate(encoder_outputs=sub, attention_mask=mask.index_select(0, index),
                                               max_new_tokens=max_new_tokens, do_sample=False, num_beams=1,
-                                              use_cache=True)
+                                              use_cache=True, **constrain)
                     decoded = self.tokenizer.batch_decode(out.cpu().tolist(), skip_special_tokens=True)
                     texts = dict(zip(wanted, decoded, strict=True))
             records += [texts.get(i) for i in range(len(chunk))]
@@ -401,13 +500,16 @@ class Reader:
     # -- reading a screen ---------------------------------------------------------------------------
 
     def read(self, image: Image.Image, boxes: Sequence[Sequence[int] | Element],
-             type_hints: Sequence[ElementType | str | None] | None = None) -> list[Element]:
+             type_hints: Sequence[ElementType | str | None] | None = None, *,
+             follow_hints: bool = False) -> list[Element]:
         """One element per box, in the given order, with the box kept and the attributes read.
 
         ``boxes`` are ``[x1, y1, x2, y2]`` in ``image`` pixels, or detector ``Element``s (their box,
         score and id are kept and their type is the hint). ``type_hints`` (one per box, or None):
         a hinted text area is read line by line; an unreadable record falls back to the hinted
-        type with its attributes unknown instead of ``unknown``.
+        type with its attributes unknown instead of ``unknown``. ``follow_hints``: the decoder
+        writes the record of the hinted type (the detector's class decides the type) instead of
+        choosing one.
         """
         start = time.perf_counter()
         if type_hints is not None and len(type_hints) != len(boxes):
@@ -434,7 +536,8 @@ class Reader:
             budget = min(max(token_budget(box) for box in plain), 4 * self.spec.max_new_tokens + 256)
         crops = self._crops(rgb, crop_boxes)
         t1 = time.perf_counter()
-        ctc, records = self.infer(crops, generate, budget) if crops else ([], [])
+        forced = hints if follow_hints and self.grammar is not None else None
+        ctc, records = self.infer(crops, generate, budget, forced) if crops else ([], [])
         t2 = time.perf_counter()
         readings = []
         at = len(plain)

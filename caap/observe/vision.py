@@ -106,7 +106,8 @@ class VisionObserver:
         if self.reader is None or not boxes:
             elements = boxes
         else:
-            read = self.reader.read(image, boxes, type_hints=[b.type for b in boxes])  # type: ignore[attr-defined]
+            read = self.reader.read(image, boxes, type_hints=[b.type for b in boxes],  # type: ignore[attr-defined]
+                                    follow_hints=self.type_source == "detector")
             elements = [merge_reading(det, got, self.type_source) for det, got in zip(boxes, read, strict=True)]
             t2 = time.perf_counter()
             timings["read"] = round((t2 - t1) * 1000, 2)

@@ -35,6 +35,7 @@ elements whose true value is known (not null); a missing prediction is wrong.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import statistics
@@ -137,13 +138,16 @@ def _text_of(element: Element) -> str:
 def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", limit: int | None = None,
              tesseract: bool = True, ocr: bool = True, latency_screens: int = 50, threads: int | None = None,
              detector: str | Path | None = None, iou_match: float = 0.5, type_source: str = DEFAULT_TYPE_SOURCE,
-             text_source: str = DEFAULT_TEXT_SOURCE, ocr_threshold: float = DEFAULT_OCR_THRESHOLD) -> dict[str, Any]:
+             text_source: str = DEFAULT_TEXT_SOURCE, ocr_threshold: float = DEFAULT_OCR_THRESHOLD,
+             errors: str | Path | None = None) -> dict[str, Any]:
     """Reader accuracy and latency on every labelled element of ``data`` (``limit``: an even spread
     of that many screens), with PP-OCR and Tesseract on the same elements (module docstring).
     ``detector``: weights whose boxes are read instead of the labelled ones; ``type_source``,
     ``text_source`` and ``ocr_threshold``: the observer's settings to score as ``default``;
-    ``threads``: torch and onnxruntime CPU threads (process-wide; None: their defaults)."""
+    ``threads``: torch and onnxruntime CPU threads (process-wide; None: their defaults); ``errors``: a
+    JSON Lines file that gets one row per text the reader or the default source got wrong."""
     screens = _screens(data, limit)
+    error_rows = open(errors, "w", encoding="utf-8") if errors is not None else None  # noqa: SIM115
     if threads:
         import torch
 
@@ -169,6 +173,9 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             det = Detector(detector, device=device)
         except DetectorError as exc:
             raise ReaderError(str(exc)) from None
+    # As the observer reads: with the detector's class as the type, the decoder writes that class's
+    # record (the reader's own type is then not measured: score it on labelled boxes).
+    follow = det is not None and type_source == "detector"
     detection = {"labelled": 0, "matched": 0, "missed": 0, "unmatched_boxes": 0}
     observe_times: list[tuple[float, int]] = []  # (ms, boxes) per screen
     read_times: list[float] = []
@@ -202,12 +209,12 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
                 continue
         boxes, hints = [e.bbox for e in found], [e.type for e in found]
         if not warmed:
-            reader.read(image, boxes, hints)  # the first call pays one-off costs (allocations, kernels)
+            reader.read(image, boxes, hints, follow_hints=follow)  # the first call pays one-off costs
             if engine is not None:
                 engine.read(image, boxes[:1], [hints[0].value])
             warmed = True
         t0 = time.perf_counter()
-        read = reader.read(image, boxes, hints)
+        read = reader.read(image, boxes, hints, follow_hints=follow)
         t_read = time.perf_counter() - t0
         read_times.append(t_read * 1000)
         read_elements += len(boxes)
@@ -267,16 +274,24 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             row[2] += 1
             row[3] += right
             row[4] += right_default
+            if error_rows is not None and not (right and right_default):
+                error_rows.write(json.dumps({
+                    "screen": image_path.name, "task": ann.source.task, "type": gold.type.value,
+                    "bbox": list(boxes[i]), "gold": gold.text, "reader": said, "confidence": confidence,
+                    "ocr": ocr_text.get(i), "default": _text_of(pred)}, ensure_ascii=False) + "\n")
             task_row = per_task[task]
             task_row[0] += 1
             task_row[1] += right
             task_row[2] += right_default
+    if error_rows is not None:
+        error_rows.close()
     n = int(counts["elements"])
     result: dict[str, Any] = {
         "dataset": str(data), "checkpoint": str(checkpoint), "device": reader.device,
         "boxes": "labelled" if det is None else "detected", "screens": len(screens), "elements": n,
         "settings": {"type_source": type_source, "text_source": text_source, "ocr_threshold": ocr_threshold},
-        "type": {"reader": _ratio(counts["reader_type"], n), "observer": _ratio(counts["observer_type"], n),
+        "type": {"reader": None if follow else _ratio(counts["reader_type"], n),
+                 "observer": _ratio(counts["observer_type"], n),
                  **({"detector": _ratio(counts["detector_type"], n)} if det is not None else {})},
         "record_exact": _ratio(counts["record_exact"], n),
         "text": {"elements": texts["reader"].n, "reader": texts["reader"].result(),

@@ -562,10 +562,7 @@ def train(
               f"{f' or {settings.max_minutes:g} min' if settings.max_minutes else ''} on {dev}"
               f"{f' x {world} processes' if world > 1 else ''}", file=sys.stderr, flush=True)
 
-    reader = Reader.__new__(Reader)  # the in-memory model, read through the same code as a checkpoint
-    reader.path, reader.meta, reader.spec, reader.alphabet = out, spec.to_meta(), spec, alphabet
-    reader.chunk_size, reader.device, reader.tokenizer, reader.model = 64, dev, tokenizer, model
-    reader.last_timings_ms, reader.last_readings = {}, []
+    reader = Reader.in_memory(model, spec, tokenizer, path=out, device=dev)
 
     window = {"loss": 0.0, "ctc": 0.0, "dec": 0.0, "n": 0, "t": time.perf_counter(), "samples": 0}
     session_start = time.perf_counter() - elapsed
