@@ -659,10 +659,15 @@ def test_reader_keeps_detector_fields_and_falls_back_to_type_hints(run, monkeypa
         reader.read(image, [[1, 1, 20, 20]], type_hints=["button", "text"])
 
 
-def test_eval_scores_every_text_source_on_the_same_elements(run):
+def test_eval_scores_every_text_source_on_the_same_elements(run, tmp_path):
     from caap.train.eval_reader import evaluate
 
-    result = evaluate(FIXTURE, run / "best", limit=3, text_source="reader")
+    result = evaluate(FIXTURE, run / "best", limit=3, text_source="reader", errors=tmp_path / "errors.jsonl")
+    rows = [json.loads(line) for line in (tmp_path / "errors.jsonl").read_text().splitlines()]
+    misread = sum(r["reader"] != r["gold"] for r in rows)  # the tiny model misreads most texts
+    assert misread == round((1 - result["text"]["reader"]["exact_match"]) * result["text"]["elements"]) > 0
+    assert all(r["gold"] != r["reader"] or r["gold"] != r["default"] or r["ocr"] not in (None, r["gold"])
+               for r in rows)  # only texts some source got wrong
     assert result["screens"] == 3 and result["elements"] > 0 and result["boxes"] == "labelled"
     assert {"type", "record_exact", "text", "attributes", "per_type", "per_task", "latency_ms", "tesseract"} <= set(result)
     text = result["text"]

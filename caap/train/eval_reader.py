@@ -145,7 +145,8 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
     ``detector``: weights whose boxes are read instead of the labelled ones; ``type_source``,
     ``text_source`` and ``ocr_threshold``: the observer's settings to score as ``default``;
     ``threads``: torch and onnxruntime CPU threads (process-wide; None: their defaults); ``errors``: a
-    JSON Lines file that gets one row per text the reader or the default source got wrong."""
+    JSON Lines file that gets one row per text the reader, PP-OCR or the default source got wrong
+    (every other text all of them read right)."""
     screens = _screens(data, limit)
     error_rows = open(errors, "w", encoding="utf-8") if errors is not None else None  # noqa: SIM115
     if threads:
@@ -223,12 +224,14 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
                   for f, r in zip(found, read, strict=True)]
         texty = [i for i, e in enumerate(merged) if TEXT in attributes_of(e.type)]
         ocr_text: dict[int, str] = {}
+        ocr_confidence: dict[int, float] = {}
         if engine is not None and texty:
             t0 = time.perf_counter()
             got = engine.read(image, [boxes[i] for i in texty], [merged[i].type.value for i in texty])
             ocr_times.append((time.perf_counter() - t0) * 1000)
             ocr_elements += len(texty)
             ocr_text = {i: g.text for i, g in zip(texty, got, strict=True)}
+            ocr_confidence = {i: round(float(g.confidence), 4) for i, g in zip(texty, got, strict=True)}
         # The observer's own output under the configured text source, timed as it runs (only the
         # doubtful texts go to PP-OCR under auto).
         default = merged
@@ -265,7 +268,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
                 continue
             said = _text_of(merged[i])
             right = texts["reader"].add(said, gold.text)
-            texts["ocr"].add(ocr_text.get(i, ""), gold.text)
+            right_ocr = texts["ocr"].add(ocr_text.get(i, ""), gold.text)
             right_default = texts["default"].add(_text_of(pred), gold.text)
             confidence = merged[i].text_confidence
             for th, score in auto.items():
@@ -274,11 +277,12 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             row[2] += 1
             row[3] += right
             row[4] += right_default
-            if error_rows is not None and not (right and right_default):
+            if error_rows is not None and not (right and right_default and (right_ocr or i not in ocr_text)):
                 error_rows.write(json.dumps({
                     "screen": image_path.name, "task": ann.source.task, "type": gold.type.value,
                     "bbox": list(boxes[i]), "gold": gold.text, "reader": said, "confidence": confidence,
-                    "ocr": ocr_text.get(i), "default": _text_of(pred)}, ensure_ascii=False) + "\n")
+                    "ocr": ocr_text.get(i), "ocr_confidence": ocr_confidence.get(i),
+                    "default": _text_of(pred)}, ensure_ascii=False) + "\n")
             task_row = per_task[task]
             task_row[0] += 1
             task_row[1] += right
