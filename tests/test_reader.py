@@ -827,6 +827,30 @@ def test_base_checkpoint_fine_tunes_with_a_fresh_ctc_head(run, tmp_path):
     assert not torch.equal(tuned.encoder.encoder.layer[0].mlp.wo.weight, plain.encoder.encoder.layer[0].mlp.wo.weight)
 
 
+def test_a_base_read_with_finer_ctc_frames_starts_out_reading_the_same(run):
+    """frames_per_column 2 → 4 on a base with the same alphabet: each frame of the base's head is
+    copied, so the readings before any fine-tuning step are the base's."""
+    import yaml
+
+    from caap.observe.ctc import Alphabet
+    from caap.observe.reader import Reader, ReaderSpec, build_tokenizer
+    from caap.train.reader import ReaderTrainSettings, load_base
+
+    base = Reader(run / "best")
+    settings = yaml.safe_load(CONFIG.read_text())
+    settings.update({**OVERRIDES, "base": str(run / "best"), "frames_per_column": 4})
+    tok = build_tokenizer()
+    model = load_base(ReaderTrainSettings(**settings), vocab_size=len(tok), alphabet=Alphabet(base.spec.alphabet),
+                      pad=tok.pad_token_id, eos=tok.eos_token_id).eval()
+    assert model.frames_per_column == 4
+    finer = Reader.in_memory(model, ReaderSpec.from_meta(base.meta), tok, path=run / "best", device="cpu")
+    image, ann = _screen()
+    crops = base._crops(image, [e.bbox for e in ann.elements])
+    before = [(r.text, round(r.confidence, 4)) for r in base.infer(crops, [False] * len(crops), 1)[0]]
+    after = [(r.text, round(r.confidence, 4)) for r in finer.infer(crops, [False] * len(crops), 1)[0]]
+    assert after == before
+
+
 def test_reader_cli_train_eval_and_observe(tmp_path):
     """The commands wired to the reader: train tiny, evaluate, observe a screen with detector + reader."""
     from typer.testing import CliRunner

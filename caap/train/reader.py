@@ -211,6 +211,7 @@ def load_base(settings: ReaderTrainSettings, *, vocab_size: int, alphabet: Alpha
     source = str(path) if path.exists() else base
     try:
         config = Pix2StructConfig.from_pretrained(source)
+        base_ctc = getattr(config, "ctc", None)
         config.ctc = _ctc_config(alphabet, settings)
         if config.vision_config.patch_embed_hidden_size != patch_values(*settings.patch):
             print(f"note: base patches of {config.vision_config.patch_embed_hidden_size} values → "
@@ -219,6 +220,7 @@ def load_base(settings: ReaderTrainSettings, *, vocab_size: int, alphabet: Alpha
         model = ReaderModel.from_pretrained(source, config=config, ignore_mismatched_sizes=True)
     except Exception as exc:
         raise ReaderError(f"base {base!r}: cannot load it ({type(exc).__name__}: {exc})") from None
+    _finer_frames(model, base_ctc, path if path.exists() else None)
     if model.config.text_config.vocab_size != vocab_size:
         # The byte tokenizer is the only one caap uses: a base with another vocabulary keeps its
         # encoder and decoder but gets fresh byte embeddings.
@@ -232,6 +234,36 @@ def load_base(settings: ReaderTrainSettings, *, vocab_size: int, alphabet: Alpha
     for cfg in (model.config, model.config.text_config, model.generation_config):
         cfg.pad_token_id, cfg.eos_token_id, cfg.decoder_start_token_id = pad, eos, pad
     return model
+
+
+def _finer_frames(model: Any, base_ctc: Any, directory: Path | None) -> None:
+    """A base whose CTC head reads ``k`` frames per column, fine-tuned with ``r·k`` frames over the
+    same characters: each of its frames becomes ``r`` copies, so the model starts out reading
+    exactly as the base does (repeated frames collapse) and learns to use the finer steps —
+    narrow glyphs ("l", "i", ".") need a blank between neighbours that 2 px frames can miss."""
+    new = model.config.ctc
+    if directory is None or not isinstance(base_ctc, dict) or base_ctc.get("classes") != new["classes"]:
+        return
+    old_frames, frames = int(base_ctc.get("frames_per_column", 1)), int(new["frames_per_column"])
+    if frames == old_frames or frames % old_frames:
+        return
+    import torch
+    from safetensors import safe_open
+
+    weights = directory / "model.safetensors"
+    if not weights.is_file():
+        return
+    with safe_open(str(weights), "pt") as f:
+        if "ctc_head.weight" not in set(f.keys()):
+            return
+        weight, bias = f.get_tensor("ctc_head.weight"), f.get_tensor("ctc_head.bias")
+    repeat, classes = frames // old_frames, int(new["classes"])
+    head = model.ctc_head
+    with torch.no_grad():
+        head.weight.copy_(weight.view(old_frames, classes, -1).repeat_interleave(repeat, 0).reshape(head.weight.shape))
+        head.bias.copy_(bias.view(old_frames, classes).repeat_interleave(repeat, 0).reshape(head.bias.shape))
+    print(f"note: base CTC head of {old_frames} frames per column → {frames} (each frame copied {repeat}x)",
+          file=sys.stderr)
 
 
 def param_groups(model: Any, settings: ReaderTrainSettings) -> list[dict[str, Any]]:
