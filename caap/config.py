@@ -116,13 +116,13 @@ class ObserveConfig(BaseModel):
     detector: Path | None = Field(default=None, description="detector weights (None: the shipped ones)")
     reader: Path | None = Field(default=None, description="reader checkpoint directory (None: the shipped one)")
     conf: float = Field(default=0.25, gt=0, lt=1, description="detector confidence threshold")
-    # The detector: its class is right for 0.999 of matched elements, the shipped reader's type for
-    # 0.83 (models/reader/MODEL_CARD.md); "reader" is the paper's choice.
+    # The detector: its class is right for 0.9997 of matched elements, the shipped reader's type for
+    # 0.955 (models/reader/MODEL_CARD.md); "reader" is the paper's choice.
     type_source: Literal["reader", "detector"] = Field(
         default="detector", description="which model's type wins when they disagree (see observe/vision.py)")
     # Where element texts come from: the reader's CTC head, PP-OCR (the rapidocr wheel's models),
     # or the reader unless its confidence is below ocr_threshold (then PP-OCR). On held-out test
-    # seeds auto at 0.9 reads 0.964 exactly, PP-OCR alone 0.957, the reader alone 0.903.
+    # seeds (labelled boxes) auto at 0.9 reads 0.963 exactly, PP-OCR alone 0.957, the reader alone 0.902.
     text_source: Literal["reader", "ocr", "auto"] = Field(
         default="auto", description="reader | ocr | auto (see observe/vision.py)")
     ocr_threshold: float = Field(default=0.9, ge=0, le=1,

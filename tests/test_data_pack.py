@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from caap.cli import app
 from caap.data.format import Annotation, Dataset, DatasetError, Source, open_dataset
-from caap.data.pack import keep_elements_only, pack, unpack
+from caap.data.pack import pack, unpack
 from caap.elements import Element
 
 FIXTURE = Path(__file__).parent / "fixtures" / "miniwob-mini"
@@ -39,12 +39,11 @@ def _synthetic(root: Path) -> Dataset:
 def test_pack_round_trips_labels_and_real_pixels(tmp_path):
     synth = _synthetic(tmp_path / "synth")
     archive = tmp_path / "data.tar.gz"
-    stats = pack([FIXTURE, synth.root], archive, margin=3)
+    stats = pack([FIXTURE, synth.root], archive)
     real = len(open_dataset(FIXTURE))
     assert stats["datasets"]["miniwob-mini"]["screens"] == real
     assert 0 < stats["datasets"]["miniwob-mini"]["delta_images"] < real  # later steps stored as differences
-    assert stats["datasets"]["synth"] == {"synthetic_screens": 4, "images": 3, "duplicate_screens": 1,
-                                          "screens": 4, "elements": 4}
+    assert stats["datasets"]["synth"] == {"images": 3, "duplicate_screens": 1, "screens": 4, "elements": 4}
     roots = unpack(archive, tmp_path / "out")
     assert [r.name for r in roots] == ["miniwob-mini", "synth"]
     assert not list(roots[0].rglob("*.delta.webp")) and not (roots[0] / "pack.json").exists()
@@ -56,23 +55,13 @@ def test_pack_round_trips_labels_and_real_pixels(tmp_path):
         assert ann.model_copy(update={"image": before[name].image}) == before[name]
         same = np.asarray(Image.open(roots[0] / ann.image).convert("RGB"))
         assert (same == np.asarray(Image.open(FIXTURE / before[name].image).convert("RGB"))).all()  # lossless
-    # Synthetic screens keep their elements and the margin around them; the rest is background.
+    # A screen stored twice in the source is stored once, and reads back the same.
     page = Dataset(roots[1])
     anns = {p.stem: a for p, a in page}
-    assert anns["synth-copy"].image == anns["synth-0"].image  # stored once
-    got = np.asarray(Image.open(roots[1] / anns["synth-1"].image).convert("RGB")).astype(int)
-    src = np.asarray(Image.open(synth.root / "images/synth/synth-1.png").convert("RGB")).astype(int)
-    assert (got[17:39, 17:54] == src[17:39, 17:54]).all()
-    outside = np.ones(got.shape[:2], bool)
-    outside[17:39, 17:54] = False
-    assert len(np.unique(got[outside].reshape(-1, 3), axis=0)) == 1
-
-
-def test_keep_elements_only_clips_at_the_image_edge():
-    image = Image.new("RGB", (10, 10), (9, 9, 9))
-    image.putpixel((0, 0), (1, 2, 3))
-    out = keep_elements_only(image, [(0, 0, 2, 2)], margin=5)
-    assert out.getpixel((0, 0)) == (1, 2, 3) and out.size == image.size
+    assert anns["synth-copy"].image == anns["synth-0"].image
+    for stem, ann in anns.items():
+        got = np.asarray(Image.open(roots[1] / ann.image).convert("RGB"))
+        assert (got == np.asarray(Image.open(synth.root / f"images/synth/{stem}.png").convert("RGB"))).all()
 
 
 def test_pack_errors_keep_what_was_there(tmp_path):

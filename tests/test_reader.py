@@ -664,6 +664,8 @@ def test_eval_scores_every_text_source_on_the_same_elements(run, tmp_path):
 
     result = evaluate(FIXTURE, run / "best", limit=3, text_source="reader", errors=tmp_path / "errors.jsonl")
     rows = [json.loads(line) for line in (tmp_path / "errors.jsonl").read_text().splitlines()]
+    with pytest.raises(ReaderError, match="directory does not exist"):
+        evaluate(FIXTURE, run / "best", limit=1, text_source="reader", errors=tmp_path / "no" / "errors.jsonl")
     misread = sum(r["reader"] != r["gold"] for r in rows)  # the tiny model misreads most texts
     assert misread == round((1 - result["text"]["reader"]["exact_match"]) * result["text"]["elements"]) > 0
     assert all(r["gold"] != r["reader"] or r["gold"] != r["default"] or r["ocr"] not in (None, r["gold"])
@@ -833,7 +835,7 @@ def test_a_base_read_with_finer_ctc_frames_starts_out_reading_the_same(run):
     import yaml
 
     from caap.observe.ctc import Alphabet
-    from caap.observe.reader import Reader, ReaderSpec, build_tokenizer
+    from caap.observe.reader import Reader, build_tokenizer
     from caap.train.reader import ReaderTrainSettings, load_base
 
     base = Reader(run / "best")
@@ -843,7 +845,7 @@ def test_a_base_read_with_finer_ctc_frames_starts_out_reading_the_same(run):
     model = load_base(ReaderTrainSettings(**settings), vocab_size=len(tok), alphabet=Alphabet(base.spec.alphabet),
                       pad=tok.pad_token_id, eos=tok.eos_token_id).eval()
     assert model.frames_per_column == 4
-    finer = Reader.in_memory(model, ReaderSpec.from_meta(base.meta), tok, path=run / "best", device="cpu")
+    finer = Reader.in_memory(model, base.spec, tok, path=run / "best", device="cpu")
     image, ann = _screen()
     crops = base._crops(image, [e.bbox for e in ann.elements])
     before = [(r.text, round(r.confidence, 4)) for r in base.infer(crops, [False] * len(crops), 1)[0]]

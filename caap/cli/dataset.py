@@ -256,13 +256,11 @@ def dataset_pack(
     datasets: Annotated[list[Path], typer.Argument(help="Dataset directories (different names).")],
     out_file: Annotated[Path, typer.Option("--out", help="Archive to write (.tar.gz).")],
     max_mb: Annotated[float, typer.Option(help="Refuse an archive larger than this (0: no limit).", min=0)] = 60.0,
-    margin: Annotated[int, typer.Option(
-        help="Synthetic screens keep only this many px around their elements (the reader's context).", min=0)] = 8,
 ) -> None:
     """One small archive of datasets to carry to a training machine (lossless WebP, duplicates once)."""
     from caap.data.pack import pack
 
-    result = _dataset_call(pack, datasets, out_file, max_mb=max_mb or None, margin=margin)
+    result = _dataset_call(pack, datasets, out_file, max_mb=max_mb or None)
     for name, counts in result["datasets"].items():
         out.print(f"{name}: {counts.get('screens', 0)} screens ({counts.get('images', 0)} images, "
                   f"{counts.get('duplicate_screens', 0)} duplicates), {counts.get('elements', 0)} elements",

@@ -2,17 +2,15 @@
 
 ``pack`` writes a gzip'd tar holding each dataset as ``<name>/dataset.json``, ``<name>/labels/...``
 and ``<name>/images/...``; ``unpack`` restores them as ordinary caap datasets (their images are
-``.webp``, which every loader opens like PNG). What makes it small, without changing a pixel the
-models learn from:
+``.webp``, which every loader opens like PNG). What makes it small, without changing a pixel:
 
 * screens are stored as **lossless** WebP (about half the bytes of PNG; decoded, the same pixels);
 * a screen that occurs twice in a dataset (an episode step that changed nothing) is stored once;
   a later screen of an episode (same task and seed) is stored as its difference from the one before
-  (mod 256, lossless WebP; 40 % fewer bytes on MiniWoB episodes, measured) where that is smaller;
-* synthetic screens (``source.kind == "synth"``) train only the reader, which sees an element's
-  box plus a few pixels of context (``caap.observe.semimask``, box jitter): pixels farther than
-  ``margin`` from every element are set to the page's background colour, which compresses to
-  almost nothing. Real screens are kept whole: the detector learns from all of them.
+  (mod 256, lossless WebP; 40 % fewer bytes on MiniWoB episodes, measured) where that is smaller.
+
+(Blanking synthetic pages beyond a few px of their elements was measured too: their flat
+backgrounds already cost nothing in WebP, and the archive came out 0.1 MB larger.)
 """
 
 from __future__ import annotations
@@ -33,25 +31,7 @@ from PIL import Image
 from caap.data.format import DatasetError, open_dataset
 
 DEFAULT_MAX_MB = 60.0
-DEFAULT_MARGIN = 8  # px around an element: the reader's context (4) + box jitter (2) + slack
-SYNTHETIC_KIND = "synth"
 PACK_MANIFEST = "pack.json"  # screens stored as differences: [stored file, base screen, screen] in order
-
-
-def _background(image: Image.Image) -> tuple[int, ...]:
-    """The most common colour of ``image`` (the page background of a synthetic screen)."""
-    colours = image.getcolors(maxcolors=image.width * image.height) or [(1, (255, 255, 255))]
-    return max(colours)[1]
-
-
-def keep_elements_only(image: Image.Image, boxes: list[tuple[int, int, int, int]], margin: int) -> Image.Image:
-    """``image`` with every pixel farther than ``margin`` from all ``boxes`` set to its background."""
-    out = Image.new(image.mode, image.size, _background(image))
-    for x1, y1, x2, y2 in boxes:
-        region = (max(x1 - margin, 0), max(y1 - margin, 0), min(x2 + margin, image.width),
-                  min(y2 + margin, image.height))
-        out.paste(image.crop(region), region[:2])
-    return out
 
 
 def _webp(pixels: np.ndarray) -> bytes:
@@ -67,8 +47,7 @@ def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes) -> None:
     tar.addfile(info, io.BytesIO(data))
 
 
-def pack(datasets: list[str | Path], out: str | Path, *, max_mb: float | None = DEFAULT_MAX_MB,
-         margin: int = DEFAULT_MARGIN) -> dict[str, Any]:
+def pack(datasets: list[str | Path], out: str | Path, *, max_mb: float | None = DEFAULT_MAX_MB) -> dict[str, Any]:
     """Write ``datasets`` into the archive ``out`` (see the module docstring). Nothing is left at
     ``out`` unless the whole archive was written and fits in ``max_mb`` (None: no limit); an
     existing file there is replaced only then. Returns the counts and the size."""
@@ -87,7 +66,7 @@ def pack(datasets: list[str | Path], out: str | Path, *, max_mb: float | None = 
             for root, name in zip(roots, names, strict=True):
                 ds = open_dataset(root)
                 meta = ds.meta()
-                meta["packed"] = {"images": "lossless webp", "synthetic_margin_px": margin}
+                meta["packed"] = {"images": "lossless webp"}
                 _add_bytes(tar, f"{name}/dataset.json", (json.dumps(meta, indent=2) + "\n").encode())
                 counts = Counter()
                 stored: dict[str, str] = {}  # pixel hash → image path inside the dataset
@@ -96,9 +75,6 @@ def pack(datasets: list[str | Path], out: str | Path, *, max_mb: float | None = 
                 for label_path, ann in ds:
                     image = Image.open(ds.image_path(ann))
                     image = image.convert("RGBA" if "A" in image.getbands() else "RGB")
-                    if ann.source.kind == SYNTHETIC_KIND:
-                        image = keep_elements_only(image, [tuple(e.bbox) for e in ann.elements], margin)
-                        counts["synthetic_screens"] += 1
                     digest = hashlib.sha1(image.tobytes() + repr(image.size).encode()).hexdigest()
                     rel = stored.get(digest)
                     if rel is not None:
@@ -179,7 +155,7 @@ def _undo_deltas(root: Path) -> None:
                     raise DatasetError(f"{manifest}: {rel!r} points outside the dataset")
             with Image.open(root / base) as b, Image.open(root / stored_as) as d:
                 pixels = np.asarray(b) + np.asarray(d)  # uint8 wraps: base + (screen - base) mod 256
-            Image.fromarray(pixels).save(root / final, "WEBP", lossless=True, quality=50, method=2)
+            (root / final).write_bytes(_webp(pixels))
             (root / stored_as).unlink()
     except (OSError, KeyError, TypeError, ValueError) as exc:
         raise DatasetError(f"{manifest}: cannot rebuild the screens ({type(exc).__name__}: {exc})") from None

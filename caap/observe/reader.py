@@ -419,39 +419,36 @@ class Reader:
 
     def __init__(self, checkpoint: str | Path, *, device: str | None = "cpu", chunk_size: int = 64,
                  constrained: bool = True, pad_waste: float = 1.25) -> None:
-        from caap.observe.ctc import Alphabet
-
-        self.path = Path(checkpoint)
-        self.meta = load_checkpoint_meta(self.path)
-        self.spec = ReaderSpec.from_meta(self.meta)
-        self.alphabet = Alphabet(self.spec.alphabet)
         if chunk_size < 1:
             raise ReaderError(f"chunk_size must be at least 1, got {chunk_size}")
-        self.chunk_size = chunk_size
-        self.pad_waste = pad_waste
-        self.device = resolve_device(device)
-        self.tokenizer = build_tokenizer()
-        self.model = load_model(self.path, self.device)
-        self.grammar = RecordGrammar(self.tokenizer, text=self.spec.decoder_text) if constrained else None
+        path = Path(checkpoint)
+        meta = load_checkpoint_meta(path)
+        device = resolve_device(device)
+        self._bind(load_model(path, device), ReaderSpec.from_meta(meta), build_tokenizer(), path=path, device=device,
+                   chunk_size=chunk_size, constrained=constrained, pad_waste=pad_waste, meta=meta)
         if getattr(self.model, "ctc_classes", None) != self.alphabet.size:
             raise ReaderError(f"{self.path}: the CTC head has {getattr(self.model, 'ctc_classes', None)} classes "
                               f"but the alphabet in {CHECKPOINT_FILE} needs {self.alphabet.size}")
-        self.last_timings_ms: dict[str, float] = {}
-        self.last_readings: list[Reading] = []
 
     @classmethod
-    def in_memory(cls, model: Any, spec: ReaderSpec, tokenizer: Any, *, path: Path, device: str,
-                  constrained: bool = True) -> Reader:
+    def in_memory(cls, model: Any, spec: ReaderSpec, tokenizer: Any, *, path: Path, device: str) -> Reader:
         """A reader around a model being trained, read through the same code as a checkpoint."""
+        reader = cls.__new__(cls)
+        reader._bind(model, spec, tokenizer, path=path, device=device)
+        return reader
+
+    def _bind(self, model: Any, spec: ReaderSpec, tokenizer: Any, *, path: Path, device: str,
+              chunk_size: int = 64, constrained: bool = True, pad_waste: float = 1.25,
+              meta: dict[str, Any] | None = None) -> None:
         from caap.observe.ctc import Alphabet
 
-        reader = cls.__new__(cls)
-        reader.path, reader.meta, reader.spec, reader.alphabet = path, spec.to_meta(), spec, Alphabet(spec.alphabet)
-        reader.chunk_size, reader.device, reader.tokenizer, reader.model = 64, device, tokenizer, model
-        reader.pad_waste = 1.25
-        reader.grammar = RecordGrammar(tokenizer, text=spec.decoder_text) if constrained else None
-        reader.last_timings_ms, reader.last_readings = {}, []
-        return reader
+        self.path, self.spec, self.meta = path, spec, meta if meta is not None else spec.to_meta()
+        self.alphabet = Alphabet(spec.alphabet)
+        self.model, self.tokenizer, self.device = model, tokenizer, device
+        self.chunk_size, self.pad_waste = chunk_size, pad_waste
+        self.grammar = RecordGrammar(tokenizer, text=spec.decoder_text) if constrained else None
+        self.last_timings_ms: dict[str, float] = {}
+        self.last_readings: list[Reading] = []
 
     # -- the model passes -------------------------------------------------------------------------
 

@@ -50,6 +50,7 @@ from PIL import Image
 
 from caap.data.format import Annotation, DatasetError, open_dataset
 from caap.elements import Element
+from caap.files import write_atomic
 from caap.observe.reader import Reader, ReaderError, decode_target, same_record
 from caap.observe.vision import DEFAULT_OCR_THRESHOLD, DEFAULT_TEXT_SOURCE, DEFAULT_TYPE_SOURCE, merge_reading
 from caap.taxonomy import CHECKED, FOCUSED, HIGHLIGHTED, SUBTYPE, TEXT, attributes_of
@@ -148,7 +149,9 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
     JSON Lines file that gets one row per text the reader, PP-OCR or the default source got wrong
     (every other text all of them read right)."""
     screens = _screens(data, limit)
-    error_rows = open(errors, "w", encoding="utf-8") if errors is not None else None  # noqa: SIM115
+    misread: list[dict[str, Any]] = []  # the rows for ``errors``, written once the pass is through
+    if errors is not None and not Path(errors).parent.is_dir():
+        raise ReaderError(f"{errors}: its directory does not exist (nothing evaluated)")
     if threads:
         import torch
 
@@ -277,18 +280,18 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             row[2] += 1
             row[3] += right
             row[4] += right_default
-            if error_rows is not None and not (right and right_default and (right_ocr or i not in ocr_text)):
-                error_rows.write(json.dumps({
+            if errors is not None and not (right and right_default and (right_ocr or i not in ocr_text)):
+                misread.append({
                     "screen": image_path.name, "task": ann.source.task, "type": gold.type.value,
                     "bbox": list(boxes[i]), "gold": gold.text, "reader": said, "confidence": confidence,
                     "ocr": ocr_text.get(i), "ocr_confidence": ocr_confidence.get(i),
-                    "default": _text_of(pred)}, ensure_ascii=False) + "\n")
+                    "default": _text_of(pred)})
             task_row = per_task[task]
             task_row[0] += 1
             task_row[1] += right
             task_row[2] += right_default
-    if error_rows is not None:
-        error_rows.close()
+    if errors is not None:
+        write_atomic(errors, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in misread))
     n = int(counts["elements"])
     result: dict[str, Any] = {
         "dataset": str(data), "checkpoint": str(checkpoint), "device": reader.device,
