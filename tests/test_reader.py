@@ -884,6 +884,53 @@ def test_reader_cli_train_eval_and_observe(tmp_path):
         assert elements and all("text_confidence" in e for e in elements)
 
 
+def test_reader_lm_is_counted_tuned_written_and_used(run, tmp_path):
+    """`caap train reader-lm` on the tiny run: the model is counted from the training split, the
+    fusion grid is scored on the validation texts, the file lands beside the weights and the
+    reader searches its doubtful texts with it; a corrupt file is one clear error."""
+    from typer.testing import CliRunner
+
+    from caap.cli import app
+    from caap.observe.charlm import LM_FILE, CharLM
+    from caap.observe.reader import Reader
+
+    checkpoint = tmp_path / "ckpt"
+    shutil.copytree(run / "best", checkpoint)
+    runner = CliRunner()
+    result = runner.invoke(app, ["train", "reader-lm", "--data", str(FIXTURE), "--checkpoint", str(checkpoint),
+                                 "--split", "val:1010", "--val-max", "20", "--order", "4", "--force", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["elements"] > 0 and report["written"] == str(checkpoint / LM_FILE)
+    assert {"weight", "bonus", "below", "exact_match", "searched"} <= set(report["grid"][0])
+    best = report["best"]
+    assert best["exact_match"] == max(g["exact_match"] for g in report["grid"])
+    lm = CharLM.load(checkpoint / LM_FILE)
+    assert (lm.fusion.weight, lm.fusion.bonus, lm.fusion.below) == (best["weight"], best["bonus"], best["below"])
+    # Validation screens are not counted.
+    from caap.data.format import open_dataset
+    from caap.train.reader_lm import training_texts
+
+    texts, _ = training_texts([FIXTURE], "val:1010")
+    screens = list(open_dataset(FIXTURE))
+    val_only = ({e.text for _, a in screens if a.source.seed == 1010 for e in a.elements if e.text}
+                - {e.text for _, a in screens if a.source.seed != 1010 for e in a.elements if e.text})
+    assert val_only and texts and not val_only & set(texts)
+    reader = Reader(checkpoint)
+    assert reader.lm is not None
+    image, ann = _screen()
+    boxes = [e.bbox for e in ann.elements]
+    lm.fusion = type(lm.fusion)(weight=0.5, bonus=1.0, below=1.01)  # search every text
+    reader.lm = lm
+    searched = reader.read(image, boxes)
+    plain = Reader(checkpoint, lm=False).read(image, boxes)
+    assert [e.text_confidence for e in searched] == [e.text_confidence for e in plain]  # confidence: the pixels'
+    assert Reader(checkpoint, lm=False).lm is None
+    (checkpoint / LM_FILE).write_text("{broken")
+    with pytest.raises(ReaderError, match=LM_FILE):
+        Reader(checkpoint)
+
+
 def test_merge_reading_by_type_source():
     from caap.observe.vision import VisionObserver, merge_reading
 

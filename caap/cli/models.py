@@ -57,6 +57,8 @@ def eval_detector(
     weights: Annotated[Path, typer.Option(help="Detector weights (.pt).")],
     conf: Annotated[float, typer.Option(help="Confidence threshold for precision/recall.")] = 0.25,
     device: Annotated[str, typer.Option(help="Device for the accuracy pass (latency runs on CPU and GPU).")] = "cpu",
+    snap: Annotated[bool, typer.Option(
+        help="Snap text boxes to the words they cover, as the observer does by default.")] = True,
     out_file: Annotated[Path | None, typer.Option("--out", help="Also write the result JSON here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
@@ -66,7 +68,7 @@ def eval_detector(
     from caap.train.eval_detector import evaluate
 
     try:
-        result = evaluate(data, weights, conf=conf, device=device)
+        result = evaluate(data, weights, conf=conf, device=device, snap=snap)
     except (DatasetError, DetectorError) as exc:
         fail(str(exc))
     text = json.dumps(result, indent=2)
@@ -135,6 +137,48 @@ def train_reader(
     out.print(f"run directory: {run} (best checkpoint: {Path(run) / 'best'})", highlight=False)
 
 
+@train_app.command("reader-lm")
+def train_reader_lm(
+    data: Annotated[list[Path], typer.Option(
+        help="The caap datasets the reader was trained on (repeat for several); their training split is "
+             "counted, their validation split tunes the fusion.")],
+    checkpoint: Annotated[Path, typer.Option(help="Reader checkpoint directory; the model is written into it.")],
+    split: Annotated[str, typer.Option(help="Validation seeds (as the reader's training used).")] = "val:2800-2999",
+    order: Annotated[int, typer.Option(help="Characters of context + 1.", min=1, max=12)] = 6,
+    val_max: Annotated[int, typer.Option(help="Validation texts to tune on (an even spread).", min=1)] = 1500,
+    synthetic: Annotated[bool, typer.Option(help="Count the synthetic datasets' texts too.")] = False,
+    force: Annotated[bool, typer.Option(help="Write the model even where it does not help.")] = False,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Write here instead of the checkpoint.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Count a character language model of the training texts and tune how the reader's CTC beam
+    search weighs it (caap/observe/charlm.py); written as char-lm.json beside the weights."""
+    from caap.data.format import DatasetError
+    from caap.observe.reader import ReaderError
+    from caap.train.reader_lm import build
+
+    try:
+        report = build([str(d) for d in data], checkpoint, split=split, order=order, val_max=val_max,
+                       synthetic=synthetic, force=force, out=out_file)
+    except (ReaderError, DatasetError) as exc:
+        fail(str(exc))
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        return
+    table = Table(title=f"fusion grid on {report['elements']} validation texts "
+                        f"(greedy {report['greedy_exact_match']:.4f})")
+    for column in ("weight", "bonus", "below", "searched", "exact match"):
+        table.add_column(column, justify="right")
+    for g in sorted(report["grid"], key=lambda g: -g["exact_match"])[:10]:
+        table.add_row(str(g["weight"]), str(g["bonus"]), str(g["below"]), f"{g['searched']:.3f}",
+                      f"{g['exact_match']:.4f}")
+    out.print(table)
+    best = report["best"]
+    where = report["written"] or "nothing written (the model does not help; --force writes it)"
+    out.print(f"best: weight {best['weight']} bonus {best['bonus']} below {best['below']} -> "
+              f"{best['exact_match']:.4f}; {where}", highlight=False)
+
+
 def _settings_overrides(items: list[str]) -> dict[str, object]:
     """``--set KEY=VALUE`` flags as a mapping (values parsed as YAML: numbers, lists, true/false)."""
     import yaml
@@ -171,6 +215,8 @@ def eval_reader(
         help="Read the boxes these detector weights find (matched to the labels at IoU 0.5) instead of the "
              "labelled boxes; also times the whole observation (detect + read).")] = None,
     threads: Annotated[int | None, typer.Option(help="torch CPU threads (default: one per core).", min=1)] = None,
+    snap: Annotated[bool | None, typer.Option(
+        help="--detector: snap its text boxes to the words they cover (default: config observe).")] = None,
     out_file: Annotated[Path | None, typer.Option("--out", help="Also write the result JSON here.")] = None,
     errors: Annotated[Path | None, typer.Option(
         help="Write every misread text here (JSON Lines: screen, task, box, gold and each source's text).")] = None,
@@ -182,12 +228,13 @@ def eval_reader(
     from caap.train.eval_reader import evaluate
 
     observe_cfg = config_from_flags(config, {"observe.type_source": type_source, "observe.text_source": text_source,
-                                             "observe.ocr_threshold": ocr_threshold}).observe
+                                             "observe.ocr_threshold": ocr_threshold,
+                                             "observe.snap_text_boxes": snap}).observe
     try:
         result = evaluate(data, checkpoint, device=device, limit=limit, tesseract=not no_tesseract, ocr=not no_ocr,
                           detector=detector, threads=threads, type_source=observe_cfg.type_source,
                           text_source=observe_cfg.text_source, ocr_threshold=observe_cfg.ocr_threshold,
-                          errors=errors)
+                          errors=errors, snap=observe_cfg.snap_text_boxes)
     except (ReaderError, DatasetError) as exc:
         fail(str(exc))
     text = json.dumps(result, indent=2, ensure_ascii=False)

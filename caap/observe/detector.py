@@ -1,6 +1,6 @@
 """The UI element detector used by the observer: YOLOv8 weights loaded once, boxes in
-captured-image pixels, overlapping duplicates merged, the predicted type kept as a hint for the
-reader."""
+captured-image pixels, overlapping duplicates merged, one-line text boxes snapped to the words
+they cover (``caap.observe.snap``), the predicted type kept as a hint for the reader."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import as_box, clip, iou
+from caap.observe.snap import snap_text_boxes
 from caap.taxonomy import DETECTOR_CLASSES
 
 
@@ -24,7 +25,7 @@ class DetectorError(RuntimeError):
 
 class Detector:
     def __init__(self, weights: str | Path, *, conf: float = 0.25, iou: float = 0.6, merge_iou: float = 0.7,
-                 imgsz: int | None = None, device: str = "cpu") -> None:
+                 imgsz: int | None = None, device: str = "cpu", snap: bool = True) -> None:
         os.environ.setdefault("YOLO_OFFLINE", "1")
         path = Path(weights)
         if not path.is_file():
@@ -49,7 +50,7 @@ class Detector:
             raise DetectorError(f"{path}: classes {list(names.values())} are not caap's taxonomy "
                                 f"{list(expected.values())}")
         self.path = path
-        self.conf, self.iou, self.merge_iou, self.device = conf, iou, merge_iou, device
+        self.conf, self.iou, self.merge_iou, self.device, self.snap = conf, iou, merge_iou, device, snap
         args = getattr(self.model, "overrides", {}) or {}
         self.imgsz = imgsz or int(args.get("imgsz") or 224)
 
@@ -76,7 +77,8 @@ class Detector:
             if box is None:
                 continue
             found.append(Element(type=DETECTOR_CLASSES[int(cls)], bbox=as_box(box), score=round(float(score), 4)))
-        return merge_duplicates(found, self.merge_iou)
+        found = merge_duplicates(found, self.merge_iou)
+        return snap_text_boxes(image, found) if self.snap else found
 
 
 def merge_duplicates(elements: list[Element], threshold: float = 0.7) -> list[Element]:

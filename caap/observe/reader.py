@@ -7,8 +7,11 @@ few px of context and cut at native resolution into narrow patches (``caap.obser
 Output, from one encoder pass over all elements of a screen:
 
 * the **text**, from the CTC head (``caap.observe.reader_model``): one greedy pass over the
-  encoder's columns, which cannot loop, with a confidence per element. A text area is cut into its
-  lines first (``caap.observe.lines``) and the lines are read the same way;
+  encoder's columns, which cannot loop, with a confidence per element. Where the checkpoint
+  directory holds a character language model (``char-lm.json``, ``caap.observe.charlm``), the
+  texts the greedy pass is unsure of are searched again with it (``caap.observe.ctc.beam_decode``);
+  the confidence stays the greedy pass's. A text area is cut into its lines first
+  (``caap.observe.lines``) and the lines are read the same way;
 * the **record** — type, checked/focused/highlighted, subtype — written by the decoder in the
   target format below (version 1), text field left out unless the checkpoint's decoder was trained
   to write it (``decoder_text``).
@@ -59,6 +62,7 @@ from PIL import Image
 from caap.elements import Element
 from caap.files import read_json
 from caap.geometry import Box, as_box
+from caap.observe.charlm import LM_FILE, CharLM, CharLMError
 from caap.observe.lines import LINE_SEPARATOR, text_lines
 from caap.observe.semimask import semi_mask
 from caap.taxonomy import (
@@ -418,7 +422,7 @@ class Reader:
     ``constrained``: the decoder writes only records of the target format (``RecordGrammar``)."""
 
     def __init__(self, checkpoint: str | Path, *, device: str | None = "cpu", chunk_size: int = 64,
-                 constrained: bool = True, pad_waste: float = 1.25) -> None:
+                 constrained: bool = True, pad_waste: float = 1.25, lm: bool = True) -> None:
         if chunk_size < 1:
             raise ReaderError(f"chunk_size must be at least 1, got {chunk_size}")
         path = Path(checkpoint)
@@ -426,6 +430,11 @@ class Reader:
         device = resolve_device(device)
         self._bind(load_model(path, device), ReaderSpec.from_meta(meta), build_tokenizer(), path=path, device=device,
                    chunk_size=chunk_size, constrained=constrained, pad_waste=pad_waste, meta=meta)
+        if lm and (path / LM_FILE).is_file():
+            try:
+                self.lm = CharLM.load(path / LM_FILE)
+            except CharLMError as exc:
+                raise ReaderError(str(exc)) from None
         if getattr(self.model, "ctc_classes", None) != self.alphabet.size:
             raise ReaderError(f"{self.path}: the CTC head has {getattr(self.model, 'ctc_classes', None)} classes "
                               f"but the alphabet in {CHECKPOINT_FILE} needs {self.alphabet.size}")
@@ -449,6 +458,9 @@ class Reader:
         self.grammar = RecordGrammar(tokenizer, text=spec.decoder_text) if constrained else None
         self.last_timings_ms: dict[str, float] = {}
         self.last_readings: list[Reading] = []
+        self.lm: CharLM | None = None  # the character model the CTC texts are searched with (charlm)
+        self.keep_log_probs = False  # infer() keeps each crop's CTC log-probabilities (for tuning)
+        self.last_log_probs: list[Any] = []
 
     # -- the model passes -------------------------------------------------------------------------
 
@@ -489,10 +501,12 @@ class Reader:
         decoder must write (None: any type; needs the grammar)."""
         import torch
 
-        from caap.observe.ctc import greedy_decode
+        from caap.observe.ctc import CtcReading, beam_decode, greedy_decode
         from caap.observe.patches import patchify
 
         readings: list[Any] = [None] * len(crops)
+        kept: list[Any] = [None] * len(crops)
+        fusion = self.lm.fusion if self.lm is not None else None
         hidden: dict[int, torch.Tensor] = {}  # encoder output of each crop to generate for, unpadded
         with torch.inference_mode():
             for group in self.passes(crops):
@@ -501,8 +515,16 @@ class Reader:
                 mask = grid.attention_mask.to(self.device)
                 encoded = self.model.encode(patches, mask).last_hidden_state
                 log_probs, lengths = self.model.ctc_log_probs(encoded, mask, patches)
-                for i, reading in zip(group, greedy_decode(log_probs.cpu(), lengths.tolist(), self.alphabet),
-                                      strict=True):
+                log_probs, lengths = log_probs.cpu(), lengths.tolist()
+                for row, (i, reading) in enumerate(zip(group, greedy_decode(log_probs, lengths, self.alphabet),
+                                                       strict=True)):
+                    if self.keep_log_probs:
+                        kept[i] = log_probs[row, : lengths[row]].numpy()
+                    if fusion is not None and reading.confidence < fusion.below:
+                        # The greedy confidence stays: it says how clear the pixels were.
+                        text = beam_decode(log_probs[row].numpy(), lengths[row], self.alphabet, self.lm,
+                                           weight=fusion.weight, bonus=fusion.bonus, beam=fusion.beam)
+                        reading = CtcReading(text, reading.confidence)
                     readings[i] = reading
                 for row, i in enumerate(group):
                     if generate[i]:
@@ -515,6 +537,7 @@ class Reader:
                                             [types[i] if types is not None else None for i in chunk], max_new_tokens)
                 for i, record in zip(chunk, records_of, strict=True):
                     records[i] = record
+        self.last_log_probs = kept if self.keep_log_probs else []
         return readings, records
 
     def _generate(self, states: list[Any], types: list[ElementType | None], max_new_tokens: int) -> list[str]:

@@ -76,10 +76,10 @@ class VisionObserver:
 
     @classmethod
     def load(cls, detector_weights: str | Path | None = None, reader_checkpoint: str | Path | None = None, *,
-             use_reader: bool = True, conf: float = 0.25, device: str = "cpu",
+             use_reader: bool = True, conf: float = 0.25, device: str = "cpu", snap: bool = True,
              type_source: str = DEFAULT_TYPE_SOURCE, text_source: str = DEFAULT_TEXT_SOURCE,
              ocr_threshold: float = DEFAULT_OCR_THRESHOLD) -> VisionObserver:
-        detector = Detector(detector_weights or DEFAULT_DETECTOR, conf=conf, device=device)
+        detector = Detector(detector_weights or DEFAULT_DETECTOR, conf=conf, device=device, snap=snap)
         reader = ocr = None
         if use_reader:
             from caap.observe.reader import Reader
@@ -96,6 +96,7 @@ class VisionObserver:
     def from_config(cls, cfg: ObserveConfig, *, use_reader: bool = True) -> VisionObserver:
         """The observer the ``[observe]`` config section describes."""
         return cls.load(cfg.detector, cfg.reader, use_reader=use_reader, conf=cfg.conf, device=cfg.device,
+                        snap=cfg.snap_text_boxes,
                         type_source=cfg.type_source, text_source=cfg.text_source, ocr_threshold=cfg.ocr_threshold)
 
     def observe(self, image: Image.Image) -> list[Element]:

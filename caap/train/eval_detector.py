@@ -65,10 +65,12 @@ def _ap(scores: list[float], hits: list[bool], n_gt: int) -> float:
 
 
 def evaluate(dataset_root: str | Path, weights: str | Path, *, conf: float = 0.25, iou_match: float = 0.5,
-             device: str = "cpu", latency_images: int = 200) -> dict[str, Any]:
+             device: str = "cpu", latency_images: int = 200, snap: bool = True) -> dict[str, Any]:
     open_dataset(dataset_root)
     items = list(Dataset(dataset_root))
-    detector = Detector(weights, conf=0.001, device=device)  # low threshold for AP; `conf` applies to P/R
+    # Low threshold for AP; `conf` applies to P/R. `snap`: text boxes snapped to their words, as
+    # the observer uses them.
+    detector = Detector(weights, conf=0.001, device=device, snap=snap)
     ds = Dataset(dataset_root)
     tp = fp = fn = 0
     per_class: dict[str, dict[str, int]] = defaultdict(lambda: {"tp": 0, "fp": 0, "fn": 0, "gt": 0})
@@ -116,7 +118,7 @@ def evaluate(dataset_root: str | Path, weights: str | Path, *, conf: float = 0.2
     present = [v for v in classes.values() if v["ap50"] is not None]
     return {
         "dataset": str(dataset_root),
-        "weights": str(weights),
+        "weights": str(weights), "snap_text_boxes": snap,
         "images": len(items),
         "elements": tp + fn,
         "conf": conf,
@@ -125,7 +127,7 @@ def evaluate(dataset_root: str | Path, weights: str | Path, *, conf: float = 0.2
         "map50": round(float(np.mean([v["ap50"] for v in present])), 4) if present else None,
         "map50_95": round(float(np.mean([v["ap50_95"] for v in present])), 4) if present else None,
         "per_class": classes,
-        "latency_ms": latency(weights, [ds.image_path(a) for _, a in items[:latency_images]], conf=conf),
+        "latency_ms": latency(weights, [ds.image_path(a) for _, a in items[:latency_images]], conf=conf, snap=snap),
     }
 
 
@@ -133,7 +135,7 @@ def _ratio(a: int, b: int) -> float | None:
     return round(a / b, 4) if b else None
 
 
-def latency(weights: str | Path, paths: list[Path], *, conf: float = 0.25) -> dict[str, Any]:
+def latency(weights: str | Path, paths: list[Path], *, conf: float = 0.25, snap: bool = True) -> dict[str, Any]:
     """Per-image detect() time (model loaded, one screen at a time, as the observer calls it)."""
     out: dict[str, Any] = {}
     devices = ["cpu"]
@@ -149,7 +151,7 @@ def latency(weights: str | Path, paths: list[Path], *, conf: float = 0.25) -> di
         with Image.open(p) as im:
             images.append(im.convert("RGB"))
     for device in devices:
-        det = Detector(weights, conf=conf, device=device)
+        det = Detector(weights, conf=conf, device=device, snap=snap)
         for img in images[:5]:
             det.detect(img)  # warm-up
         times = []

@@ -140,10 +140,11 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
              tesseract: bool = True, ocr: bool = True, latency_screens: int = 50, threads: int | None = None,
              detector: str | Path | None = None, iou_match: float = 0.5, type_source: str = DEFAULT_TYPE_SOURCE,
              text_source: str = DEFAULT_TEXT_SOURCE, ocr_threshold: float = DEFAULT_OCR_THRESHOLD,
-             errors: str | Path | None = None) -> dict[str, Any]:
+             errors: str | Path | None = None, snap: bool = True) -> dict[str, Any]:
     """Reader accuracy and latency on every labelled element of ``data`` (``limit``: an even spread
     of that many screens), with PP-OCR and Tesseract on the same elements (module docstring).
-    ``detector``: weights whose boxes are read instead of the labelled ones; ``type_source``,
+    ``detector``: weights whose boxes are read instead of the labelled ones (``snap``: with their
+    text boxes snapped to their words, as the observer does by default); ``type_source``,
     ``text_source`` and ``ocr_threshold``: the observer's settings to score as ``default``;
     ``threads``: torch and onnxruntime CPU threads (process-wide; None: their defaults); ``errors``: a
     JSON Lines file that gets one row per text the reader, PP-OCR or the default source got wrong
@@ -174,7 +175,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
         from caap.observe.detector import Detector, DetectorError
 
         try:
-            det = Detector(detector, device=device)
+            det = Detector(detector, device=device, snap=snap)
         except DetectorError as exc:
             raise ReaderError(str(exc)) from None
     # As the observer reads: with the detector's class as the type, the decoder writes that class's
@@ -296,7 +297,8 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
     result: dict[str, Any] = {
         "dataset": str(data), "checkpoint": str(checkpoint), "device": reader.device,
         "boxes": "labelled" if det is None else "detected", "screens": len(screens), "elements": n,
-        "settings": {"type_source": type_source, "text_source": text_source, "ocr_threshold": ocr_threshold},
+        "settings": {"type_source": type_source, "text_source": text_source, "ocr_threshold": ocr_threshold,
+                     **({"snap_text_boxes": snap} if detector is not None else {})},
         "type": {"reader": None if follow else _ratio(counts["reader_type"], n),
                  "observer": _ratio(counts["observer_type"], n),
                  **({"detector": _ratio(counts["detector_type"], n)} if det is not None else {})},

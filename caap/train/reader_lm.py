@@ -1,0 +1,102 @@
+"""Build the reader's character language model and choose how much to trust it.
+
+``build`` counts the texts of the training split (the same split ``caap train reader`` uses, so the
+validation screens stay unseen), then reads the validation elements once with the checkpoint's
+CTC head and tries every weight x bonus of the fusion grid on the kept CTC outputs: the setting
+with the best exact match is stored with the model in the checkpoint directory
+(``caap.observe.charlm.LM_FILE``), where ``Reader`` picks it up. A grid whose best weight is 0 (the
+model never helps) writes no file unless asked to.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from caap.observe.charlm import LM_FILE, CharLM, Fusion
+from caap.observe.ctc import beam_decode
+from caap.observe.reader import Reader, ReaderError
+from caap.train.reader_data import ctc_text, load_samples, spread
+
+WEIGHTS = (0.0, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6)
+BONUSES = (0.0, 0.5, 1.0, 1.5, 2.0)
+BELOW = (0.9, 0.99, 1.0)  # search only texts whose greedy confidence is below this (speed)
+
+
+def training_texts(datasets: Sequence[str | Path], split: str, *, synthetic: bool = False) -> tuple[list[str], Any]:
+    """The texts (one per line of a multi-line text) of the training split, and the validation samples."""
+    train, val, _ = load_samples(datasets, split)
+    texts: list[str] = []
+    for s in train:
+        if s.synthetic and not synthetic:
+            continue
+        for line in (s.element.text or "").split("\n"):
+            if line.strip():
+                texts.append(line)
+    return texts, val
+
+
+def ctc_outputs(reader: Reader, samples: Sequence[Any]) -> list[tuple[Any, Any, str]]:
+    """(CTC log-probabilities, greedy reading, gold text) of each one-line sample, screen by screen."""
+    by_image: dict[str, list[Any]] = defaultdict(list)
+    for s in samples:
+        by_image[s.image].append(s)
+    reader.keep_log_probs = True
+    out = []
+    try:
+        for image_path, group in by_image.items():
+            with Image.open(image_path) as im:
+                image = im.convert("RGB")
+            crops = reader._crops(image, [s.bbox for s in group])
+            readings, _ = reader.infer(crops, [False] * len(crops), 1)
+            for s, reading, lp in zip(group, readings, reader.last_log_probs, strict=True):
+                out.append((lp, reading, ctc_text(s.element) or ""))
+    finally:
+        reader.keep_log_probs = False
+    return out
+
+
+def build(datasets: Sequence[str | Path], checkpoint: str | Path, *, split: str = "val:2800-2999", order: int = 6,
+          val_max: int = 1500, beam: int = 8, weights: Sequence[float] = WEIGHTS,
+          bonuses: Sequence[float] = BONUSES, below: Sequence[float] = BELOW, synthetic: bool = False,
+          force: bool = False, out: str | Path | None = None, progress: Any = None) -> dict[str, Any]:
+    """Count, tune, write; returns the report (elements, greedy and best exact match, the grid)."""
+    t0 = time.perf_counter()
+    texts, val = training_texts(datasets, split, synthetic=synthetic)
+    if not texts:
+        raise ReaderError(f"{', '.join(map(str, datasets))}: no training texts to count")
+    lm = CharLM.train(texts, order)
+    reader = Reader(checkpoint, lm=False)
+    wanted = spread([s for s in val if ctc_text(s.element) and "\n" not in (s.element.text or "")], val_max)
+    outputs = ctc_outputs(reader, wanted)
+    n = len(outputs)
+    if not n:
+        raise ReaderError("no one-line validation texts to tune on")
+    greedy = sum(r.text == gold for _, r, gold in outputs) / n
+    grid = []
+    for weight in weights:
+        for bonus in bonuses if weight else (0.0,):
+            searched = [beam_decode(lp, len(lp), reader.alphabet, lm, weight=weight, bonus=bonus, beam=beam)
+                        if weight else r.text for lp, r, _ in outputs]
+            for limit in below if weight else (1.0,):
+                hits = sum((text if r.confidence < limit else r.text) == gold
+                           for text, (_, r, gold) in zip(searched, outputs, strict=True))
+                grid.append({"weight": weight, "bonus": bonus, "below": limit, "exact_match": round(hits / n, 4),
+                             "searched": round(sum(r.confidence < limit for _, r, _ in outputs) / n, 4)})
+                if progress:
+                    progress(grid[-1])
+    # Ties go to searching fewer texts (faster), then to the smaller weight.
+    best = max(grid, key=lambda g: (g["exact_match"], -g["searched"], -g["weight"]))
+    lm.fusion = Fusion(weight=best["weight"], bonus=best["bonus"], beam=beam, below=best["below"])
+    target = Path(out) if out else Path(checkpoint) / LM_FILE
+    written = best["weight"] > 0 or force
+    if written:
+        lm.save(target)
+    return {"texts": len(set(texts)), "order": order, "contexts": len(lm.counts), "elements": n,
+            "greedy_exact_match": round(greedy, 4), "best": best, "grid": grid,
+            "written": str(target) if written else None, "seconds": round(time.perf_counter() - t0, 1)}

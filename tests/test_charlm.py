@@ -1,0 +1,87 @@
+"""The reader's character language model and the CTC beam search that uses it."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from caap.observe.charlm import CharLM, CharLMError, Fusion
+from caap.observe.ctc import BLANK, Alphabet, beam_decode, greedy_decode
+
+TEXTS = ["Select Austin and click Submit.", "Select the checkbox and click Submit.", "Select Iaculis.",
+         "click Submit.", "Enter the password"] * 3
+
+
+def test_probabilities_of_every_next_character_sum_to_one_minus_the_unknown_share() -> None:
+    lm = CharLM.train(TEXTS, order=4)
+    symbols = [*sorted(set("".join(TEXTS))), "\x03"]
+    for context in ("", "Sel", "click Sub", "zzz"):
+        total = sum(lm.prob(context, ch) for ch in symbols)
+        assert 0.97 < total <= 1.0 + 1e-9, (context, total)
+
+
+def test_known_spellings_score_higher_than_one_letter_off() -> None:
+    lm = CharLM.train(TEXTS, order=6)
+    assert lm.score("Select") > lm.score("Selet")
+    assert lm.score("Austin") > lm.score("Austn")
+    assert lm.score("Iaculis") > lm.score("laculis")
+    assert math.isfinite(lm.score("x7#Qz"))  # anything has a probability: passwords stay readable
+
+
+def test_saves_loads_and_rejects_bad_files(tmp_path) -> None:
+    lm = CharLM.train(TEXTS, order=5)
+    lm.fusion = Fusion(weight=0.25, bonus=1.5, beam=4, below=0.9)
+    path = tmp_path / "char-lm.json"
+    lm.save(path)
+    again = CharLM.load(path)
+    assert again.fusion == lm.fusion and again.order == 5
+    assert again.score("click Submit.") == pytest.approx(lm.score("click Submit."))
+    with pytest.raises(CharLMError, match="no such"):
+        CharLM.load(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(CharLMError, match="not a readable"):
+        CharLM.load(tmp_path / "bad.json")
+    (tmp_path / "other.json").write_text(json.dumps({"format": "something else"}))
+    with pytest.raises(CharLMError, match="not a caap-char-lm"):
+        CharLM.load(tmp_path / "other.json")
+    data = lm.to_json()
+    data["fusion"]["speed"] = 3
+    (tmp_path / "fusion.json").write_text(json.dumps(data))
+    with pytest.raises(CharLMError, match="fusion"):
+        CharLM.load(tmp_path / "fusion.json")
+
+
+def _frames(alphabet: Alphabet, spec: list[dict[str, float]]) -> np.ndarray:
+    """Log-probabilities per frame: each dict gives some characters' probabilities, the rest is
+    blank (and a small floor for everything)."""
+    out = np.full((len(spec), alphabet.size), 1e-6)
+    for t, probs in enumerate(spec):
+        for ch, p in probs.items():
+            out[t, alphabet.encode(ch)[0]] = p
+        out[t, BLANK] = max(1.0 - sum(probs.values()), 1e-6)
+    return np.log(out / out.sum(axis=1, keepdims=True))
+
+
+def test_beam_search_restores_a_letter_the_pixels_leave_open() -> None:
+    alphabet = Alphabet.build(TEXTS)
+    lm = CharLM.train(TEXTS, order=6)
+    # "Sele?t": the frame of the "c" is mostly blank (a narrow glyph), so greedy drops it.
+    spec = [{"S": 0.99}, {}, {"e": 0.99}, {}, {"l": 0.99}, {}, {"e": 0.99}, {"c": 0.35}, {"t": 0.99}, {}]
+    frames = _frames(alphabet, spec)
+    torch = pytest.importorskip("torch")
+    assert greedy_decode(torch.from_numpy(frames)[None], [len(frames)], alphabet)[0].text == "Selet"
+    assert beam_decode(frames, len(frames), alphabet, lm, weight=0.0, bonus=0.0) == "Selet"
+    assert beam_decode(frames, len(frames), alphabet, lm, weight=0.3, bonus=1.0) == "Select"
+
+
+def test_beam_search_leaves_clear_pixels_alone() -> None:
+    alphabet = Alphabet.build([*TEXTS, "x7#Qz"])
+    lm = CharLM.train(TEXTS, order=6)
+    spec = [{"x": 0.99}, {}, {"7": 0.99}, {"#": 0.98}, {}, {"Q": 0.99}, {"z": 0.97}, {}]
+    frames = _frames(alphabet, spec)
+    assert beam_decode(frames, len(frames), alphabet, lm, weight=0.3, bonus=1.0) == "x7#Qz"
+    # Frames past the element's length are not read.
+    assert beam_decode(frames, 3, alphabet, lm, weight=0.3, bonus=1.0) == "x7"

@@ -1,0 +1,106 @@
+"""Text boxes snapped to their words (caap.observe.snap): on real MiniWoB screens and on lines
+rendered with the fonts Chromium uses here."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from caap.data.format import open_dataset
+from caap.elements import Element
+from caap.observe.snap import SNAPPED_TYPES, snap_text_boxes
+from caap.taxonomy import ElementType
+
+FIXTURE = Path(__file__).parent / "fixtures" / "miniwob-mini"
+FONT = Path("/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf")
+# Screens whose text lines are one colour (the fixture's click-tab-2 labels predate hyperlinks
+# inside paragraphs, so their "text" lines hold blue link words too).
+ONE_COLOUR_TASKS = {"choose-list", "click-button", "click-checkboxes", "click-dialog", "enter-text", "use-spinner"}
+
+
+def _font(size: int = 13) -> ImageFont.FreeTypeFont:
+    if not FONT.is_file():
+        pytest.skip(f"{FONT} not installed (fonts-liberation)")
+    return ImageFont.truetype(str(FONT), size)
+
+
+def _line(parts: list[tuple[str, tuple[int, int, int]]], size: int = 13) -> tuple[Image.Image, list[tuple[int, int]]]:
+    """A 200x30 white image with the parts drawn left to right on one line from x=10; each part's
+    ink extent (x1, x2 exclusive)."""
+    font = _font(size)
+    image = Image.new("RGB", (200, 30), "white")
+    draw = ImageDraw.Draw(image)
+    x, spans = 10, []
+    for text, colour in parts:
+        draw.text((x, 8), text, font=font, fill=colour)
+        left, _, right, _ = draw.textbbox((x, 8), text, font=font)
+        spans.append((left, right))
+        x += draw.textlength(text + " ", font=font)
+    return image, spans
+
+
+def test_loose_link_box_snaps_to_the_blue_word() -> None:
+    image, spans = _line([("Id", (0, 0, 0)), ("ipsum.", (0, 0, 238)), ("Feugiat", (0, 0, 0))])
+    (_, id_end), (link_x1, link_x2), (next_x1, _) = spans
+    # Detector-like error: the box starts inside "Id" and ends inside "Feugiat".
+    loose = Element(type=ElementType.HYPERLINK, bbox=(id_end - 3, 6, next_x1 + 4, 23), score=0.6)
+    (snapped,) = snap_text_boxes(image, [loose])
+    assert abs(snapped.bbox[0] - link_x1) <= 1 and abs(snapped.bbox[2] - link_x2) <= 1
+    assert snapped.bbox[1:4:2] == (6, 23)  # top and bottom stay the detector's
+
+
+def test_cut_word_is_taken_whole_and_neighbour_word_left_out() -> None:
+    image, spans = _line([("hello", (0, 0, 0)), ("world", (0, 0, 0)), ("again", (0, 0, 0))])
+    _, (w1, w2), (a1, _) = spans
+    # Cuts "world" short by 4 px and reaches 2 px into "again" (whose middle stays outside).
+    box = Element(type=ElementType.TEXT, bbox=(w1 + 4, 6, a1 + 2, 23), score=0.9)
+    (snapped,) = snap_text_boxes(image, [box])
+    assert abs(snapped.bbox[0] - w1) <= 1 and abs(snapped.bbox[2] - w2) <= 1
+
+
+def test_other_types_blank_boxes_and_tall_boxes_are_left_alone() -> None:
+    image, spans = _line([("Submit", (0, 0, 0))])
+    button = Element(type=ElementType.BUTTON, bbox=(spans[0][0] + 3, 6, spans[0][1] - 3, 23))
+    blank = Element(type=ElementType.TEXT, bbox=(150, 4, 190, 20))
+    tall = Element(type=ElementType.TEXT, bbox=(5, 0, 60, 30 + 20))
+    canvas = Image.new("RGB", (200, 60), "white")
+    canvas.paste(image, (0, 0))
+    out = snap_text_boxes(canvas, [button, blank, tall])
+    assert [e.bbox for e in out] == [button.bbox, blank.bbox, tall.bbox]
+
+
+def test_boxes_that_become_one_are_merged_keeping_the_most_confident() -> None:
+    image, spans = _line([("alpha", (0, 0, 0)), ("beta", (0, 0, 238))])
+    x1, x2 = spans[1]
+    a = Element(type=ElementType.HYPERLINK, bbox=(x1 - 2, 6, x2 - 3, 23), score=0.4)
+    b = Element(type=ElementType.HYPERLINK, bbox=(x1 + 2, 6, x2 + 2, 23), score=0.8)
+    out = snap_text_boxes(image, [a, b])
+    assert len(out) == 1 and out[0].score == 0.8
+
+
+def test_real_screens_loose_boxes_come_back_to_their_labels() -> None:
+    """Every one-line text box of the fixture screens, its left and right sides moved by up to
+    3 px either way, snaps back to within 1 px of its label (as the labels themselves do)."""
+    rng = random.Random(0)
+    ds = open_dataset(FIXTURE)
+    total = back = unmoved = 0
+    for _, ann in ds:
+        if ann.source.task not in ONE_COLOUR_TASKS:
+            continue
+        image = Image.open(ds.image_path(ann)).convert("RGB")
+        for e in ann.elements:
+            if e.type not in SNAPPED_TYPES or not e.text or "\n" in e.text or e.bbox[3] - e.bbox[1] > 20:
+                continue
+            x1, y1, x2, y2 = e.bbox
+            (same,) = snap_text_boxes(image, [e])
+            unmoved += max(abs(a - b) for a, b in zip(same.bbox, e.bbox, strict=True)) <= 1
+            moved = e.model_copy(update={"bbox": (x1 + rng.randint(-3, 3), y1, x2 + rng.randint(-3, 3), y2)})
+            (snapped,) = snap_text_boxes(image, [moved])
+            back += max(abs(a - b) for a, b in zip(snapped.bbox, e.bbox, strict=True)) <= 1
+            total += 1
+    assert total >= 40
+    assert unmoved / total >= 0.95, (unmoved, total)
+    assert back / total >= 0.9, (back, total)
