@@ -125,7 +125,8 @@ class ObserveConfig(BaseModel):
         default="detector", description="which model's type wins when they disagree (see observe/vision.py)")
     # Where element texts come from: the reader's CTC head, PP-OCR (the rapidocr wheel's models),
     # or the reader unless its confidence is below ocr_threshold (then PP-OCR). On held-out test
-    # seeds (labelled boxes) auto at 0.9 reads 0.963 exactly, PP-OCR alone 0.957, the reader alone 0.902.
+    # seeds (detector's boxes) auto at 0.9 reads 0.948 exactly, PP-OCR alone 0.925, the reader 0.914;
+    # on tasks outside the 67: 0.890 / 0.856 / 0.749 (models/reader/MODEL_CARD.md).
     text_source: Literal["reader", "ocr", "auto"] = Field(
         default="auto", description="reader | ocr | auto (see observe/vision.py)")
     ocr_threshold: float = Field(default=0.9, ge=0, le=1,

@@ -666,10 +666,15 @@ def test_eval_scores_every_text_source_on_the_same_elements(run, tmp_path):
     rows = [json.loads(line) for line in (tmp_path / "errors.jsonl").read_text().splitlines()]
     with pytest.raises(ReaderError, match="directory does not exist"):
         evaluate(FIXTURE, run / "best", limit=1, text_source="reader", errors=tmp_path / "no" / "errors.jsonl")
-    misread = sum(r["reader"] != r["gold"] for r in rows)  # the tiny model misreads most texts
+    texts = [r for r in rows if r["attribute"] == "text"]
+    misread = sum(r["reader"] != r["gold"] for r in texts)  # the tiny model misreads most texts
     assert misread == round((1 - result["text"]["reader"]["exact_match"]) * result["text"]["elements"]) > 0
     assert all(r["gold"] != r["reader"] or r["gold"] != r["default"] or r["ocr"] not in (None, r["gold"])
-               for r in rows)  # only texts some source got wrong
+               for r in texts)  # only texts some source got wrong
+    states = [r for r in rows if r["attribute"] != "text"]
+    for name, score in result["attributes"].items():  # one row per state the observer got wrong
+        wrong = sum(r["attribute"] == name for r in states)
+        assert wrong == round((1 - score["accuracy"]) * score["elements"]) if score["elements"] else wrong == 0
     assert result["screens"] == 3 and result["elements"] > 0 and result["boxes"] == "labelled"
     assert {"type", "record_exact", "text", "attributes", "per_type", "per_task", "latency_ms", "tesseract"} <= set(result)
     text = result["text"]

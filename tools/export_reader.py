@@ -1,6 +1,7 @@
 """Copy a reader checkpoint for shipping: weights stored in float16 (half the size in git; the
-reader always computes in float32), plus its caap-reader.json. Other files already in the
-destination (the model card, metrics) are kept.
+reader always computes in float32), plus its caap-reader.json and character language model
+(char-lm.json) where it has one. Other files already in the destination (the model card, metrics)
+are kept.
 
     .venv/bin/python tools/export_reader.py runs/reader/crop64/best models/reader
 """
@@ -12,6 +13,7 @@ import json
 import shutil
 from pathlib import Path
 
+from caap.observe.charlm import LM_FILE
 from caap.observe.reader import CHECKPOINT_FILE, load_checkpoint_meta, load_model, quiet_transformers
 
 
@@ -32,6 +34,8 @@ def main() -> None:
         model.save_pretrained(tmp)
     meta["stored_dtype"] = "float32" if args.fp32 else "float16"
     (tmp / CHECKPOINT_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if (args.src / LM_FILE).is_file():  # the character model tuned for these weights goes with them
+        shutil.copy2(args.src / LM_FILE, tmp / LM_FILE)
     written = {p.name for p in tmp.iterdir()}
     if args.dst.is_dir():  # keep the card and metrics that live beside the weights
         for old in args.dst.iterdir():

@@ -146,7 +146,9 @@ def train_reader_lm(
     split: Annotated[str, typer.Option(help="Validation seeds (as the reader's training used).")] = "val:2800-2999",
     order: Annotated[int, typer.Option(help="Characters of context + 1.", min=1, max=12)] = 6,
     val_max: Annotated[int, typer.Option(help="Validation texts to tune on (an even spread).", min=1)] = 1500,
-    synthetic: Annotated[bool, typer.Option(help="Count the synthetic datasets' texts too.")] = False,
+    synthetic: Annotated[bool, typer.Option(help="Count the synthetic datasets' texts too.")] = True,
+    prune: Annotated[int, typer.Option(
+        help="Drop contexts of 2+ characters seen this many times or fewer (smaller file).", min=0)] = 1,
     force: Annotated[bool, typer.Option(help="Write the model even where it does not help.")] = False,
     out_file: Annotated[Path | None, typer.Option("--out", help="Write here instead of the checkpoint.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
@@ -159,7 +161,7 @@ def train_reader_lm(
 
     try:
         report = build([str(d) for d in data], checkpoint, split=split, order=order, val_max=val_max,
-                       synthetic=synthetic, force=force, out=out_file)
+                       synthetic=synthetic, prune=prune, force=force, out=out_file)
     except (ReaderError, DatasetError) as exc:
         fail(str(exc))
     if as_json:
@@ -219,7 +221,8 @@ def eval_reader(
         help="--detector: snap its text boxes to the words they cover (default: config observe).")] = None,
     out_file: Annotated[Path | None, typer.Option("--out", help="Also write the result JSON here.")] = None,
     errors: Annotated[Path | None, typer.Option(
-        help="Write every misread text here (JSON Lines: screen, task, box, gold and each source's text).")] = None,
+        help="Write every misread text and state here (JSON Lines: screen, task, box, gold and what each "
+             "source read).")] = None,
 ) -> None:
     """Type accuracy, text exact match and CER per text source, states, latency; PP-OCR and Tesseract beside it."""
     from caap.cli.common import config_from_flags

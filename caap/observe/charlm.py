@@ -61,7 +61,10 @@ class CharLM:
         self._cache: dict[tuple[str, str], float] = {}
 
     @classmethod
-    def train(cls, texts: Iterable[str], order: int = 6) -> CharLM:
+    def train(cls, texts: Iterable[str], order: int = 6, *, prune: int = 0) -> CharLM:
+        """Counts of every context of up to order-1 characters in ``texts`` (each distinct text
+        once); contexts of two or more characters seen ``prune`` times or fewer are dropped
+        (random strings leave many such contexts that back off to shorter ones just as well)."""
         counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         chars: set[str] = set()
         for text in dict.fromkeys(normalise(t) for t in texts if t and t.strip()):
@@ -70,7 +73,8 @@ class CharLM:
             for i in range(order - 1, len(padded)):
                 for k in range(order):
                     counts[padded[i - k:i]][padded[i]] += 1
-        return cls(order, {c: dict(n) for c, n in counts.items()}, len(chars) + 1)
+        kept = {c: dict(n) for c, n in counts.items() if len(c) < 2 or sum(n.values()) > prune}
+        return cls(order, kept, len(chars) + 1)
 
     def prob(self, context: str, char: str) -> float:
         """P(char | the last order-1 characters of context), context padded with BOS."""

@@ -148,7 +148,8 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
     ``text_source`` and ``ocr_threshold``: the observer's settings to score as ``default``;
     ``threads``: torch and onnxruntime CPU threads (process-wide; None: their defaults); ``errors``: a
     JSON Lines file that gets one row per text the reader, PP-OCR or the default source got wrong
-    (every other text all of them read right)."""
+    (``attribute`` "text"; every other text all of them read right) and one per state the observer
+    got wrong (``attribute`` checked/focused/highlighted/subtype, with the decoder's record)."""
     screens = _screens(data, limit)
     misread: list[dict[str, Any]] = []  # the rows for ``errors``, written once the pass is through
     if errors is not None and not Path(errors).parent.is_dir():
@@ -268,6 +269,10 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
                 if truth is not None:
                     attr[name][1] += 1
                     attr[name][0] += getattr(pred, name) == truth
+                    if errors is not None and getattr(pred, name) != truth:
+                        misread.append({"screen": image_path.name, "task": ann.source.task, "type": gold.type.value,
+                                        "bbox": list(boxes[i]), "attribute": name, "gold": truth,
+                                        "read": getattr(pred, name), "record": reader.last_readings[i].record})
             if TEXT not in attributes_of(gold.type) or gold.text is None:
                 continue
             said = _text_of(merged[i])
@@ -284,8 +289,8 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             if errors is not None and not (right and right_default and (right_ocr or i not in ocr_text)):
                 misread.append({
                     "screen": image_path.name, "task": ann.source.task, "type": gold.type.value,
-                    "bbox": list(boxes[i]), "gold": gold.text, "reader": said, "confidence": confidence,
-                    "ocr": ocr_text.get(i), "ocr_confidence": ocr_confidence.get(i),
+                    "bbox": list(boxes[i]), "attribute": "text", "gold": gold.text, "reader": said,
+                    "confidence": confidence, "ocr": ocr_text.get(i), "ocr_confidence": ocr_confidence.get(i),
                     "default": _text_of(pred)})
             task_row = per_task[task]
             task_row[0] += 1
