@@ -57,16 +57,19 @@ def eval_detector(
     weights: Annotated[Path, typer.Option(help="Detector weights (.pt).")],
     conf: Annotated[float, typer.Option(help="Confidence threshold for precision/recall.")] = 0.25,
     device: Annotated[str, typer.Option(help="Device for the accuracy pass (latency runs on CPU and GPU).")] = "cpu",
-    snap: Annotated[bool, typer.Option(
-        help="Snap text boxes to the words they cover, as the observer does by default.")] = True,
+    snap: Annotated[bool | None, typer.Option(
+        help="Snap text boxes to the words they cover, as the observer does (default: config observe).")] = None,
+    config: Annotated[Path | None, typer.Option(help="caap config file whose observe section is used.")] = None,
     out_file: Annotated[Path | None, typer.Option("--out", help="Also write the result JSON here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Precision, recall, mAP50 and mAP50-95 per class and overall at IoU 0.5, and latency per image."""
+    from caap.cli.common import config_from_flags
     from caap.data.format import DatasetError
     from caap.observe.detector import DetectorError
     from caap.train.eval_detector import evaluate
 
+    snap = config_from_flags(config, {"observe.snap_text_boxes": snap}).observe.snap_text_boxes
     try:
         result = evaluate(data, weights, conf=conf, device=device, snap=snap)
     except (DatasetError, DetectorError) as exc:

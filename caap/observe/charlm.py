@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from caap.files import write_atomic
+from caap.files import read_json, write_atomic
 from caap.observe.ctc import normalise
 
 BOS = "\x02"  # text start (contexts are padded with it)
@@ -119,12 +119,8 @@ class CharLM:
     @classmethod
     def load(cls, path: str | Path) -> CharLM:
         path = Path(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise CharLMError(f"{path}: no such language model file") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise CharLMError(f"{path}: not a readable language model ({exc})") from None
+        data = read_json(path, CharLMError, missing="no such language model file",
+                         unreadable="not a readable language model")
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise CharLMError(f"{path}: not a {FORMAT} file")
         order, vocabulary, counts = data.get("order"), data.get("vocabulary"), data.get("counts")

@@ -30,6 +30,15 @@ PITCHES = range(9, 41)  # line heights considered, px
 GRIP = 14  # px: ink wholly inside the bottom-right corner this big is a resize grip
 
 
+def background_colour(pixels: np.ndarray) -> np.ndarray:
+    """The most common colour of an RGB array (H, W, 3): the background text is drawn on."""
+    flat = pixels.reshape(-1, 3).astype(np.int32)
+    packed = (flat[:, 0] << 16) | (flat[:, 1] << 8) | flat[:, 2]
+    values, counts = np.unique(packed, return_counts=True)
+    v = int(values[counts.argmax()])
+    return np.array([(v >> 16) & 255, (v >> 8) & 255, v & 255], np.uint8)
+
+
 def _ink(image: Image.Image, inner: Sequence[int]) -> np.ndarray:
     grey = np.asarray(image.crop(tuple(inner)).convert("L"), dtype=np.int16)
     values, counts = np.unique(grey, return_counts=True)

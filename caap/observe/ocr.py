@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from caap.observe.lines import LINE_SEPARATOR
+from caap.observe.lines import LINE_SEPARATOR, background_colour
 
 DET_MODEL = "PP-OCRv6_det_small.onnx"
 REC_MODEL = "PP-OCRv6_rec_small.onnx"
@@ -200,7 +200,7 @@ class PPOCR:
         ex1, ey1, ex2, ey2 = max(0, x1 - c), max(0, y1 - c), min(w, x2 + c), min(h, y2 + c)
         crop = rgb[ey1:ey2, ex1:ex2]
         inner = (x1 - ex1, y1 - ey1, x2 - ex1, y2 - ey1)
-        bg = _background(crop[inner[1]:inner[3], inner[0]:inner[2]])
+        bg = background_colour(crop[inner[1]:inner[3], inner[0]:inner[2]])
         if (flat := _flatten_two_tone(crop, inner)) is not None:
             crop, bg = flat, np.full(3, 255, np.uint8)
         raw = _ink(crop, bg, t.ink_threshold)
@@ -313,15 +313,6 @@ class PPOCR:
 
 
 # --- pixel helpers ------------------------------------------------------------------------------------
-def _background(crop: np.ndarray) -> np.ndarray:
-    """The crop's most common colour."""
-    flat = crop.reshape(-1, 3).astype(np.int32)
-    packed = (flat[:, 0] << 16) | (flat[:, 1] << 8) | flat[:, 2]
-    values, counts = np.unique(packed, return_counts=True)
-    v = int(values[counts.argmax()])
-    return np.array([(v >> 16) & 255, (v >> 8) & 255, v & 255], np.uint8)
-
-
 def _flatten_two_tone(crop: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray | None:
     """A crop on two backgrounds side by side (text partly selected: white on the selection's blue,
     black beside it) redrawn as dark ink on white, each column against its own background; None for

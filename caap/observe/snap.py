@@ -22,6 +22,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box, iou
+from caap.observe.lines import background_colour
 from caap.taxonomy import ElementType
 
 SNAPPED_TYPES = frozenset({ElementType.TEXT, ElementType.HYPERLINK, ElementType.TABLED_TEXT,
@@ -49,9 +50,7 @@ def _words(band: np.ndarray, gap: int) -> list[tuple[int, int, np.ndarray]]:
     A word's colour is the sum of its ink pixels' differences from the background: its direction
     tells black from blue whatever the anti-aliasing made of the glyph's edges (a thin "." is a
     light grey, still grey)."""
-    flat = band.reshape(-1, 3)
-    colours, counts = np.unique(flat, axis=0, return_counts=True)
-    diff = band.astype(np.int32) - colours[counts.argmax()].astype(np.int32)
+    diff = band.astype(np.int32) - background_colour(band).astype(np.int32)
     ink = np.abs(diff).sum(axis=2) > INK_DIFFERENCE
     # A column of one colour top to bottom is another surface (a panel beside a selection, a
     # border), not a glyph: every glyph leaves some background above or below it on its line.

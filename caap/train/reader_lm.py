@@ -64,8 +64,8 @@ def ctc_outputs(reader: Reader, samples: Sequence[Any]) -> list[tuple[Any, Any, 
 def build(datasets: Sequence[str | Path], checkpoint: str | Path, *, split: str = "val:2800-2999", order: int = 6,
           val_max: int = 1500, beam: int = 8, weights: Sequence[float] = WEIGHTS,
           bonuses: Sequence[float] = BONUSES, below: Sequence[float] = BELOW, synthetic: bool = True,
-          force: bool = False, tolerance: float = 0.003, prune: int = 1, out: str | Path | None = None,
-          progress: Any = None) -> dict[str, Any]:
+          force: bool = False, tolerance: float = 0.003, prune: int = 1,
+          out: str | Path | None = None) -> dict[str, Any]:
     """Count, tune, write; returns the report (elements, greedy and best exact match, the grid).
     ``tolerance``: score differences this small are noise on ~1,500 texts (0.003 = 4.5 texts);
     ``prune``: contexts of 2+ characters seen this many times or fewer are dropped (size)."""
@@ -91,8 +91,6 @@ def build(datasets: Sequence[str | Path], checkpoint: str | Path, *, split: str 
                            for text, (_, r, gold) in zip(searched, outputs, strict=True))
                 grid.append({"weight": weight, "bonus": bonus, "below": limit, "exact_match": round(hits / n, 4),
                              "searched": round(sum(r.confidence < limit for _, r, _ in outputs) / n, 4)})
-                if progress:
-                    progress(grid[-1])
     # Settings within `tolerance` of the best score are as good as it on this many texts: of those,
     # the one that searches the fewest texts (the fastest), then the best scoring, then the lightest.
     top = max(g["exact_match"] for g in grid)
