@@ -124,13 +124,13 @@ class ObserveConfig(BaseModel):
     type_source: Literal["reader", "detector"] = Field(
         default="detector", description="which model's type wins when they disagree (see observe/vision.py)")
     # Where element texts come from: the reader's CTC head, PP-OCR (the rapidocr wheel's models),
-    # or the reader unless its confidence is below ocr_threshold (then PP-OCR). On held-out test
-    # seeds (detector's boxes) auto at 0.9 reads 0.948 exactly, PP-OCR alone 0.925, the reader 0.914;
-    # on tasks outside the 67: 0.890 / 0.856 / 0.749 (models/reader/MODEL_CARD.md).
+    # or auto: the reader's, and PP-OCR reads the texts less confident than ocr_threshold; where the
+    # two differ the reader's text chooser picks one (caap/observe/text_choice.py). 0.98 was chosen
+    # on validation screens (models/reader/MODEL_CARD.md, "Choosing between the reader and PP-OCR").
     text_source: Literal["reader", "ocr", "auto"] = Field(
         default="auto", description="reader | ocr | auto (see observe/vision.py)")
-    ocr_threshold: float = Field(default=0.9, ge=0, le=1,
-                                 description="auto: reader texts less confident than this are read by PP-OCR")
+    ocr_threshold: float = Field(default=0.98, ge=0, le=1,
+                                 description="auto: reader texts less confident than this are also read by PP-OCR")
     device: str = Field(default="cpu", description="cpu, cuda, 0 ...")
 
 

@@ -858,6 +858,61 @@ def test_a_base_read_with_finer_ctc_frames_starts_out_reading_the_same(run):
     assert after == before
 
 
+def test_colour_statistics_tell_a_tinted_crop_from_a_white_one():
+    from caap.observe.patches import COLOUR_FEATURES, colour_features, patchify
+
+    white = np.full((12, 40, 3), 255, np.uint8)
+    white[5:7, 5:30] = 30  # a line of dark "text"
+    tinted = white.copy()
+    tinted[white[:, :, 0] == 255] = (228, 239, 255)  # a hovered row's background
+    a, b = colour_features(white), colour_features(tinted)
+    assert a.shape == (COLOUR_FEATURES,) and a.min() >= 0 and a.max() <= 1
+    assert np.allclose(a[6:], 1.0) and abs(b[6] - 228 / 255) < 1e-6  # the middle's colour
+    grid = patchify([white, tinted], (16, 4))
+    assert grid.colour.shape == (2, COLOUR_FEATURES)
+    # Standardised pixels barely differ (a dark line on light); the colour statistics do.
+    assert float((grid.colour[0] - grid.colour[1]).abs().max()) > 0.1
+
+
+def test_colour_layers_on_a_trained_reader_leave_its_text_and_learn_only_the_decoder(run, tmp_path):
+    """`colour: true` + `train_parts: decoder` on a base: the colour layers start at zero (the base's
+    records at step 0), the encoder and CTC head never move (the same texts after training), and
+    the checkpoint round-trips with its colour layers."""
+    torch = pytest.importorskip("torch")
+    import yaml
+
+    from caap.observe.ctc import Alphabet
+    from caap.observe.reader import Reader, build_tokenizer, load_model
+    from caap.train.reader import ReaderTrainSettings, load_base
+
+    base = Reader(run / "best")
+    settings = yaml.safe_load(CONFIG.read_text())
+    settings.update({**OVERRIDES, "base": str(run / "best"), "colour": True})
+    tok = build_tokenizer()
+    model = load_base(ReaderTrainSettings(**settings), vocab_size=len(tok), alphabet=Alphabet(base.spec.alphabet),
+                      pad=tok.pad_token_id, eos=tok.eos_token_id).eval()
+    assert model.colour is not None and float(model.colour[2].weight.detach().abs().sum()) == 0.0
+    image, ann = _screen()
+    boxes = [e.bbox for e in ann.elements]
+    start = Reader.in_memory(model, base.spec, tok, path=run / "best", device="cpu")
+    assert [(e.text, e.type) for e in start.read(image, boxes)] == [(e.text, e.type) for e in base.read(image, boxes)]
+    from caap.train.reader import train
+
+    out = train(FIXTURE, overrides={**OVERRIDES, "base": str(run / "best"), "train_samples": 48, "colour": True,
+                                    "train_parts": "decoder", "lr": 1e-2}, out=tmp_path / "colour")
+    tuned = load_model(out / "last")
+    assert tuned.colour is not None and float(tuned.colour[2].weight.detach().abs().sum()) > 0
+    frozen = base.model
+    for name in ("ctc_head.weight", "encoder.encoder.layer.0.mlp.wo.weight"):
+        assert torch.equal(dict(tuned.named_parameters())[name], dict(frozen.named_parameters())[name]), name
+    moved = [n for n, p in tuned.named_parameters()
+             if n.startswith("decoder.") and not torch.equal(p, dict(frozen.named_parameters())[n])]
+    assert moved  # the decoder learned
+    reread = Reader(out / "last")
+    assert [e.text for e in reread.read(image, boxes, [e.type for e in ann.elements], follow_hints=True)] == [
+        e.text for e in base.read(image, boxes, [e.type for e in ann.elements], follow_hints=True)]
+
+
 def test_reader_cli_train_eval_and_observe(tmp_path):
     """The commands wired to the reader: train tiny, evaluate, observe a screen with detector + reader."""
     from typer.testing import CliRunner

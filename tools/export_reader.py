@@ -1,7 +1,7 @@
 """Copy a reader checkpoint for shipping: weights stored in float16 (half the size in git; the
-reader always computes in float32), plus its caap-reader.json and character language model
-(char-lm.json) where it has one. Other files already in the destination (the model card, metrics)
-are kept.
+reader always computes in float32), plus its caap-reader.json, character language model
+(char-lm.json) and text chooser (text-choice.json) where it has them. Other files already in
+the destination (the model card, metrics) are kept.
 
     .venv/bin/python tools/export_reader.py runs/reader/crop64/best models/reader
 """
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from caap.observe.charlm import LM_FILE
 from caap.observe.reader import CHECKPOINT_FILE, load_checkpoint_meta, load_model, quiet_transformers
+from caap.observe.text_choice import CHOICE_FILE
 
 
 def main() -> None:
@@ -34,8 +35,9 @@ def main() -> None:
         model.save_pretrained(tmp)
     meta["stored_dtype"] = "float32" if args.fp32 else "float16"
     (tmp / CHECKPOINT_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    if (args.src / LM_FILE).is_file():  # the character model tuned for these weights goes with them
-        shutil.copy2(args.src / LM_FILE, tmp / LM_FILE)
+    for tuned in (LM_FILE, CHOICE_FILE):  # fitted to these weights' CTC outputs: they go with them
+        if (args.src / tuned).is_file():
+            shutil.copy2(args.src / tuned, tmp / tuned)
     written = {p.name for p in tmp.iterdir()}
     if args.dst.is_dir():  # keep the card and metrics that live beside the weights
         for old in args.dst.iterdir():

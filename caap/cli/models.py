@@ -140,13 +140,19 @@ def train_reader(
     out.print(f"run directory: {run} (best checkpoint: {Path(run) / 'best'})", highlight=False)
 
 
+# The steps fitted to a trained reader (character model, text chooser) take the same three inputs.
+ReaderDatasets = Annotated[list[Path], typer.Option(
+    "--data", help="The caap datasets the reader was trained on (repeat for several): their split as in training.")]
+ReaderCheckpoint = Annotated[Path, typer.Option(
+    help="Reader checkpoint directory; the fitted file is written into it (beside the weights).")]
+ValidationSeeds = Annotated[str, typer.Option(help="Validation seeds (as the reader's training used).")]
+
+
 @train_app.command("reader-lm")
 def train_reader_lm(
-    data: Annotated[list[Path], typer.Option(
-        help="The caap datasets the reader was trained on (repeat for several); their training split is "
-             "counted, their validation split tunes the fusion.")],
-    checkpoint: Annotated[Path, typer.Option(help="Reader checkpoint directory; the model is written into it.")],
-    split: Annotated[str, typer.Option(help="Validation seeds (as the reader's training used).")] = "val:2800-2999",
+    data: ReaderDatasets,
+    checkpoint: ReaderCheckpoint,
+    split: ValidationSeeds = "val:2800-2999",
     order: Annotated[int, typer.Option(help="Characters of context + 1.", min=1, max=12)] = 6,
     val_max: Annotated[int, typer.Option(help="Validation texts to tune on (an even spread).", min=1)] = 1500,
     synthetic: Annotated[bool, typer.Option(help="Count the synthetic datasets' texts too.")] = True,
@@ -182,6 +188,56 @@ def train_reader_lm(
     where = report["written"] or "nothing written (the model does not help; --force writes it)"
     out.print(f"best: weight {best['weight']} bonus {best['bonus']} below {best['below']} -> "
               f"{best['exact_match']:.4f}; {where}", highlight=False)
+
+
+@train_app.command("text-choice")
+def train_text_choice(
+    data: ReaderDatasets,
+    checkpoint: ReaderCheckpoint,
+    detector: Annotated[Path | None, typer.Option(
+        help="Detector weights whose boxes are read, as caap observe does (default: [observe] detector).")] = None,
+    labelled: Annotated[bool, typer.Option(
+        "--labelled", help="Read the labelled boxes instead of the detector's.")] = False,
+    split: ValidationSeeds = "val:2800-2999",
+    threads: Annotated[int | None, typer.Option(help="torch and onnxruntime CPU threads.", min=1)] = None,
+    config: Annotated[Path | None, typer.Option(help="caap config file whose observe section is used.")] = None,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Write here instead of the checkpoint.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Fit how text_source=auto picks between the reader's text and PP-OCR's where they disagree
+    (caap/observe/text_choice.py); written as text-choice.json beside the weights."""
+    from rich.progress import Progress
+
+    from caap.cli.common import config_from_flags
+    from caap.data.format import DatasetError
+    from caap.observe.reader import ReaderError
+    from caap.observe.vision import DEFAULT_DETECTOR
+    from caap.train.text_choice import fit
+
+    cfg = config_from_flags(config, {}).observe
+    weights = None if labelled else (detector or cfg.detector or DEFAULT_DETECTOR)
+    try:
+        with Progress(transient=True, console=out) as bar:
+            task = bar.add_task("observing validation screens", total=None)
+            report = fit([str(d) for d in data], checkpoint, detector=weights, split=split,
+                         snap=cfg.snap_text_boxes, threads=threads, out=out_file,
+                         progress=lambda done, total: bar.update(task, completed=done, total=total))
+    except (ReaderError, DatasetError) as exc:
+        fail(str(exc))
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        return
+    table = Table(title=f"{report['texts']} validation texts, {report['disagreements']} disagreements "
+                        f"(reader {report['reader']:.4f}, PP-OCR {report['ocr']:.4f}, better of the two "
+                        f"{report['better_of_two']:.4f})")
+    for column in ("ocr_threshold", "to PP-OCR", "confidence rule", "chooser (cross-validated)"):
+        table.add_column(column, justify="right")
+    for th, rule in report["rule"].items():
+        chosen = report["chooser_cross_validated"][th]
+        table.add_row(th, f"{rule['to_ocr']:.3f}", f"{rule['exact_match']:.4f}", f"{chosen['exact_match']:.4f}")
+    out.print(table)
+    out.print(f"text areas (read line by line): PP-OCR's text below confidence {report['text_area_below']}; "
+              f"written: {report['written']} ({report['seconds']:.0f} s)", highlight=False)
 
 
 def _settings_overrides(items: list[str]) -> dict[str, object]:

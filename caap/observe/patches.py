@@ -11,7 +11,10 @@ with 1-based row/column ids, each image's patches in row-major order, then zero 
 up to the batch's longest sequence — no image is padded to another image's width or height, so a
 tall shape and a long line in one batch cost what they cost alone. The CTC head pools the encoder's
 output per column using those ids. Pixels are standardised per image (mean 0, std 1 over the crop),
-as Pix2Struct does, so light and dark themes look alike to the model.
+as Pix2Struct does, so light and dark themes look alike to the model's text reading. Standardising
+also erases what a state can hang on — a row's pale hover tint and a white row become the same
+input — so every image also gets ``COLOUR_FEATURES`` numbers measured before it
+(``colour_features``), which the reader hands to its decoder beside the encoder's output.
 """
 
 from __future__ import annotations
@@ -35,6 +38,21 @@ class PatchGrid:
     flattened_patches: torch.Tensor  # (batch, tokens, 2 + height * width * 3), float32
     attention_mask: torch.Tensor  # (batch, tokens), 1 for an image's own patches
     shapes: list[tuple[int, int]]  # (rows, cols) of every image
+    colour: torch.Tensor  # (batch, COLOUR_FEATURES), float32: ``colour_features`` of every image
+
+
+COLOUR_FEATURES = 9
+
+
+def colour_features(array: np.ndarray) -> np.ndarray:
+    """What standardising a crop removes, in [0, 1]: the mean and the spread of each RGB channel
+    over the whole crop, and the median colour of its middle half (the element's own background
+    once the semi-mask's few px of context are left out)."""
+    x = array.astype(np.float32).reshape(-1, 3) / 255.0
+    h, w = array.shape[:2]
+    middle = array[h // 4: max(h // 4 + 1, h - h // 4), w // 4: max(w // 4 + 1, w - w // 4)]
+    centre = np.median(middle.reshape(-1, 3), axis=0).astype(np.float32) / 255.0
+    return np.concatenate([x.mean(axis=0), x.std(axis=0), centre]).astype(np.float32)
 
 
 def patch_values(height: int, width: int) -> int:
@@ -69,6 +87,7 @@ def patchify(images: Sequence[Image.Image | np.ndarray], patch: tuple[int, int],
     dim = patch_values(ph, pw)
     out = torch.zeros((len(arrays), tokens, 2 + dim), dtype=torch.float32)
     mask = torch.zeros((len(arrays), tokens), dtype=torch.float32)
+    colour = torch.from_numpy(np.stack([colour_features(a) for a in arrays]))
     for b, (a, (r, c)) in enumerate(zip(arrays, shapes, strict=True)):
         x = torch.from_numpy(np.array(a, dtype=np.float32))
         mean, std = x.mean(), x.std(unbiased=False)
@@ -83,7 +102,7 @@ def patchify(images: Sequence[Image.Image | np.ndarray], patch: tuple[int, int],
         out[b, :n, 0] = torch.arange(1, r + 1, dtype=torch.float32).repeat_interleave(c)
         out[b, :n, 1] = torch.arange(1, c + 1, dtype=torch.float32).repeat(r)
         mask[b, :n] = 1.0
-    return PatchGrid(out, mask, shapes)
+    return PatchGrid(out, mask, shapes, colour)
 
 
 def patch_count(width: int, height: int, patch: tuple[int, int]) -> int:

@@ -11,7 +11,8 @@ Output, from one encoder pass over all elements of a screen:
   directory holds a character language model (``char-lm.json``, ``caap.observe.charlm``), the
   texts the greedy pass is unsure of are searched again with it (``caap.observe.ctc.beam_decode``);
   the confidence stays the greedy pass's. A text area is cut into its lines first
-  (``caap.observe.lines``) and the lines are read the same way;
+  (``caap.observe.lines``) and the lines are read the same way. A text chooser in the directory
+  (``text-choice.json``, ``caap.observe.text_choice``) is loaded for the observer's ``auto`` source;
 * the **record** — type, checked/focused/highlighted, subtype — written by the decoder in the
   target format below (version 1), text field left out unless the checkpoint's decoder was trained
   to write it (``decoder_text``).
@@ -65,6 +66,7 @@ from caap.geometry import Box, as_box
 from caap.observe.charlm import LM_FILE, CharLM, CharLMError
 from caap.observe.lines import LINE_SEPARATOR, text_lines
 from caap.observe.semimask import semi_mask
+from caap.observe.text_choice import CHOICE_FILE, TextChoiceError, TextChooser
 from caap.taxonomy import (
     BOOLEAN_ATTRIBUTES,
     CHECKED,
@@ -422,7 +424,7 @@ class Reader:
     ``constrained``: the decoder writes only records of the target format (``RecordGrammar``)."""
 
     def __init__(self, checkpoint: str | Path, *, device: str | None = "cpu", chunk_size: int = 64,
-                 constrained: bool = True, pad_waste: float = 1.25, lm: bool = True) -> None:
+                 constrained: bool = True, pad_waste: float = 1.25, lm: bool = True, chooser: bool = True) -> None:
         if chunk_size < 1:
             raise ReaderError(f"chunk_size must be at least 1, got {chunk_size}")
         path = Path(checkpoint)
@@ -434,6 +436,11 @@ class Reader:
             try:
                 self.lm = CharLM.load(path / LM_FILE)
             except CharLMError as exc:
+                raise ReaderError(str(exc)) from None
+        if chooser and (path / CHOICE_FILE).is_file():
+            try:
+                self.chooser = TextChooser.load(path / CHOICE_FILE)
+            except TextChoiceError as exc:
                 raise ReaderError(str(exc)) from None
         if getattr(self.model, "ctc_classes", None) != self.alphabet.size:
             raise ReaderError(f"{self.path}: the CTC head has {getattr(self.model, 'ctc_classes', None)} classes "
@@ -459,6 +466,7 @@ class Reader:
         self.last_timings_ms: dict[str, float] = {}
         self.last_readings: list[Reading] = []
         self.lm: CharLM | None = None  # the character model the CTC texts are searched with (charlm)
+        self.chooser: TextChooser | None = None  # picks the reader's or PP-OCR's text (text_choice)
         self.keep_log_probs = False  # infer() keeps each crop's CTC log-probabilities (for tuning)
         self.last_log_probs: list[Any] = []
 
@@ -528,7 +536,10 @@ class Reader:
                     readings[i] = reading
                 for row, i in enumerate(group):
                     if generate[i]:
-                        hidden[i] = encoded[row, : int(mask[row].sum().item())]
+                        n = int(mask[row].sum().item())
+                        memory, _ = self.model.decoder_memory(encoded[row: row + 1, :n], mask[row: row + 1, :n],
+                                                              grid.colour[row: row + 1])
+                        hidden[i] = memory[0]
             records: list[str | None] = [None] * len(crops)
             wanted = sorted(hidden)
             for lo in range(0, len(wanted), self.chunk_size):

@@ -19,7 +19,12 @@
   encoder to learn locality through its absolute position tables (which is what keeps a plain head
   on CTC's all-blank plateau for the first ~100k samples, measured);
 * ``ctc_head``: each pooled column → ``frames_per_column`` frames of class scores (blank +
-  alphabet, ``caap.observe.ctc``): a left-to-right frame sequence read by CTC.
+  alphabet, ``caap.observe.ctc``): a left-to-right frame sequence read by CTC;
+* ``colour`` (optional, ``config.ctc["colour"]``): a small MLP that turns the crop's colour
+  statistics (``caap.observe.patches.colour_features``: what per-crop standardising removes) into
+  a vector added to every position of the decoder's memory (``decoder_memory``). The
+  states need it (a hovered row differs from a plain one by its pale tint alone); the CTC head
+  never sees it, so adding it to a trained reader leaves the text exactly as it was.
 
 Trained jointly (hybrid CTC/attention, as in joint CTC-attention speech recognition and PaddleOCR's
 PP-OCRv3+ recognisers): the CTC loss teaches the encoder a left-to-right alignment of the text,
@@ -39,6 +44,8 @@ import torch
 from torch import nn
 from transformers import Pix2StructConfig, Pix2StructForConditionalGeneration
 from transformers.models.pix2struct.modeling_pix2struct import Pix2StructVisionEmbeddings
+
+from caap.observe.patches import COLOUR_FEATURES
 
 
 class ReaderModel(Pix2StructForConditionalGeneration):
@@ -66,6 +73,33 @@ class ReaderModel(Pix2StructForConditionalGeneration):
         for layer in (self.ctc_pool, self.ctc_head):
             nn.init.normal_(layer.weight, std=0.02)
             nn.init.zeros_(layer.bias)
+        self.colour = (nn.Sequential(nn.Linear(COLOUR_FEATURES, hidden), nn.GELU(), nn.Linear(hidden, hidden))
+                       if ctc.get("colour") else None)
+        self.reset_colour()
+
+    def reset_colour(self) -> None:
+        """Start the colour vector at zero (its last layer zeroed): a reader given one starts out
+        reading its records as it did without."""
+        if self.colour is not None:
+            # The inputs lie in [0, 1] and what tells states apart is small (a hovered row's pale
+            # tint is 0.1 off white): a wide first layer makes such differences visible at once.
+            nn.init.normal_(self.colour[0].weight, std=4.0)
+            nn.init.zeros_(self.colour[0].bias)
+            nn.init.zeros_(self.colour[2].weight)
+            nn.init.zeros_(self.colour[2].bias)
+
+    def decoder_memory(self, hidden: torch.Tensor, attention_mask: torch.Tensor,
+                       colour: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """What the decoder attends to: the encoder output ``hidden`` (batch, tokens, dim) with the
+        colour vector of each element added to every position (an extra token instead gets a
+        1/tokens share of the attention and learned measurably slower), and its mask. Unchanged
+        where the model has no colour layers."""
+        if self.colour is None:
+            return hidden, attention_mask
+        if colour is None:
+            raise ValueError("this reader reads colour statistics beside its patches: pass PatchGrid.colour")
+        extra = self.colour(colour.to(device=hidden.device, dtype=hidden.dtype)).unsqueeze(1)
+        return hidden + extra, attention_mask
 
     def encode(self, flattened_patches: torch.Tensor, attention_mask: torch.Tensor) -> Any:
         """The vision encoder's output (a ``BaseModelOutput``), computed once for both heads."""

@@ -8,7 +8,8 @@ Texts come from ``text_source``: ``reader`` (the reader's CTC head), ``ocr`` (PP
 ``rapidocr`` wheel, ``caap.observe.ocr``, for every element that carries text) or ``auto`` (the
 reader's text, except where its confidence is below ``ocr_threshold``: those elements — few on
 screens like the ones the reader was trained on, many on screens it never saw — go to PP-OCR in
-one batch).
+one batch, and where the two disagree the reader's text chooser (``caap.observe.text_choice``)
+picks one; a reader without a chooser gives way to PP-OCR).
 """
 
 from __future__ import annotations
@@ -72,6 +73,9 @@ class VisionObserver:
         self.text_source = text_source
         self.ocr = ocr
         self.ocr_threshold = ocr_threshold
+        self.chooser = getattr(reader, "chooser", None) if text_source == "auto" else None
+        if self.chooser is not None:
+            reader.keep_log_probs = True  # type: ignore[union-attr]  # the chooser weighs both texts by them
         self.last_timings_ms: dict[str, float] = {}
 
     @classmethod
@@ -124,13 +128,38 @@ class VisionObserver:
     def _ocr_texts(self, image: Image.Image, elements: list[Element]) -> list[Element]:
         """PP-OCR's text for the elements the text source gives to it (all texts, or the doubtful ones)."""
         wanted = [i for i, e in enumerate(elements) if TEXT in attributes_of(e.type) and (
-            self.text_source == "ocr" or e.text_confidence is None or e.text_confidence < self.ocr_threshold)]
+            self.text_source == "ocr" or e.text_confidence is None or e.text_confidence < self._limit(e))]
         if not wanted:
             return elements
         got = self.ocr.read(image, [elements[i].bbox for i in wanted],  # type: ignore[attr-defined]
                             [elements[i].type.value for i in wanted])
         out = list(elements)
         for i, reading in zip(wanted, got, strict=True):
+            if self.chooser is not None and not self._ocr_wins(out[i], reading.text, float(reading.confidence), i):
+                continue
             out[i] = out[i].model_copy(update={"text": reading.text,
                                                "text_confidence": min(max(float(reading.confidence), 0.0), 1.0)})
         return out
+
+    def _limit(self, element: Element) -> float:
+        """auto: texts less confident than this go to PP-OCR (text areas: the chooser's own limit)."""
+        if self.chooser is not None and element.type == ElementType.TEXT_AREA:
+            return min(self.ocr_threshold, self.chooser.text_area_below)
+        return self.ocr_threshold
+
+    def _ocr_wins(self, element: Element, ocr_text: str, ocr_confidence: float, index: int) -> bool:
+        """The chooser's verdict on one element's two texts (``index``: its place in the latest
+        read, whose CTC log-probabilities the reader kept). Multi-line text areas, read line by
+        line, have no single frame sequence to weigh PP-OCR's text against: sent to PP-OCR below
+        the chooser's ``text_area_below`` only, PP-OCR's text stands."""
+        from caap.observe.ctc import normalise
+
+        reader = self.reader
+        log_probs = getattr(reader, "last_log_probs", [])
+        mine, theirs = normalise(element.text or ""), normalise(ocr_text)
+        if mine == theirs:
+            return False
+        if element.type == ElementType.TEXT_AREA or index >= len(log_probs) or log_probs[index] is None:
+            return True
+        return self.chooser.choose(mine, element.text_confidence or 0.0, theirs, ocr_confidence,  # type: ignore[union-attr]
+                                   log_probs[index], reader.alphabet, reader.lm, element.type.value)  # type: ignore[union-attr]

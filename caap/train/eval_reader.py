@@ -20,7 +20,9 @@ Result (``evaluate``), abridged::
      "type": {"reader", "detector", "observer"},        # accuracy of each source of the type
      "record_exact",                                    # the observer's element: type + every attribute
      "text": {"elements", "reader": {"exact_match", "cer"}, "ocr": {...},
-              "auto": {"0.5": {"exact_match", "cer", "to_ocr"}, ...}, "default": {"source", ...}},
+              "auto": {"0.5": {"exact_match", "cer", "to_ocr"}, ...},
+              "auto_chooser": {...}  (the same texts to PP-OCR, the reader's text chooser deciding),
+              "default": {"source", ...}},
      "attributes": {"checked" | "focused" | "highlighted" | "subtype": {"elements", "accuracy"}},
      "per_type": {type: {"elements", "type_accuracy", "text_elements", "text_reader", "text_default"}},
      "per_task": {task: {"text_elements", "text_reader", "text_default"}},
@@ -52,6 +54,7 @@ from caap.data.format import Annotation, DatasetError, open_dataset
 from caap.elements import Element
 from caap.files import write_atomic
 from caap.observe.reader import Reader, ReaderError, decode_target, same_record
+from caap.observe.text_choice import levenshtein
 from caap.observe.vision import DEFAULT_OCR_THRESHOLD, DEFAULT_TEXT_SOURCE, DEFAULT_TYPE_SOURCE, merge_reading
 from caap.taxonomy import CHECKED, FOCUSED, HIGHLIGHTED, SUBTYPE, TEXT, attributes_of
 from caap.train.eval_detector import match_boxes
@@ -60,19 +63,6 @@ STATE_ATTRIBUTES = (CHECKED, FOCUSED, HIGHLIGHTED, SUBTYPE)
 TESSERACT_UPSCALE = 3  # MiniWoB text is ~10 px high; Tesseract wants ~30 px capitals
 TESSERACT_PSM = 7      # "treat the image as a single text line"
 AUTO_THRESHOLDS = (0.3, 0.5, 0.7, 0.8, 0.9, 0.95)
-
-
-def levenshtein(a: str, b: str) -> int:
-    """Edit distance (insertions, deletions, substitutions) between two strings."""
-    if len(a) < len(b):
-        a, b = b, a
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
-        for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        previous = current
-    return previous[-1]
 
 
 def _ratio(a: float, b: float) -> float | None:
@@ -179,6 +169,14 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             det = Detector(detector, device=device, snap=snap)
         except DetectorError as exc:
             raise ReaderError(str(exc)) from None
+    observer = None
+    if text_source != "reader" and engine is not None:
+        from caap.observe.vision import VisionObserver
+
+        # The observer's own text step (the detector is run here, box by box, for the matching).
+        observer = VisionObserver(det, reader, type_source=type_source, text_source=text_source, ocr=engine,
+                                  ocr_threshold=ocr_threshold)
+    chooser = getattr(observer, "chooser", None)
     # As the observer reads: with the detector's class as the type, the decoder writes that class's
     # record (the reader's own type is then not measured: score it on labelled boxes).
     follow = det is not None and type_source == "detector"
@@ -191,6 +189,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
     attr = {name: [0, 0] for name in STATE_ATTRIBUTES}  # right, total
     texts = {"reader": _TextScore(), "ocr": _TextScore(), "default": _TextScore()}
     auto = {th: _TextScore() for th in sorted({*AUTO_THRESHOLDS, ocr_threshold})}
+    auto_choice = {th: _TextScore() for th in auto}  # the same texts to PP-OCR, the chooser deciding
     per_type: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])  # n, type ok, text n, reader, default
     per_task: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # text n, reader, default
     warmed = False
@@ -241,11 +240,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
         # doubtful texts go to PP-OCR under auto).
         default = merged
         t_ocr = 0.0
-        if text_source != "reader" and engine is not None:
-            from caap.observe.vision import VisionObserver
-
-            observer = VisionObserver.__new__(VisionObserver)
-            observer.ocr, observer.text_source, observer.ocr_threshold = engine, text_source, ocr_threshold
+        if observer is not None:
             t0 = time.perf_counter()
             default = observer._ocr_texts(image, merged)
             t_ocr = time.perf_counter() - t0
@@ -283,6 +278,11 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             for th, score in auto.items():
                 doubtful = i in ocr_text and (confidence is None or confidence < th)
                 score.add(ocr_text[i] if doubtful else said, gold.text, to_ocr=doubtful)
+                if chooser is not None:
+                    limit = min(th, chooser.text_area_below) if merged[i].type.value == "text_area" else th
+                    doubtful = i in ocr_text and (confidence is None or confidence < limit)
+                    wins = doubtful and observer._ocr_wins(merged[i], ocr_text[i], ocr_confidence[i], i)
+                    auto_choice[th].add(ocr_text[i] if wins else said, gold.text, to_ocr=doubtful)
             row[2] += 1
             row[3] += right
             row[4] += right_default
@@ -311,6 +311,8 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
         "text": {"elements": texts["reader"].n, "reader": texts["reader"].result(),
                  **({"ocr": texts["ocr"].result()} if engine is not None else {"ocr": {"error": ocr_error}}),
                  **({"auto": {str(th): s.result(share=True) for th, s in auto.items()}} if engine is not None else {}),
+                 **({"auto_chooser": {str(th): s.result(share=True) for th, s in auto_choice.items()}}
+                    if chooser is not None else {}),
                  "default": {"source": text_source, **texts["default"].result()}},
         "attributes": {name: {"elements": total, "accuracy": _ratio(right, total)}
                        for name, (right, total) in attr.items()},

@@ -104,6 +104,9 @@ class ReaderTrainSettings(_Strict):
     semi_mask: MaskSettings = Field(default_factory=MaskSettings)
     box_jitter: int = Field(2, ge=0)
     decoder_text: bool = False
+    colour: bool = False
+    colour_lr: float = Field(10.0, gt=0)
+    train_parts: Literal["all", "decoder"] = "all"
     ctc_weight: float = Field(0.5, ge=0, le=1)
     synthetic_share: float = Field(0.5, ge=0, le=1)
     batch: int = Field(32, ge=1)
@@ -169,6 +172,8 @@ def _ctc_config(alphabet: Alphabet, settings: ReaderTrainSettings) -> dict[str, 
         raise ReaderError(f"ctc_context must be odd (a centred kernel in patch columns), got {settings.ctc_context}")
     out = {"classes": alphabet.size, "frames_per_column": settings.frames_per_column,
            "context": settings.ctc_context, "context_layers": settings.ctc_context_layers}
+    if settings.colour:
+        out["colour"] = True
     if settings.stem:
         out.update(stem=list(settings.stem), patch=list(settings.patch), stem_over=settings.stem_over)
     return out
@@ -217,9 +222,13 @@ def load_base(settings: ReaderTrainSettings, *, vocab_size: int, alphabet: Alpha
             print(f"note: base patches of {config.vision_config.patch_embed_hidden_size} values → "
                   f"{settings.patch[0]}x{settings.patch[1]} px patches (patch projection re-learned)", file=sys.stderr)
             config.vision_config.patch_embed_hidden_size = patch_values(*settings.patch)
-        model = ReaderModel.from_pretrained(source, config=config, ignore_mismatched_sizes=True)
+        model, loading = ReaderModel.from_pretrained(source, config=config, ignore_mismatched_sizes=True,
+                                                     output_loading_info=True)
     except Exception as exc:
         raise ReaderError(f"base {base!r}: cannot load it ({type(exc).__name__}: {exc})") from None
+    if any(str(k).startswith("colour.") for k in loading.get("missing_keys", ())):
+        model.reset_colour()  # new to this base: start from "no colour" (from_pretrained's init is random)
+        print("note: base has no colour layers: they start at zero", file=sys.stderr)
     _finer_frames(model, base_ctc, path if path.exists() else None)
     if model.config.text_config.vocab_size != vocab_size:
         # The byte tokenizer is the only one caap uses: a base with another vocabulary keeps its
@@ -270,9 +279,13 @@ def param_groups(model: Any, settings: ReaderTrainSettings) -> list[dict[str, An
     """AdamW groups: weight decay on weight matrices only (not norms, biases, or the decoder's
     relative position bias), and the position bias at ``position_bias_lr`` times the rate (Pix2Struct's
     decoder knows token positions only through that one small table)."""
-    decay, no_decay, position = [], [], []
+    decay, no_decay, position, colour = [], [], [], []
     for name, p in model.named_parameters():
-        if "relative_attention_bias" in name and settings.position_bias_lr != 1.0:
+        if not p.requires_grad:
+            continue
+        if name.startswith("colour."):
+            colour.append(p)
+        elif "relative_attention_bias" in name and settings.position_bias_lr != 1.0:
             position.append(p)
         elif p.ndim < 2 or "norm" in name.lower():
             no_decay.append(p)
@@ -282,6 +295,8 @@ def param_groups(model: Any, settings: ReaderTrainSettings) -> list[dict[str, An
               {"params": no_decay, "weight_decay": 0.0, "base_lr": settings.lr}]
     if position:
         groups.append({"params": position, "weight_decay": 0.0, "base_lr": settings.lr * settings.position_bias_lr})
+    if colour:  # new layers starting from zero beside a trained decoder
+        groups.append({"params": colour, "weight_decay": 0.0, "base_lr": settings.lr * settings.colour_lr})
     for g in groups:
         g["lr"] = g["base_lr"]
     return groups
@@ -295,11 +310,23 @@ def lr_factor(progress: float, settings: ReaderTrainSettings) -> float:
     return 0.5 * (1 + math.cos(math.pi * rest)) if settings.schedule == "cosine" else 1.0 - rest
 
 
+def freeze_reading(model: Any) -> int:
+    """``train_parts: decoder``: everything but the decoder and the colour layers stops learning —
+    the text (encoder + CTC head) stays exactly the base's — and the rest trains several times
+    faster (the encoder runs without gradients). Returns the trainable parameter count."""
+    trainable = 0
+    for name, p in model.named_parameters():
+        p.requires_grad_(name.startswith(("decoder.", "colour.")))
+        trainable += p.numel() if p.requires_grad else 0
+    return trainable
+
+
 class JointObjective:
     """The training loss as one ``nn.Module`` (so ``DistributedDataParallel`` can wrap it): one
-    encoder pass, the CTC loss on its columns, the decoder's cross-entropy on the record."""
+    encoder pass, the CTC loss on its columns, the decoder's cross-entropy on the record
+    (``decoder_only``: the encoder without gradients and the decoder's loss alone)."""
 
-    def __new__(cls, model: Any, ctc_weight: float) -> Any:
+    def __new__(cls, model: Any, ctc_weight: float, *, decoder_only: bool = False) -> Any:
         import torch
         import torch.nn.functional as F
         from torch import nn
@@ -311,17 +338,26 @@ class JointObjective:
                 self.model = model
 
             def forward(self, flattened_patches: torch.Tensor, attention_mask: torch.Tensor, labels: torch.Tensor,
-                        ctc_targets: torch.Tensor, ctc_lengths: torch.Tensor,
-                        ctc_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-                encoded = self.model.encode(flattened_patches, attention_mask)
-                log_probs, frames = self.model.ctc_log_probs(encoded.last_hidden_state, attention_mask,
-                                                             flattened_patches)
-                per = F.ctc_loss(log_probs.transpose(0, 1), ctc_targets, frames, ctc_lengths, blank=0,
-                                 reduction="none", zero_infinity=True)
-                ctc = (per / ctc_lengths.clamp(min=1) * ctc_mask).sum() / ctc_mask.sum().clamp(min=1)
-                decoder = self.model(encoder_outputs=encoded, attention_mask=attention_mask, labels=labels).loss
+                        ctc_targets: torch.Tensor, ctc_lengths: torch.Tensor, ctc_mask: torch.Tensor,
+                        colour: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                from transformers.modeling_outputs import BaseModelOutput
+
+                with torch.set_grad_enabled(torch.is_grad_enabled() and not decoder_only):
+                    encoded = self.model.encode(flattened_patches, attention_mask).last_hidden_state
+                if decoder_only:
+                    ctc = encoded.new_zeros(())
+                else:
+                    log_probs, frames = self.model.ctc_log_probs(encoded, attention_mask, flattened_patches)
+                    per = F.ctc_loss(log_probs.transpose(0, 1), ctc_targets, frames, ctc_lengths, blank=0,
+                                     reduction="none", zero_infinity=True)
+                    ctc = (per / ctc_lengths.clamp(min=1) * ctc_mask).sum() / ctc_mask.sum().clamp(min=1)
+                memory, memory_mask = self.model.decoder_memory(encoded, attention_mask, colour)
+                decoder = self.model(encoder_outputs=BaseModelOutput(last_hidden_state=memory),
+                                     attention_mask=memory_mask, labels=labels).loss
                 if not bool((labels != -100).any()):  # a batch of text-area lines only: no record to learn
                     decoder = torch.nan_to_num(decoder) * 0.0
+                if decoder_only:
+                    return decoder, ctc, decoder.detach()
                 return ctc_weight * ctc + (1 - ctc_weight) * decoder, ctc.detach(), decoder.detach()
 
         return _Objective()
@@ -532,8 +568,15 @@ def train(
             model = build_model(settings, vocab_size=len(tokenizer), alphabet=alphabet)
         model = model.to(dev).train()
     params = sum(p.numel() for p in model.parameters())
+    decoder_only = settings.train_parts == "decoder"
+    if decoder_only:
+        if main:
+            print(f"train_parts decoder: {freeze_reading(model) / 1e6:.2f}M of {params / 1e6:.2f}M params learn; "
+                  "the text reading stays the base's", file=sys.stderr)
+        else:
+            freeze_reading(model)
 
-    objective = JointObjective(model, settings.ctc_weight)
+    objective = JointObjective(model, settings.ctc_weight, decoder_only=decoder_only)
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel
 
@@ -607,7 +650,8 @@ def train(
         with torch.autocast(dev.split(":")[0], dtype=torch.bfloat16, enabled=settings.precision == "bf16"):
             loss, ctc, dec = objective(batch.inputs["flattened_patches"].to(dev),
                                        batch.inputs["attention_mask"].to(dev), batch.labels.to(dev),
-                                       batch.ctc_targets.to(dev), batch.ctc_lengths.to(dev), batch.ctc_mask.to(dev))
+                                       batch.ctc_targets.to(dev), batch.ctc_lengths.to(dev), batch.ctc_mask.to(dev),
+                                       batch.inputs["colour"].to(dev))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if settings.grad_clip:

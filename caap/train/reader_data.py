@@ -314,6 +314,7 @@ class Collate:
             targets += encoded
             lengths.append(len(encoded))
             weights.append(0.0 if text is None else 1.0)
-        return Batch({"flattened_patches": grid.flattened_patches, "attention_mask": grid.attention_mask}, labels,
+        return Batch({"flattened_patches": grid.flattened_patches, "attention_mask": grid.attention_mask,
+                      "colour": grid.colour}, labels,
                      torch.tensor(targets, dtype=torch.long), torch.tensor(lengths, dtype=torch.long),
                      torch.tensor(weights), list(samples))

@@ -1,0 +1,192 @@
+"""The text chooser of ``text_source = auto``: CTC likelihoods and features, the logistic fit, its
+file, ``caap train text-choice`` on fixture screens with the shipped reader and PP-OCR, and the
+observer following its verdicts."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from caap.observe.ctc import Alphabet
+from caap.observe.text_choice import (
+    CHOICE_FILE,
+    FEATURES,
+    TextChoiceError,
+    TextChooser,
+    ctc_log_likelihood,
+    features,
+    levenshtein,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = Path(__file__).parent / "fixtures" / "miniwob-mini"
+SHIPPED_READER = ROOT / "models" / "reader"
+
+
+def _frames(alphabet: Alphabet, path: str) -> np.ndarray:
+    """Log-probabilities whose best path is ``path`` ("-" = blank), 0.9 on the path."""
+    lp = np.full((len(path), alphabet.size), math.log(0.1 / (alphabet.size - 1)), dtype=np.float32)
+    for t, ch in enumerate(path):
+        lp[t, 0 if ch == "-" else alphabet.encode(ch)[0]] = math.log(0.9)
+    return lp
+
+
+def test_ctc_likelihood_follows_the_frames_and_rejects_what_they_cannot_hold():
+    alphabet = Alphabet("abl")
+    lp = _frames(alphabet, "a-b-l")
+    assert ctc_log_likelihood(lp, "abl", alphabet) > ctc_log_likelihood(lp, "ab", alphabet) + 1
+    assert ctc_log_likelihood(lp, "abl", alphabet) > ctc_log_likelihood(lp, "bal", alphabet) + 1
+    assert ctc_log_likelihood(lp, "abll", alphabet) > -1e9  # "l-l" fits in 5 frames only with a blank
+    assert ctc_log_likelihood(lp, "abababa", alphabet) == -1e9  # 7 labels, 5 frames
+    assert ctc_log_likelihood(lp, "", alphabet) == pytest.approx(float(lp[:, 0].sum()))
+
+
+def test_features_describe_the_disagreement():
+    alphabet = Alphabet("Iabl ")
+    lp = _frames(alphabet, "l-a-b-a")
+    row = features("laba", 0.95, "Iaba", 0.99, lp, alphabet, None, "text")
+    named = dict(zip(FEATURES, row, strict=True))
+    assert len(row) == len(FEATURES)
+    assert named["only_homoglyphs"] == 1.0 and named["edits"] == pytest.approx(1 / 3)
+    assert named["ctc_gain"] < 0  # the frames say "l"
+    assert named["type=text"] == 1.0 and named["type=button"] == 0.0
+    other = dict(zip(FEATURES, features("lab", 0.5, "laba", 0.9, lp, alphabet, None, "button"), strict=True))
+    assert other["only_homoglyphs"] == 0.0 and other["length_gain"] == pytest.approx(1 / 3)
+    assert other["ocr_unknown_chars"] == 0.0
+    assert dict(zip(FEATURES, features("a", 0.5, "€", 0.9, lp, alphabet, None, "text"), strict=True))[
+        "ocr_unknown_chars"] == 1.0
+    assert levenshtein("kitten", "sitting") == 3 and levenshtein("", "ab") == 2
+
+
+def test_fit_learns_which_source_to_trust_and_round_trips(tmp_path):
+    rng = np.random.default_rng(0)
+    rows, labels = [], []
+    for _ in range(400):
+        reader_conf, ocr_conf = float(rng.uniform(0.2, 1.0)), float(rng.uniform(0.2, 1.0))
+        row = [0.0] * len(FEATURES)
+        row[FEATURES.index("reader_conf")], row[FEATURES.index("ocr_conf")] = reader_conf, ocr_conf
+        row[FEATURES.index("edits")] = float(rng.integers(1, 4)) / 3
+        rows.append(row)
+        labels.append(ocr_conf > reader_conf)  # the surer side is right
+    chooser = TextChooser.fit(rows, labels)
+    right = sum((chooser.prob_ocr(r) > 0.5) == y for r, y in zip(rows, labels, strict=True))
+    assert right / len(rows) > 0.95
+    path = tmp_path / CHOICE_FILE
+    chooser.fitted = {"texts": 400}
+    chooser.save(path)
+    again = TextChooser.load(path)
+    assert again.fitted == {"texts": 400}
+    assert [again.prob_ocr(r) for r in rows[:20]] == pytest.approx([chooser.prob_ocr(r) for r in rows[:20]])
+    data = json.loads(path.read_text())
+    data["features"] = data["features"][:-1]
+    path.write_text(json.dumps(data))
+    with pytest.raises(TextChoiceError, match="other features"):
+        TextChooser.load(path)
+    path.write_text("{broken")
+    with pytest.raises(TextChoiceError, match=CHOICE_FILE):
+        TextChooser.load(path)
+    with pytest.raises(TextChoiceError, match="one per feature"):
+        TextChooser([1.0], 0.0, [0.0], [1.0])
+    with pytest.raises(TextChoiceError, match="at least 2 rows"):
+        TextChooser.fit(rows[:1], labels[:1])
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory) -> tuple[Path, dict]:
+    """The shipped reader copied, with a chooser fitted by the CLI on the fixture's labelled boxes."""
+    pytest.importorskip("rapidocr")
+    if not (SHIPPED_READER / "model.safetensors").is_file():
+        pytest.skip(f"{SHIPPED_READER} is not in this checkout")
+    from typer.testing import CliRunner
+
+    from caap.cli import app
+
+    checkpoint = tmp_path_factory.mktemp("choice") / "reader"
+    shutil.copytree(SHIPPED_READER, checkpoint, ignore=shutil.ignore_patterns(CHOICE_FILE, "*.png", "metrics-*"))
+    result = CliRunner().invoke(app, ["train", "text-choice", "--data", str(FIXTURE), "--checkpoint", str(checkpoint),
+                                      "--labelled", "--split", "val:1001-1010", "--threads", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    return checkpoint, json.loads(result.stdout)
+
+
+def test_cli_fits_on_validation_screens_and_reports_both_policies(fitted):
+    checkpoint, report = fitted
+    assert report["written"] == str(checkpoint / CHOICE_FILE)
+    assert report["texts"] > 100 and 0 < report["learned_from"] <= report["disagreements"] < report["texts"]
+    assert report["better_of_two"] >= max(report["reader"], report["ocr"])
+    assert set(report["rule"]) == set(report["chooser_cross_validated"])
+    # At a threshold no text is below, neither policy sends anything to PP-OCR: both are the reader.
+    assert report["rule"]["0.5"]["to_ocr"] < report["rule"]["1.01"]["to_ocr"] == 1.0
+    assert report["rule"]["1.01"]["exact_match"] == report["ocr"]
+    chooser = TextChooser.load(checkpoint / CHOICE_FILE)
+    assert chooser.fitted["boxes"] == "labelled" and chooser.fitted["texts"] == report["texts"]
+    assert chooser.text_area_below == report["text_area_below"]
+
+
+def test_observer_follows_the_chooser(fitted):
+    from PIL import Image
+
+    from caap.data.format import open_dataset
+    from caap.observe.detector import Detector
+    from caap.observe.ocr import PPOCR
+    from caap.observe.reader import Reader
+    from caap.observe.vision import DEFAULT_DETECTOR, VisionObserver
+
+    if not DEFAULT_DETECTOR.is_file():
+        pytest.skip(f"{DEFAULT_DETECTOR} is not in this checkout")
+    checkpoint, _ = fitted
+    detector, reader, ocr = Detector(DEFAULT_DETECTOR), Reader(checkpoint), PPOCR(threads=1)
+    assert reader.chooser is not None and not reader.keep_log_probs
+    ds = open_dataset(FIXTURE)
+    screens = [Image.open(ds.image_path(ann)).convert("RGB") for _, ann in list(ds)[:12]]
+    plain = VisionObserver(detector, reader, text_source="reader")
+    observer = VisionObserver(detector, reader, text_source="auto", ocr=ocr, ocr_threshold=1.01)
+    assert reader.keep_log_probs  # the chooser weighs texts by the CTC frames
+    always = TextChooser([0.0] * len(FEATURES), 60.0, [0.0] * len(FEATURES), [1.0] * len(FEATURES),
+                         text_area_below=1.01)
+    never = TextChooser([0.0] * len(FEATURES), -60.0, [0.0] * len(FEATURES), [1.0] * len(FEATURES))
+    decided = 0
+    for image in screens:
+        mine = plain.observe(image)
+        chosen = observer.observe(image)
+        texty = [i for i, e in enumerate(mine) if e.text is not None]
+        theirs = ocr.read(image, [mine[i].bbox for i in texty], [mine[i].type.value for i in texty])
+        for i, o in zip(texty, theirs, strict=True):
+            assert chosen[i].text in (mine[i].text, o.text)
+            decided += mine[i].text != o.text
+        observer.chooser = always
+        assert [e.text for i, e in enumerate(observer.observe(image)) if i in texty] == [o.text for o in theirs]
+        observer.chooser = never
+        kept = observer.observe(image)
+        assert all(kept[i].text == mine[i].text for i in texty if mine[i].type.value != "text_area")
+        observer.chooser = reader.chooser
+    assert decided > 0
+
+
+def test_a_broken_chooser_file_is_one_reader_error(fitted, tmp_path):
+    from caap.observe.reader import Reader, ReaderError
+
+    checkpoint, _ = fitted
+    broken = tmp_path / "reader"
+    shutil.copytree(checkpoint, broken)
+    (broken / CHOICE_FILE).write_text('{"format": "something else"}')
+    with pytest.raises(ReaderError, match="not a text chooser"):
+        Reader(broken)
+
+
+def test_eval_scores_the_chooser_beside_the_confidence_rule(fitted):
+    from caap.train.eval_reader import evaluate
+
+    checkpoint, _ = fitted
+    result = evaluate(FIXTURE, checkpoint, limit=10, tesseract=False, latency_screens=1, threads=1,
+                      text_source="auto", ocr_threshold=0.98)
+    text = result["text"]
+    assert set(text["auto_chooser"]) == set(text["auto"])
+    # The observer's default under auto is the chooser at the configured threshold, on the same texts.
+    assert text["default"]["exact_match"] == text["auto_chooser"]["0.98"]["exact_match"]
+    assert text["auto_chooser"]["0.98"]["to_ocr"] <= text["auto"]["0.98"]["to_ocr"]  # text areas: their own limit
