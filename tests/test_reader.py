@@ -868,6 +868,9 @@ def test_colour_statistics_tell_a_tinted_crop_from_a_white_one():
     a, b = colour_features(white), colour_features(tinted)
     assert a.shape == (COLOUR_FEATURES,) and a.min() >= 0 and a.max() <= 1
     assert np.allclose(a[6:], 1.0) and abs(b[6] - 228 / 255) < 1e-6  # the middle's colour
+    neighbour = white.copy()
+    neighbour[:2] = (30, 100, 220)  # a selected row just above, seen in the semi-mask's context
+    assert np.allclose(colour_features(neighbour)[6:], a[6:])  # the middle's colour is the element's own
     grid = patchify([white, tinted], (16, 4))
     assert grid.colour.shape == (2, COLOUR_FEATURES)
     # Standardised pixels barely differ (a dark line on light); the colour statistics do.
