@@ -522,6 +522,7 @@ class Reader:
                 patches = grid.flattened_patches.to(self.device)
                 mask = grid.attention_mask.to(self.device)
                 encoded = self.model.encode(patches, mask).last_hidden_state
+                memory = self.model.decoder_memory(encoded, grid.colour) if any(generate[i] for i in group) else None
                 log_probs, lengths = self.model.ctc_log_probs(encoded, mask, patches)
                 log_probs, lengths = log_probs.cpu(), lengths.tolist()
                 for row, (i, reading) in enumerate(zip(group, greedy_decode(log_probs, lengths, self.alphabet),
@@ -536,10 +537,7 @@ class Reader:
                     readings[i] = reading
                 for row, i in enumerate(group):
                     if generate[i]:
-                        n = int(mask[row].sum().item())
-                        memory, _ = self.model.decoder_memory(encoded[row: row + 1, :n], mask[row: row + 1, :n],
-                                                              grid.colour[row: row + 1])
-                        hidden[i] = memory[0]
+                        hidden[i] = memory[row, : int(mask[row].sum().item())]  # type: ignore[index]
             records: list[str | None] = [None] * len(crops)
             wanted = sorted(hidden)
             for lo in range(0, len(wanted), self.chunk_size):

@@ -88,18 +88,16 @@ class ReaderModel(Pix2StructForConditionalGeneration):
             nn.init.zeros_(self.colour[2].weight)
             nn.init.zeros_(self.colour[2].bias)
 
-    def decoder_memory(self, hidden: torch.Tensor, attention_mask: torch.Tensor,
-                       colour: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-        """What the decoder attends to: the encoder output ``hidden`` (batch, tokens, dim) with the
-        colour vector of each element added to every position (an extra token instead gets a
-        1/tokens share of the attention and learned measurably slower), and its mask. Unchanged
-        where the model has no colour layers."""
+    def decoder_memory(self, hidden: torch.Tensor, colour: torch.Tensor | None) -> torch.Tensor:
+        """What the decoder attends to (same mask as the encoder output): the encoder output
+        ``hidden`` (batch, tokens, dim) with the colour vector of each element added to every
+        position (an extra token instead gets a 1/tokens share of the attention and learned
+        measurably slower). Unchanged where the model has no colour layers."""
         if self.colour is None:
-            return hidden, attention_mask
+            return hidden
         if colour is None:
             raise ValueError("this reader reads colour statistics beside its patches: pass PatchGrid.colour")
-        extra = self.colour(colour.to(device=hidden.device, dtype=hidden.dtype)).unsqueeze(1)
-        return hidden + extra, attention_mask
+        return hidden + self.colour(colour.to(device=hidden.device, dtype=hidden.dtype)).unsqueeze(1)
 
     def encode(self, flattened_patches: torch.Tensor, attention_mask: torch.Tensor) -> Any:
         """The vision encoder's output (a ``BaseModelOutput``), computed once for both heads."""

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from caap.files import read_json, write_atomic
+from caap.observe.ctc import UNKNOWN
 from caap.taxonomy import ElementType
 
 CHOICE_FILE = "text-choice.json"
@@ -85,13 +86,12 @@ def features(reader_text: str, reader_conf: float, ocr_text: str, ocr_conf: floa
     cb, co = ctc_log_likelihood(log_probs, b, alphabet), ctc_log_likelihood(log_probs, o, alphabet)
     lb, lo = (lm.score(b), lm.score(o)) if lm is not None else (0.0, 0.0)
     nb, no = max(len(b), 1), max(len(o), 1)
-    known = set(alphabet.chars)
     return [
         math.log(max(reader_conf, 1e-4)), math.log(max(ocr_conf, 1e-4)), reader_conf, ocr_conf,
         max(-30.0, co - cb) / 10, max(-30.0, co / no) / 5, lo / no - lb / nb, (lo - lb) / 10,
         (len(o) - len(b)) / 3, abs(len(o) - len(b)) / 3,
         float(o.translate(_HOMOGLYPHS) == b.translate(_HOMOGLYPHS)), levenshtein(b, o) / 3,
-        float(any(ch not in known for ch in o.replace(" ", ""))),
+        float(UNKNOWN in alphabet.encode(o)),
         float(o == ""), float(b == ""), len(b) / 20,
         *(float(element_type == t) for t in _TYPES),
     ]
@@ -130,18 +130,14 @@ class TextChooser:
         return self.prob_ocr(row) > 0.5
 
     @classmethod
-    def fit(cls, rows: Sequence[Sequence[float]], ocr_right: Sequence[bool], weights: Sequence[float] | None = None,
-            *, l2: float = 1e-2) -> TextChooser:
-        """Maximum likelihood with an L2 penalty (L-BFGS); ``weights`` per row (0 drops a row)."""
+    def fit(cls, rows: Sequence[Sequence[float]], ocr_right: Sequence[bool], *, l2: float = 1e-2) -> TextChooser:
+        """Maximum likelihood with an L2 penalty (L-BFGS)."""
         import torch
 
         x = torch.tensor([list(r) for r in rows], dtype=torch.float64)
         if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] != len(FEATURES):
             raise TextChoiceError(f"fitting needs at least 2 rows of {len(FEATURES)} features")
         y = torch.tensor([float(v) for v in ocr_right], dtype=torch.float64)
-        w = torch.tensor(list(weights) if weights is not None else [1.0] * len(y), dtype=torch.float64)
-        if float(w.sum()) <= 0:
-            raise TextChoiceError("fitting needs rows with a positive weight")
         mean = x.mean(0)
         scale = x.std(0).clamp(min=1e-6)
         z = (x - mean) / scale
@@ -152,8 +148,7 @@ class TextChooser:
         def closure() -> torch.Tensor:
             opt.zero_grad()
             logits = z @ coef + bias
-            loss = (torch.nn.functional.binary_cross_entropy_with_logits(logits, y, reduction="none") * w).sum()
-            loss = loss / w.sum() + l2 * (coef ** 2).sum()
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, y) + l2 * (coef ** 2).sum()
             loss.backward()
             return loss
 

@@ -21,6 +21,7 @@ from PIL import Image
 
 from caap.config import ObserveConfig
 from caap.elements import Element
+from caap.observe.ctc import normalise
 from caap.observe.detector import Detector
 from caap.taxonomy import SUBTYPE, TEXT, ElementType, attributes_of
 
@@ -141,19 +142,19 @@ class VisionObserver:
                                                "text_confidence": min(max(float(reading.confidence), 0.0), 1.0)})
         return out
 
-    def _limit(self, element: Element) -> float:
-        """auto: texts less confident than this go to PP-OCR (text areas: the chooser's own limit)."""
+    def _limit(self, element: Element, threshold: float | None = None) -> float:
+        """auto: texts less confident than this go to PP-OCR (``threshold``, default
+        ``ocr_threshold``; text areas: the chooser's own limit below it)."""
+        threshold = self.ocr_threshold if threshold is None else threshold
         if self.chooser is not None and element.type == ElementType.TEXT_AREA:
-            return min(self.ocr_threshold, self.chooser.text_area_below)
-        return self.ocr_threshold
+            return min(threshold, self.chooser.text_area_below)
+        return threshold
 
     def _ocr_wins(self, element: Element, ocr_text: str, ocr_confidence: float, index: int) -> bool:
         """The chooser's verdict on one element's two texts (``index``: its place in the latest
         read, whose CTC log-probabilities the reader kept). Multi-line text areas, read line by
         line, have no single frame sequence to weigh PP-OCR's text against: sent to PP-OCR below
         the chooser's ``text_area_below`` only, PP-OCR's text stands."""
-        from caap.observe.ctc import normalise
-
         reader = self.reader
         log_probs = getattr(reader, "last_log_probs", [])
         mine, theirs = normalise(element.text or ""), normalise(ocr_text)

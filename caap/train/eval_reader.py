@@ -275,14 +275,15 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             right_ocr = texts["ocr"].add(ocr_text.get(i, ""), gold.text)
             right_default = texts["default"].add(_text_of(pred), gold.text)
             confidence = merged[i].text_confidence
+            # The chooser's verdict does not depend on the threshold: weighed once per text.
+            wins = chooser is not None and i in ocr_text and observer._ocr_wins(merged[i], ocr_text[i],
+                                                                                   ocr_confidence[i], i)
             for th, score in auto.items():
                 doubtful = i in ocr_text and (confidence is None or confidence < th)
                 score.add(ocr_text[i] if doubtful else said, gold.text, to_ocr=doubtful)
                 if chooser is not None:
-                    limit = min(th, chooser.text_area_below) if merged[i].type.value == "text_area" else th
-                    doubtful = i in ocr_text and (confidence is None or confidence < limit)
-                    wins = doubtful and observer._ocr_wins(merged[i], ocr_text[i], ocr_confidence[i], i)
-                    auto_choice[th].add(ocr_text[i] if wins else said, gold.text, to_ocr=doubtful)
+                    doubtful = i in ocr_text and (confidence is None or confidence < observer._limit(merged[i], th))
+                    auto_choice[th].add(ocr_text[i] if doubtful and wins else said, gold.text, to_ocr=doubtful)
             row[2] += 1
             row[3] += right
             row[4] += right_default

@@ -351,9 +351,9 @@ class JointObjective:
                     per = F.ctc_loss(log_probs.transpose(0, 1), ctc_targets, frames, ctc_lengths, blank=0,
                                      reduction="none", zero_infinity=True)
                     ctc = (per / ctc_lengths.clamp(min=1) * ctc_mask).sum() / ctc_mask.sum().clamp(min=1)
-                memory, memory_mask = self.model.decoder_memory(encoded, attention_mask, colour)
+                memory = self.model.decoder_memory(encoded, colour)
                 decoder = self.model(encoder_outputs=BaseModelOutput(last_hidden_state=memory),
-                                     attention_mask=memory_mask, labels=labels).loss
+                                     attention_mask=attention_mask, labels=labels).loss
                 if not bool((labels != -100).any()):  # a batch of text-area lines only: no record to learn
                     decoder = torch.nan_to_num(decoder) * 0.0
                 if decoder_only:
@@ -570,11 +570,10 @@ def train(
     params = sum(p.numel() for p in model.parameters())
     decoder_only = settings.train_parts == "decoder"
     if decoder_only:
+        trainable = freeze_reading(model)
         if main:
-            print(f"train_parts decoder: {freeze_reading(model) / 1e6:.2f}M of {params / 1e6:.2f}M params learn; "
+            print(f"train_parts decoder: {trainable / 1e6:.2f}M of {params / 1e6:.2f}M params learn; "
                   "the text reading stays the base's", file=sys.stderr)
-        else:
-            freeze_reading(model)
 
     objective = JointObjective(model, settings.ctc_weight, decoder_only=decoder_only)
     if world > 1:
