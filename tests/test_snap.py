@@ -42,6 +42,67 @@ def _line(parts: list[tuple[str, tuple[int, int, int]]], size: int = 13) -> tupl
     return image, spans
 
 
+def _tight_line(parts: list[tuple[str, tuple[int, int, int]]], gap: int, size: int = 11) -> tuple[Image.Image, list[tuple[int, int]]]:
+    """Like ``_line``, with the words placed at whole pixels exactly ``gap`` px of blank apart."""
+    font = _font(size)
+    image = Image.new("RGB", (200, 30), "white")
+    draw = ImageDraw.Draw(image)
+    x, spans = 10, []
+    for text, colour in parts:
+        left, _, right, _ = (round(v) for v in draw.textbbox((0, 8), text, font=font))
+        draw.text((x - left, 8), text, font=font, fill=colour)
+        spans.append((x, x + right - left))
+        x += right - left + gap
+    return image, spans
+
+
+def _underline(image: Image.Image, spans: list[tuple[int, int]], y: int = 22,
+               colour: tuple[int, int, int] = (0, 0, 238)) -> None:
+    """Underline each span as a browser does a link: a 1 px line under the text."""
+    draw = ImageDraw.Draw(image)
+    for x1, x2 in spans:
+        draw.line([(x1, y), (x2 - 1, y)], fill=colour)
+
+
+def test_two_links_a_tight_space_apart_are_told_apart_by_their_underlines() -> None:
+    # Liberation Sans leaves as little as 2 px of blank between two words: without the break in
+    # their underlines "magna consequat" is one word and the box keeps both.
+    blue = (0, 0, 238)
+    image, spans = _tight_line([("magna", blue), ("consequat", blue)], gap=2)
+    (m1, m2), (c1, c2) = spans
+    _underline(image, [(m1, m2), (c1, c2)], y=21)
+    box = Element(type=ElementType.HYPERLINK, bbox=(c1 - 5, 8, c2 + 1, 22), score=0.9)
+    (snapped,) = snap_text_boxes(image, [box])
+    assert abs(snapped.bbox[0] - c1) <= 1 and abs(snapped.bbox[2] - c2) <= 2, (spans, snapped.bbox)
+
+
+def test_a_text_box_holding_a_whole_link_drops_it_however_far_the_side_moves() -> None:
+    blue, grey = (0, 0, 238), (60, 60, 60)
+    image, spans = _line([("malesuada", blue), ("non, donec morbi", grey)])
+    (l1, l2), (t1, t2) = spans
+    _underline(image, [(l1, l2)])
+    assert t1 - l1 > 16  # beyond the usual limit on how far a side moves
+    box = Element(type=ElementType.TEXT, bbox=(l1 - 1, 6, t2 + 1, 24), score=0.9)
+    (snapped,) = snap_text_boxes(image, [box])
+    assert abs(snapped.bbox[0] - t1) <= 1 and abs(snapped.bbox[2] - t2) <= 2, (spans, snapped.bbox)
+
+
+def test_a_selection_is_no_underline_and_its_words_stay_in_the_line() -> None:
+    # Selected words sit on a filled blue band: its bottom edge is a long horizontal run of
+    # "ink", but with more of it right above, so it is not taken for an underline and the
+    # line is not cut where the selection ends.
+    image, spans = _line([("Select", (0, 0, 0)), ("Bouvet", (0, 0, 0)), ("Island", (0, 0, 0)), ("from", (0, 0, 0))])
+    (s1, _), _, (_, i2), (_, f2) = (tuple(round(v) for v in span) for span in spans)
+    pixels = image.load()
+    for y in range(6, 24):
+        for x in range(s1 - 1, i2 + 2):
+            red = pixels[x, y][0]
+            pixels[x, y] = (51, 103, 158) if red > 128 else (255, 255, 255)  # white text on blue
+    box = Element(type=ElementType.TEXT, bbox=(s1 - 1, 6, f2 + 1, 24), score=0.9)
+    (snapped,) = snap_text_boxes(image, [box])
+    assert snapped.bbox[0] <= s1 + 1 and snapped.bbox[2] >= f2 - 1, (spans, snapped.bbox)
+
+
 def test_loose_link_box_snaps_to_the_blue_word() -> None:
     image, spans = _line([("Id", (0, 0, 0)), ("ipsum.", (0, 0, 238)), ("Feugiat", (0, 0, 0))])
     (_, id_end), (link_x1, link_x2), (next_x1, _) = spans

@@ -8,14 +8,20 @@ themselves are easy to see: ink columns separated by gaps wider than the gaps in
 ``snap_text_boxes`` moves the left and right sides of each text-like box (text, hyperlink, tabled
 text, draggable text) to the words whose middle lies inside it; where those words are inked in two
 clearly different colours (a link inside a sentence) it keeps the run of one colour that covers
-most of the box. A side moves by at most ``max_shift`` px, a box with no words (or only ink that
-does not look like text) is left as detected, and boxes that become the same box are merged. The
-tops and bottoms are the detector's.
+most of the box. Underlines are not ink (two links side by side share one line of ink under
+them otherwise), and a break in the underline within a blank gap ends a word (two links a
+tight space apart). A side moves by at most ``max_shift`` px, unless it drops a link beside plain
+text or plain text beside a link (another colour and another underline: a certain boundary, where
+a colour change alone may be a text selection's background); a box with no words (or only ink
+that does not look like text) is left as detected, and boxes that become the same box are merged.
+The tops and bottoms are the detector's. ``tools/snap_check.py`` measures the rules on a
+dataset's labelled boxes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from PIL import Image
@@ -32,6 +38,7 @@ SAME_COLOUR = 0.95  # cosine between two words' ink colours (as differences from
 RIGHT_PAD = 1  # labelled boxes end one px past the last ink column (the glyph's advance)
 COLOUR_GAP = 2  # px: the narrowest blank gap at which a change of ink colour separates two words
 REACH = 12  # px looked at beyond each side (a word the box cuts is found whole)
+UNDERLINE_RUN = 1.0  # line heights: a horizontal run of ink this long low in the line is an underline
 
 
 def _direction(vector: np.ndarray) -> np.ndarray:
@@ -43,38 +50,74 @@ def _same_colour(a: np.ndarray, b: np.ndarray) -> bool:
     return float(np.dot(_direction(a), _direction(b))) >= SAME_COLOUR
 
 
-def _words(band: np.ndarray, gap: int) -> list[tuple[int, int, np.ndarray]]:
-    """(start, end, colour) of each word in an RGB band holding one line of text (end exclusive):
-    runs of glyphs separated by blank gaps narrower than ``gap`` px and inked in one colour.
+def _underline(ink: np.ndarray) -> np.ndarray:
+    """Ink of underlines: in the lower third of the band, horizontal runs longer than
+    ``UNDERLINE_RUN`` line heights with mostly background (or more underline) in the row above
+    them: a line, not the bottom of a filled surface such as a selection. Two links side by side are underlined across
+    the space between them, which would otherwise join them into one word."""
+    height = ink.shape[0]
+    out = np.zeros_like(ink)
+    longest = max(4, round(UNDERLINE_RUN * height))
+    for y in range(max(1, height - max(1, height // 3)), height):
+        row = np.concatenate([[False], ink[y], [False]])
+        edges = np.flatnonzero(row[1:] != row[:-1])
+        for start, end in zip(edges[::2], edges[1::2], strict=True):
+            above = ink[y - 1, start:end] & ~out[y - 1, start:end]
+            if end - start >= longest and above.mean() < 0.25:
+                out[y, start:end] = True
+    return out
+
+
+@dataclass
+class _Word:
+    start: int  # first inked column
+    end: int  # one past the last
+    colour: np.ndarray  # summed ink difference from the background (its direction is the hue)
+    underlined: bool  # an underline ran beneath it (a link)
+
+
+def _words(band: np.ndarray, gap: int) -> list[_Word]:
+    """The words of an RGB band holding one line of text: runs of glyphs separated by blank gaps
+    narrower than ``gap`` px and inked in one colour.
 
     A word's colour is the sum of its ink pixels' differences from the background: its direction
     tells black from blue whatever the anti-aliasing made of the glyph's edges (a thin "." is a
     light grey, still grey)."""
     diff = band.astype(np.int32) - background_colour(band).astype(np.int32)
     ink = np.abs(diff).sum(axis=2) > INK_DIFFERENCE
+    underline = _underline(ink)
+    ink &= ~underline
+    under = underline.any(axis=0)
     # A column of one colour top to bottom is another surface (a panel beside a selection, a
     # border), not a glyph: every glyph leaves some background above or below it on its line.
     uniform = np.abs(band.astype(np.int16) - band[:1].astype(np.int16)).sum(axis=2).max(axis=0) <= INK_DIFFERENCE
     inked = ink.any(axis=0) & ~uniform
     column_colour = (diff * ink[:, :, None]).sum(axis=0)
-    pieces: list[list] = []  # glyph clusters: [start, end, colour]
+    pieces: list[_Word] = []  # glyph clusters
     for x in np.flatnonzero(inked).tolist():
-        if pieces and pieces[-1][1] == x:
-            pieces[-1][1] = x + 1
-            pieces[-1][2] = pieces[-1][2] + column_colour[x]
+        if pieces and pieces[-1].end == x:
+            pieces[-1].end = x + 1
+            pieces[-1].colour = pieces[-1].colour + column_colour[x]
+            pieces[-1].underlined |= bool(under[x])
         else:
-            pieces.append([x, x + 1, column_colour[x].copy()])
-    words: list[list] = []
+            pieces.append(_Word(x, x + 1, column_colour[x].copy(), bool(under[x])))
+    words: list[_Word] = []
     for piece in pieces:
-        apart = piece[0] - words[-1][1] if words else gap
+        apart = piece.start - words[-1].end if words else gap
         # Glyphs closer than COLOUR_GAP px are one word whatever their colours (a selection
         # that ends inside a word changes the colours mid-word).
-        if apart < COLOUR_GAP or (apart < gap and _same_colour(words[-1][2], piece[2])):
-            words[-1][1] = piece[1]
-            words[-1][2] = words[-1][2] + piece[2]
+        # Two links a space apart: the glyphs may stand as close as inside a word, but each link
+        # has its own underline, broken within the blank between them. (Underlines also break
+        # around descenders, but there the columns beside the break are a glyph's, not blank.)
+        own_lines = (words and words[-1].underlined and piece.underlined and apart >= COLOUR_GAP
+                     and not under[words[-1].end:piece.start].all())
+        if not own_lines and (apart < COLOUR_GAP or (apart < gap and _same_colour(words[-1].colour, piece.colour))):
+            words[-1].end = piece.end
+            words[-1].colour = words[-1].colour + piece.colour
+            words[-1].underlined |= piece.underlined
         else:
-            words.append(list(piece))
-    return [(int(a), int(b), c) for a, b, c in words]
+            words.append(piece)
+    return words
 
 
 def _snap(image: np.ndarray, box: Box, max_shift: int) -> Box:
@@ -85,22 +128,32 @@ def _snap(image: np.ndarray, box: Box, max_shift: int) -> Box:
     left, right = max(0, x1 - REACH), min(image.shape[1], x2 + REACH)
     band = image[y1:y2, left:right]
     gap = max(3, round(height * 0.25))
-    words = [(s + left, e + left, c) for s, e, c in _words(band, gap)]
-    inside = [w for w in words if x1 <= (w[0] + w[1]) / 2 < x2]
+    words = _words(band, gap)
+    for w in words:
+        w.start, w.end = w.start + left, w.end + left
+    inside = [w for w in words if x1 <= (w.start + w.end) / 2 < x2]
     if not inside:
         return box
     # Runs of one ink colour; the run covering most of the box is the element.
-    runs: list[list[tuple[int, int, np.ndarray]]] = [[inside[0]]]
+    runs: list[list[_Word]] = [[inside[0]]]
     for word in inside[1:]:
-        if not _same_colour(word[2], runs[-1][-1][2]):
+        if not _same_colour(word.colour, runs[-1][-1].colour):
             runs.append([word])
         else:
             runs[-1].append(word)
-    best = max(runs, key=lambda run: sum(min(e, x2) - max(s, x1) for s, e, _ in run))
+    at = max(range(len(runs)), key=lambda k: sum(min(w.end, x2) - max(w.start, x1) for w in runs[k]))
+    best = runs[at]
     # A word running into the edge of the band may go on beyond it: that side stays as detected.
-    nx1 = x1 if best[0][0] <= left and left > 0 else best[0][0]
-    nx2 = x2 if best[-1][1] >= right and right < image.shape[1] else best[-1][1] + RIGHT_PAD
-    if abs(nx1 - x1) > max_shift or abs(nx2 - x2) > max_shift or nx2 - nx1 < 2:
+    nx1 = x1 if best[0].start <= left and left > 0 else best[0].start
+    nx2 = x2 if best[-1].end >= right and right < image.shape[1] else best[-1].end + RIGHT_PAD
+    # A side may move further where it drops a link beside plain text (or plain text beside a
+    # link): another colour *and* another underline make that boundary certain, where a colour
+    # change alone may be a selection's background.
+    linked = any(w.underlined for w in best)
+    far_left = at > 0 and all(w.underlined != linked for run in runs[:at] for w in run)
+    far_right = at < len(runs) - 1 and all(w.underlined != linked for run in runs[at + 1:] for w in run)
+    if (abs(nx1 - x1) > max_shift and not (far_left and nx1 > x1)) or \
+            (abs(nx2 - x2) > max_shift and not (far_right and nx2 < x2)) or nx2 - nx1 < 2:
         return box
     return (nx1, y1, nx2, y2)
 
