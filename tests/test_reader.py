@@ -648,7 +648,7 @@ def test_reader_keeps_detector_fields_and_falls_back_to_type_hints(run, monkeypa
     detected = [Element(type="checkbox", bbox=[1, 1, 20, 20], score=0.8, id=3),
                 Element(type="text", bbox=[30, 30, 60, 40], score=0.5)]
     real = reader.infer
-    monkeypatch.setattr(reader, "infer", lambda crops, gen, n, types: (real(crops, gen, n)[0], ["garbage", "button|f=1"]))
+    monkeypatch.setattr(reader, "infer", lambda crops, gen, n, types, colours: (real(crops, gen, n, types, colours)[0], ["garbage", "button|f=1"]))
     first, second = reader.read(image, detected)
     assert (first.type, first.score, first.id) == (ElementType.CHECKBOX, 0.8, 3)  # unreadable record: the hint
     assert first.text is not None  # ...still with the CTC head's text
@@ -859,28 +859,68 @@ def test_a_base_read_with_finer_ctc_frames_starts_out_reading_the_same(run):
 
 
 def test_colour_statistics_tell_a_tinted_crop_from_a_white_one():
-    from caap.observe.patches import COLOUR_FEATURES, colour_features, patchify
+    from caap.observe.colour import COLOUR_SETS, crop_colour
+    from caap.observe.patches import patchify
 
     white = np.full((12, 40, 3), 255, np.uint8)
     white[5:7, 5:30] = 30  # a line of dark "text"
     tinted = white.copy()
     tinted[white[:, :, 0] == 255] = (228, 239, 255)  # a hovered row's background
-    a, b = colour_features(white), colour_features(tinted)
-    assert a.shape == (COLOUR_FEATURES,) and a.min() >= 0 and a.max() <= 1
+    a, b = crop_colour(white), crop_colour(tinted)
+    assert a.shape == (COLOUR_SETS["crop"],) and a.min() >= 0 and a.max() <= 1
     assert np.allclose(a[6:], 1.0) and abs(b[6] - 228 / 255) < 1e-6  # the middle's colour
     neighbour = white.copy()
     neighbour[:2] = (30, 100, 220)  # a selected row just above, seen in the semi-mask's context
-    assert np.allclose(colour_features(neighbour)[6:], a[6:])  # the middle's colour is the element's own
+    assert np.allclose(crop_colour(neighbour)[6:], a[6:])  # the middle's colour is the element's own
     grid = patchify([white, tinted], (16, 4))
-    assert grid.colour.shape == (2, COLOUR_FEATURES)
+    assert grid.colour.shape == (2, COLOUR_SETS["crop"])
     # Standardised pixels barely differ (a dark line on light); the colour statistics do.
     assert float((grid.colour[0] - grid.colour[1]).abs().max()) > 0.1
+    given = np.zeros((2, 21), np.float32)
+    assert patchify([white, tinted], (16, 4), colour=given).colour.shape == (2, 21)
+    with pytest.raises(ValueError, match="colour rows"):
+        patchify([white, tinted], (16, 4), colour=given[:1])
 
 
-def test_colour_layers_on_a_trained_reader_leave_its_text_and_learn_only_the_decoder(run, tmp_path):
-    """`colour: true` + `train_parts: decoder` on a base: the colour layers start at zero (the base's
+def test_box_colour_sees_the_focus_ring_the_red_frame_covers_and_no_neighbour():
+    """The `box` set is measured on the screenshot: a 2 px focus ring just outside a button is
+    where the semi-mask draws its red frame (the `crop` set cannot see it), and a selected row
+    beyond that ring changes nothing."""
+    from caap.observe.colour import COLOUR_SETS, box_colour, colour_set, crop_colour
+    from caap.observe.semimask import semi_mask
+
+    screen = np.full((60, 80, 3), 255, np.uint8)
+    box = (20, 20, 60, 40)
+    screen[20:40, 20:60] = 235  # a grey button
+    ringed = screen.copy()
+    ringed[18:42, 18:62][[0, 1, -2, -1], :] = (16, 16, 16)  # the focus ring: 2 px around the box
+    ringed[18:42, 18:62][:, [0, 1, -2, -1]] = (16, 16, 16)
+    ringed[20:40, 20:60] = 235
+    plain, focused = box_colour(screen, box), box_colour(ringed, box)
+    assert plain.shape == (COLOUR_SETS["box"],) and plain.min() >= 0 and plain.max() <= 1
+    assert np.allclose(plain[:9], focused[:9])  # the box itself is the same
+    assert focused[9] < 0.1 < 0.9 < plain[9]  # the ring's mean red: dark ring vs white page
+    mask = {"context": 4, "outline_px": 2}
+    crops = [np.asarray(semi_mask(Image.fromarray(a), box, **mask)) for a in (screen, ringed)]
+    assert np.allclose(crop_colour(crops[0]), crop_colour(crops[1]))  # the red frame hid it
+    beside = screen.copy()
+    beside[5:17] = (30, 100, 220)  # a selected row above, beyond the ring
+    assert np.allclose(box_colour(beside, box), plain)
+    edge = box_colour(screen, (0, 0, 30, 10))  # in the corner: only part of a ring
+    assert np.isfinite(edge).all()
+    with pytest.raises(ValueError, match="no pixels"):
+        box_colour(screen, (90, 90, 99, 99))
+    assert colour_set(True) == "crop" and colour_set("box") == "box" and colour_set(False) is None
+    with pytest.raises(ValueError, match="colour must be"):
+        colour_set("ring")
+
+
+@pytest.mark.parametrize("colour", [True, "box"])
+def test_colour_layers_on_a_trained_reader_leave_its_text_and_learn_only_the_decoder(run, tmp_path, colour):
+    """`colour` + `train_parts: decoder` on a base: the colour layers start at zero (the base's
     records at step 0), the encoder and CTC head never move (the same texts after training), and
-    the checkpoint round-trips with its colour layers."""
+    the checkpoint round-trips with its colour layers (either set: statistics of the crop, or of
+    the screenshot around the box)."""
     torch = pytest.importorskip("torch")
     import yaml
 
@@ -890,7 +930,7 @@ def test_colour_layers_on_a_trained_reader_leave_its_text_and_learn_only_the_dec
 
     base = Reader(run / "best")
     settings = yaml.safe_load(CONFIG.read_text())
-    settings.update({**OVERRIDES, "base": str(run / "best"), "colour": True})
+    settings.update({**OVERRIDES, "base": str(run / "best"), "colour": colour})
     tok = build_tokenizer()
     model = load_base(ReaderTrainSettings(**settings), vocab_size=len(tok), alphabet=Alphabet(base.spec.alphabet),
                       pad=tok.pad_token_id, eos=tok.eos_token_id).eval()
@@ -901,10 +941,11 @@ def test_colour_layers_on_a_trained_reader_leave_its_text_and_learn_only_the_dec
     assert [(e.text, e.type) for e in start.read(image, boxes)] == [(e.text, e.type) for e in base.read(image, boxes)]
     from caap.train.reader import train
 
-    out = train(FIXTURE, overrides={**OVERRIDES, "base": str(run / "best"), "train_samples": 48, "colour": True,
+    out = train(FIXTURE, overrides={**OVERRIDES, "base": str(run / "best"), "train_samples": 48, "colour": colour,
                                     "train_parts": "decoder", "lr": 1e-2}, out=tmp_path / "colour")
     tuned = load_model(out / "last")
     assert tuned.colour is not None and float(tuned.colour[2].weight.detach().abs().sum()) > 0
+    assert tuned.colour_set == ("crop" if colour is True else colour)
     frozen = base.model
     for name in ("ctc_head.weight", "encoder.encoder.layer.0.mlp.wo.weight"):
         assert torch.equal(dict(tuned.named_parameters())[name], dict(frozen.named_parameters())[name]), name

@@ -13,8 +13,8 @@ tall shape and a long line in one batch cost what they cost alone. The CTC head 
 output per column using those ids. Pixels are standardised per image (mean 0, std 1 over the crop),
 as Pix2Struct does, so light and dark themes look alike to the model's text reading. Standardising
 also erases what a state can hang on — a row's pale hover tint and a white row become the same
-input — so every image also gets ``COLOUR_FEATURES`` numbers measured before it
-(``colour_features``), which the reader hands to its decoder beside the encoder's output.
+input — so every image also gets a few colour statistics measured before it
+(``caap.observe.colour``), which the reader hands to its decoder beside the encoder's output.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from PIL import Image
 
+from caap.observe.colour import crop_colour
+
 if TYPE_CHECKING:
     import torch
 
@@ -38,26 +40,7 @@ class PatchGrid:
     flattened_patches: torch.Tensor  # (batch, tokens, 2 + height * width * 3), float32
     attention_mask: torch.Tensor  # (batch, tokens), 1 for an image's own patches
     shapes: list[tuple[int, int]]  # (rows, cols) of every image
-    colour: torch.Tensor  # (batch, COLOUR_FEATURES), float32: ``colour_features`` of every image
-
-
-COLOUR_FEATURES = 9
-
-
-def colour_features(array: np.ndarray) -> np.ndarray:
-    """What standardising a crop removes, in [0, 1]: the mean and the spread of each RGB channel
-    over the whole crop (the element, its frame and the semi-mask's context: a focus ring lies
-    there), and the median colour of its middle half (the element's own background).
-
-    Measured side by side (models/reader/MODEL_CARD.md), statistics of the middle half alone read
-    focus worse (0.966 against 0.979 on test screens, 0.79 against 0.95 on unseen tasks); the whole
-    crop lets a selected neighbour's colour in the context count (one list row read as highlighted
-    beside a selected one)."""
-    x = array.astype(np.float32).reshape(-1, 3) / 255.0
-    h, w = array.shape[:2]
-    middle = array[h // 4: max(h // 4 + 1, h - h // 4), w // 4: max(w // 4 + 1, w - w // 4)]
-    centre = np.median(middle.reshape(-1, 3), axis=0).astype(np.float32) / 255.0
-    return np.concatenate([x.mean(axis=0), x.std(axis=0), centre]).astype(np.float32)
+    colour: torch.Tensor  # (batch, features), float32: every image's colour statistics (caap.observe.colour)
 
 
 def patch_values(height: int, width: int) -> int:
@@ -72,8 +55,11 @@ def grid_size(width: int, height: int, patch: tuple[int, int]) -> tuple[int, int
 
 
 def patchify(images: Sequence[Image.Image | np.ndarray], patch: tuple[int, int],
-             max_patches: int | None = None) -> PatchGrid:
+             max_patches: int | None = None, colour: np.ndarray | None = None) -> PatchGrid:
     """Cut every image into ``patch = (height, width)`` patches at its own resolution.
+
+    ``colour``: each image's colour statistics, measured by the caller on the screenshot
+    (``caap.observe.colour.box_colour``); None: the ``crop`` statistics of the images themselves.
 
     ``max_patches`` bounds the grid of one image (rows × cols): a wider or taller image is scaled
     down just enough to fit (never up), so one huge element cannot exhaust memory or the vision
@@ -92,7 +78,11 @@ def patchify(images: Sequence[Image.Image | np.ndarray], patch: tuple[int, int],
     dim = patch_values(ph, pw)
     out = torch.zeros((len(arrays), tokens, 2 + dim), dtype=torch.float32)
     mask = torch.zeros((len(arrays), tokens), dtype=torch.float32)
-    colour = torch.from_numpy(np.stack([colour_features(a) for a in arrays]))
+    if colour is None:
+        colour = np.stack([crop_colour(a) for a in arrays])
+    elif len(colour) != len(arrays):
+        raise ValueError(f"{len(colour)} colour rows for {len(arrays)} images")
+    colour_rows = torch.as_tensor(np.asarray(colour, dtype=np.float32))
     for b, (a, (r, c)) in enumerate(zip(arrays, shapes, strict=True)):
         x = torch.from_numpy(np.array(a, dtype=np.float32))
         mean, std = x.mean(), x.std(unbiased=False)
@@ -107,7 +97,7 @@ def patchify(images: Sequence[Image.Image | np.ndarray], patch: tuple[int, int],
         out[b, :n, 0] = torch.arange(1, r + 1, dtype=torch.float32).repeat_interleave(c)
         out[b, :n, 1] = torch.arange(1, c + 1, dtype=torch.float32).repeat(r)
         mask[b, :n] = 1.0
-    return PatchGrid(out, mask, shapes, colour)
+    return PatchGrid(out, mask, shapes, colour_rows)
 
 
 def patch_count(width: int, height: int, patch: tuple[int, int]) -> int:

@@ -58,12 +58,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from PIL import Image
 
 from caap.elements import Element
 from caap.files import read_json
 from caap.geometry import Box, as_box
 from caap.observe.charlm import LM_FILE, CharLM, CharLMError
+from caap.observe.colour import box_colours
 from caap.observe.lines import LINE_SEPARATOR, text_lines
 from caap.observe.semimask import semi_mask
 from caap.observe.text_choice import CHOICE_FILE, TextChoiceError, TextChooser
@@ -501,12 +503,21 @@ class Reader:
             rows, cols, real = r, c, size
         return groups
 
+    def colours(self, image: Image.Image, boxes: Sequence[Box]) -> np.ndarray | None:
+        """The colour statistics ``infer`` hands the decoder, where the model's colour set is
+        measured on the screenshot (``box``); None where it comes from the crops themselves."""
+        if getattr(self.model, "colour_set", None) != "box":
+            return None
+        return box_colours(np.asarray(image.convert("RGB") if image.mode != "RGB" else image), boxes)
+
     def infer(self, crops: Sequence[Image.Image], generate: Sequence[bool], max_new_tokens: int,
-              types: Sequence[ElementType | None] | None = None) -> tuple[list[Any], list[str | None]]:
+              types: Sequence[ElementType | None] | None = None,
+              colours: np.ndarray | None = None) -> tuple[list[Any], list[str | None]]:
         """CTC readings for every crop and the decoder's generation for those with ``generate``
         set (None for the others): encoder passes over crops of similar size (``passes``), then
         one batched generation over all of them; ``types``: per crop, the type whose record the
-        decoder must write (None: any type; needs the grammar)."""
+        decoder must write (None: any type; needs the grammar); ``colours``: ``self.colours`` of
+        the crops' boxes (needed to generate with a ``box`` colour set)."""
         import torch
 
         from caap.observe.ctc import CtcReading, beam_decode, greedy_decode
@@ -516,9 +527,13 @@ class Reader:
         kept: list[Any] = [None] * len(crops)
         fusion = self.lm.fusion if self.lm is not None else None
         hidden: dict[int, torch.Tensor] = {}  # encoder output of each crop to generate for, unpadded
+        if colours is None and any(generate) and getattr(self.model, "colour_set", None) == "box":
+            raise ReaderError("this reader's decoder reads colours measured on the screenshot: pass "
+                              "colours=reader.colours(image, boxes)")
         with torch.inference_mode():
             for group in self.passes(crops):
-                grid = patchify([crops[i] for i in group], self.spec.patch, self.spec.max_patches)
+                grid = patchify([crops[i] for i in group], self.spec.patch, self.spec.max_patches,
+                                None if colours is None else colours[group])
                 patches = grid.flattened_patches.to(self.device)
                 mask = grid.attention_mask.to(self.device)
                 encoded = self.model.encode(patches, mask).last_hidden_state
@@ -610,7 +625,7 @@ class Reader:
         crops = self._crops(rgb, crop_boxes)
         t1 = time.perf_counter()
         forced = hints if follow_hints and self.grammar is not None else None
-        ctc, records = self.infer(crops, generate, budget, forced) if crops else ([], [])
+        ctc, records = self.infer(crops, generate, budget, forced, self.colours(rgb, crop_boxes)) if crops else ([], [])
         t2 = time.perf_counter()
         readings = []
         at = len(plain)

@@ -20,8 +20,8 @@
   on CTC's all-blank plateau for the first ~100k samples, measured);
 * ``ctc_head``: each pooled column → ``frames_per_column`` frames of class scores (blank +
   alphabet, ``caap.observe.ctc``): a left-to-right frame sequence read by CTC;
-* ``colour`` (optional, ``config.ctc["colour"]``): a small MLP that turns the crop's colour
-  statistics (``caap.observe.patches.colour_features``: what per-crop standardising removes) into
+* ``colour`` (optional, ``config.ctc["colour"]``: the name of a set in ``caap.observe.colour``): a
+  small MLP that turns the element's colour statistics (what per-crop standardising removes) into
   a vector added to every position of the decoder's memory (``decoder_memory``). The
   states need it (a hovered row differs from a plain one by its pale tint alone); the CTC head
   never sees it, so adding it to a trained reader leaves the text exactly as it was.
@@ -45,7 +45,7 @@ from torch import nn
 from transformers import Pix2StructConfig, Pix2StructForConditionalGeneration
 from transformers.models.pix2struct.modeling_pix2struct import Pix2StructVisionEmbeddings
 
-from caap.observe.patches import COLOUR_FEATURES
+from caap.observe.colour import COLOUR_SETS, colour_set
 
 
 class ReaderModel(Pix2StructForConditionalGeneration):
@@ -73,8 +73,9 @@ class ReaderModel(Pix2StructForConditionalGeneration):
         for layer in (self.ctc_pool, self.ctc_head):
             nn.init.normal_(layer.weight, std=0.02)
             nn.init.zeros_(layer.bias)
-        self.colour = (nn.Sequential(nn.Linear(COLOUR_FEATURES, hidden), nn.GELU(), nn.Linear(hidden, hidden))
-                       if ctc.get("colour") else None)
+        self.colour_set = colour_set(ctc.get("colour"))
+        self.colour = (nn.Sequential(nn.Linear(COLOUR_SETS[self.colour_set], hidden), nn.GELU(),
+                                     nn.Linear(hidden, hidden)) if self.colour_set else None)
         self.reset_colour()
 
     def reset_colour(self) -> None:

@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from caap.observe.colour import colour_set
 from caap.observe.ctc import COVERAGE, Alphabet
 from caap.observe.patches import patch_values
 from caap.observe.reader import (
@@ -104,7 +105,7 @@ class ReaderTrainSettings(_Strict):
     semi_mask: MaskSettings = Field(default_factory=MaskSettings)
     box_jitter: int = Field(2, ge=0)
     decoder_text: bool = False
-    colour: bool = False
+    colour: Literal[False, True, "crop", "box"] = False  # caap.observe.colour; true = crop
     colour_lr: float = Field(10.0, gt=0)
     train_parts: Literal["all", "decoder"] = "all"
     ctc_weight: float = Field(0.5, ge=0, le=1)
@@ -173,7 +174,7 @@ def _ctc_config(alphabet: Alphabet, settings: ReaderTrainSettings) -> dict[str, 
     out = {"classes": alphabet.size, "frames_per_column": settings.frames_per_column,
            "context": settings.ctc_context, "context_layers": settings.ctc_context_layers}
     if settings.colour:
-        out["colour"] = True
+        out["colour"] = colour_set(settings.colour)
     if settings.stem:
         out.update(stem=list(settings.stem), patch=list(settings.patch), stem_over=settings.stem_over)
     return out
@@ -586,7 +587,7 @@ def train(
                             settings.batch * world, seed=settings.seed)
     collate = Collate(tokenizer, alphabet, patch=spec.patch, max_patches=spec.max_patches, mask=spec.mask,
                       max_target_tokens=settings.max_target_tokens, decoder_text=spec.decoder_text,
-                      jitter=settings.box_jitter, seed=settings.seed + rank)
+                      jitter=settings.box_jitter, seed=settings.seed + rank, colour=model.colour_set)
     val = spread(val_samples, settings.val_max_samples)
     step, seen, elapsed = 0, 0, 0.0
     best = {"text_exact": -1.0, "record_exact": -1.0}

@@ -24,6 +24,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
+from caap.observe.colour import box_colour
 from caap.observe.ctc import Alphabet, normalise
 from caap.observe.patches import patchify
 from caap.observe.reader import ReaderError, encode_target
@@ -275,28 +276,36 @@ class Collate:
 
     def __init__(self, tokenizer: Any, alphabet: Alphabet, *, patch: tuple[int, int], max_patches: int,
                  mask: dict[str, Any], max_target_tokens: int, decoder_text: bool, jitter: int = 0,
-                 seed: int = 0) -> None:
+                 seed: int = 0, colour: str | None = None) -> None:
+        """``colour``: the model's colour set (``caap.observe.colour``); ``box`` is measured on the
+        screenshot around the (jittered) box, anything else on the crop."""
         self.tokenizer, self.alphabet = tokenizer, alphabet
+        self.colour = colour
         self.patch, self.max_patches, self.mask = patch, max_patches, mask
         self.max_tokens, self.decoder_text, self.jitter, self.seed = max_target_tokens, decoder_text, jitter, seed
         self.cache = ScreenCache()
 
-    def crop(self, sample: Sample, rng: random.Random | None) -> np.ndarray:
+    def crop(self, sample: Sample, rng: random.Random | None) -> tuple[np.ndarray, np.ndarray | None]:
+        """The semi-masked crop and, for the ``box`` colour set, its colour statistics."""
         image = self.cache.get(sample.image)
         box = sample.bbox
         if rng is not None and self.jitter:
             box = jitter_box(box, self.jitter, image.width, image.height, rng)
-        return np.asarray(semi_mask(image, box, **self.mask))
+        colour = box_colour(np.asarray(image), box) if self.colour == "box" else None
+        return np.asarray(semi_mask(image, box, **self.mask)), colour
 
     def __call__(self, samples: list[Sample], step: int | None = None) -> Batch:
         """``step``: the training step (box jitter differs per step and sample); None: no jitter."""
         import torch
 
-        crops = []
+        crops, colours = [], []
         for i, s in enumerate(samples):
             rng = random.Random(f"{self.seed}:{step}:{i}") if step is not None else None
-            crops.append(self.crop(s, rng))
-        grid = patchify(crops, self.patch, self.max_patches)
+            crop, colour = self.crop(s, rng)
+            crops.append(crop)
+            colours.append(colour)
+        grid = patchify(crops, self.patch, self.max_patches,
+                        np.stack(colours) if self.colour == "box" else None)
         eos = self.tokenizer.eos_token_id
         ids = []
         for s in samples:
