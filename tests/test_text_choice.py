@@ -46,6 +46,20 @@ def test_ctc_likelihood_follows_the_frames_and_rejects_what_they_cannot_hold():
     assert ctc_log_likelihood(lp, "", alphabet) == pytest.approx(float(lp[:, 0].sum()))
 
 
+def test_lookalikes_are_settled_by_the_frames_and_l_is_left_alone():
+    from caap.observe.text_choice import resolve_lookalikes
+
+    alphabet = Alphabet("0OIilsav")
+    # The frames saw a zero and a lowercase i where PP-OCR wrote "O" and "I"; the l stays PP-OCR's.
+    lp = _frames(alphabet, "0-s-a-v-i-l")
+    assert resolve_lookalikes("OsavIl", lp, alphabet, None) == "0savil"
+    assert resolve_lookalikes("0savil", lp, alphabet, None) == "0savil"  # already the frames' text
+    assert resolve_lookalikes("0savii", _frames(alphabet, "0-s-a-v-i-i"), alphabet, None) == "0savii"
+    assert resolve_lookalikes("0savll", _frames(alphabet, "0-s-a-v-i-i"), alphabet, None) == "0savll"  # l: PP-OCR's
+    assert resolve_lookalikes("", lp, alphabet, None) == ""
+    assert resolve_lookalikes("Osav", np.zeros((0, alphabet.size), np.float32), alphabet, None) == "Osav"
+
+
 def test_features_describe_the_disagreement():
     alphabet = Alphabet("Iabl ")
     lp = _frames(alphabet, "l-a-b-a")

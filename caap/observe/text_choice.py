@@ -9,6 +9,13 @@ the other's — confidences, how likely the reader's CTC frames and the characte
 candidate, how the two differ (length, edits, only ``I``/``l``) and the element type — picks one
 (``TextChooser``). It is fitted on validation screens by ``caap train text-choice`` and stored
 beside the reader (``CHOICE_FILE``); a reader without that file keeps the confidence rule.
+
+Before the choice, two kinds of PP-OCR's look-alike glyphs are settled by the reader's own frames
+(``resolve_lookalikes``): ``O`` / ``0`` (a password ``0sav`` read ``Osav``) and ``I`` / ``i``, which
+the reader tells apart by width and dot. On the validation disagreements that changes 16 of
+PP-OCR's texts to the right one and none to a wrong one. ``l`` is left as PP-OCR reads it: with
+``l`` in the sets, 28 texts were put right and 18 wrong (the reader's frames are no surer of
+``i`` / ``l`` / ``I`` than PP-OCR is).
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ FEATURES = [
     *(f"type={t}" for t in _TYPES),
 ]
 _HOMOGLYPHS = str.maketrans({"I": "l", "1": "l", "|": "l"})
+LOOKALIKES = ("O0", "Ii")  # PP-OCR's look-alikes the reader's frames settle (module docstring)
 
 
 class TextChoiceError(ValueError):
@@ -77,6 +85,41 @@ def ctc_log_likelihood(log_probs: Any, text: str, alphabet: Any) -> float:
                       torch.tensor([lp.shape[0]]), torch.tensor([len(ids)]), blank=0, reduction="sum")
     value = -float(loss)
     return value if math.isfinite(value) else -1e9
+
+
+def resolve_lookalikes(text: str, log_probs: Any, alphabet: Any, lm: Any) -> str:
+    """``text`` with each look-alike glyph (``LOOKALIKES``) replaced by the member of its set the
+    reader's CTC frames and the character model (at its fusion weight) find most likely, left to
+    right, each choice kept for the next. Unchanged where nothing scores higher or the frames
+    cannot hold the text at all."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+
+    lp = np.asarray(log_probs, dtype=np.float32)
+    if not text or lp.shape[0] == 0:
+        return text
+    weight = lm.fusion.weight if lm is not None else 0.0
+    frames = torch.from_numpy(np.ascontiguousarray(lp)).unsqueeze(1)
+    chars = list(text)
+    for pos, ch in enumerate(text):
+        group = next((g for g in LOOKALIKES if ch in g), None)
+        if group is None:
+            continue
+        options = [c for c in group if UNKNOWN not in alphabet.encode(c)]
+        if len(options) < 2 or ch not in options:
+            continue
+        candidates = ["".join([*chars[:pos], c, *chars[pos + 1:]]) for c in options]
+        ids = [alphabet.encode(c) for c in candidates]
+        n = len(candidates)
+        loss = F.ctc_loss(frames.expand(-1, n, -1), torch.tensor([i for x in ids for i in x]),
+                          torch.full((n,), lp.shape[0]), torch.tensor([len(x) for x in ids]), blank=0,
+                          reduction="none", zero_infinity=False)
+        scores = [-float(v) + (weight * lm.score(c) if weight else 0.0) for v, c in zip(loss, candidates, strict=True)]
+        best = max(range(n), key=lambda k: scores[k])
+        if math.isfinite(scores[best]) and scores[best] > scores[options.index(ch)]:
+            chars[pos] = options[best]
+    return "".join(chars)
 
 
 def features(reader_text: str, reader_conf: float, ocr_text: str, ocr_conf: float, log_probs: Any,

@@ -23,6 +23,7 @@ from caap.config import ObserveConfig
 from caap.elements import Element
 from caap.observe.ctc import normalise
 from caap.observe.detector import Detector
+from caap.observe.text_choice import resolve_lookalikes
 from caap.taxonomy import SUBTYPE, TEXT, ElementType, attributes_of
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -136,9 +137,11 @@ class VisionObserver:
                             [elements[i].type.value for i in wanted])
         out = list(elements)
         for i, reading in zip(wanted, got, strict=True):
-            if self.chooser is not None and not self._ocr_wins(out[i], reading.text, float(reading.confidence), i):
+            text = reading.text if self.chooser is None else self._chosen(out[i], reading.text,
+                                                                           float(reading.confidence), i)
+            if text is None:
                 continue
-            out[i] = out[i].model_copy(update={"text": reading.text,
+            out[i] = out[i].model_copy(update={"text": text,
                                                "text_confidence": min(max(float(reading.confidence), 0.0), 1.0)})
         return out
 
@@ -150,17 +153,23 @@ class VisionObserver:
             return min(threshold, self.chooser.text_area_below)
         return threshold
 
-    def _ocr_wins(self, element: Element, ocr_text: str, ocr_confidence: float, index: int) -> bool:
-        """The chooser's verdict on one element's two texts (``index``: its place in the latest
-        read, whose CTC log-probabilities the reader kept). Multi-line text areas, read line by
-        line, have no single frame sequence to weigh PP-OCR's text against: sent to PP-OCR below
-        the chooser's ``text_area_below`` only, PP-OCR's text stands."""
+    def _chosen(self, element: Element, ocr_text: str, ocr_confidence: float, index: int) -> str | None:
+        """PP-OCR's text where the chooser prefers it to the reader's, None where the reader's
+        stands (``index``: the element's place in the latest read, whose CTC log-probabilities the
+        reader kept). PP-OCR's look-alike glyphs are first settled by those frames
+        (``resolve_lookalikes``). Multi-line text areas, read line by line, have no single frame
+        sequence to weigh PP-OCR's text against: sent to PP-OCR below the chooser's
+        ``text_area_below`` only, PP-OCR's text stands as it reads."""
         reader = self.reader
         log_probs = getattr(reader, "last_log_probs", [])
         mine, theirs = normalise(element.text or ""), normalise(ocr_text)
         if mine == theirs:
-            return False
+            return None
         if element.type == ElementType.TEXT_AREA or index >= len(log_probs) or log_probs[index] is None:
-            return True
-        return self.chooser.choose(mine, element.text_confidence or 0.0, theirs, ocr_confidence,  # type: ignore[union-attr]
+            return ocr_text
+        theirs = resolve_lookalikes(theirs, log_probs[index], reader.alphabet, reader.lm)  # type: ignore[union-attr]
+        if mine == theirs:
+            return None
+        wins = self.chooser.choose(mine, element.text_confidence or 0.0, theirs, ocr_confidence,  # type: ignore[union-attr]
                                    log_probs[index], reader.alphabet, reader.lm, element.type.value)  # type: ignore[union-attr]
+        return theirs if wins else None

@@ -276,14 +276,15 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             right_default = texts["default"].add(_text_of(pred), gold.text)
             confidence = merged[i].text_confidence
             # The chooser's verdict does not depend on the threshold: weighed once per text.
-            wins = chooser is not None and i in ocr_text and observer._ocr_wins(merged[i], ocr_text[i],
-                                                                                   ocr_confidence[i], i)
+            chosen = (observer._chosen(merged[i], ocr_text[i], ocr_confidence[i], i)
+                      if chooser is not None and i in ocr_text else None)
             for th, score in auto.items():
                 doubtful = i in ocr_text and (confidence is None or confidence < th)
                 score.add(ocr_text[i] if doubtful else said, gold.text, to_ocr=doubtful)
                 if chooser is not None:
                     doubtful = i in ocr_text and (confidence is None or confidence < observer._limit(merged[i], th))
-                    auto_choice[th].add(ocr_text[i] if doubtful and wins else said, gold.text, to_ocr=doubtful)
+                    auto_choice[th].add(chosen if doubtful and chosen is not None else said, gold.text,
+                                        to_ocr=doubtful)
             row[2] += 1
             row[3] += right
             row[4] += right_default

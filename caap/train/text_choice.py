@@ -2,7 +2,8 @@
 
 ``fit`` observes the validation screens of the datasets the reader was trained on (their seeds
 never trained it) as ``caap observe`` does — the detector's boxes, the reader with its character
-model, and PP-OCR on *every* text so each disagreement can be learned from — matches each box to
+model, and PP-OCR on *every* text so each disagreement can be learned from (its look-alike glyphs
+settled by the reader's frames, as the observer settles them) — matches each box to
 its labelled element, and fits the logistic regression on the disagreements whose right text is
 one of the two. Before the final fit on all of them, a two-fold cross-validation (screens split by
 seed parity) scores what the chooser would do at each ``ocr_threshold`` beside the plain
@@ -21,7 +22,7 @@ from PIL import Image
 
 from caap.observe.ctc import normalise
 from caap.observe.reader import Reader, ReaderError
-from caap.observe.text_choice import CHOICE_FILE, TextChooser, features
+from caap.observe.text_choice import CHOICE_FILE, TextChooser, features, resolve_lookalikes
 from caap.taxonomy import TEXT, ElementType, attributes_of
 
 THRESHOLDS = (0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 1.01)
@@ -67,6 +68,8 @@ def observed_texts(datasets: Sequence[str | Path], reader: Reader, ocr: Any, det
                     continue
                 element = read[i]
                 mine, theirs = normalise(element.text or ""), normalise(o.text)
+                if mine != theirs and element.type != ElementType.TEXT_AREA:  # as the observer does
+                    theirs = resolve_lookalikes(theirs, log_probs[i], reader.alphabet, reader.lm)
                 row = {"seed": item.ann.source.seed or 0, "type": element.type.value, "gold": normalise(gold.text),
                        "reader": mine, "reader_conf": float(element.text_confidence or 0.0), "ocr": theirs,
                        "ocr_conf": float(o.confidence), "features": None}
