@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -140,6 +141,22 @@ def train_reader(
     out.print(f"run directory: {run} (best checkpoint: {Path(run) / 'best'})", highlight=False)
 
 
+def _fitted(run: Callable[[], dict], as_json: bool) -> dict | None:
+    """Run one of the steps fitted to a trained reader: its report, or None once printed as JSON
+    (``--json``); a dataset or reader problem is one error line."""
+    from caap.data.format import DatasetError
+    from caap.observe.reader import ReaderError
+
+    try:
+        report = run()
+    except (ReaderError, DatasetError) as exc:
+        fail(str(exc))
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        return None
+    return report
+
+
 # The steps fitted to a trained reader (character model, text chooser) take the same three inputs.
 ReaderDatasets = Annotated[list[Path], typer.Option(
     "--data", help="The caap datasets the reader was trained on (repeat for several): their split as in training.")]
@@ -164,17 +181,11 @@ def train_reader_lm(
 ) -> None:
     """Count a character language model of the training texts and tune how the reader's CTC beam
     search weighs it (caap/observe/charlm.py); written as char-lm.json beside the weights."""
-    from caap.data.format import DatasetError
-    from caap.observe.reader import ReaderError
     from caap.train.reader_lm import build
 
-    try:
-        report = build([str(d) for d in data], checkpoint, split=split, order=order, val_max=val_max,
-                       synthetic=synthetic, prune=prune, force=force, out=out_file)
-    except (ReaderError, DatasetError) as exc:
-        fail(str(exc))
-    if as_json:
-        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+    report = _fitted(lambda: build([str(d) for d in data], checkpoint, split=split, order=order, val_max=val_max,
+                                   synthetic=synthetic, prune=prune, force=force, out=out_file), as_json)
+    if report is None:
         return
     table = Table(title=f"fusion grid on {report['elements']} validation texts "
                         f"(greedy {report['greedy_exact_match']:.4f})")
@@ -209,23 +220,20 @@ def train_text_choice(
     from rich.progress import Progress
 
     from caap.cli.common import config_from_flags
-    from caap.data.format import DatasetError
-    from caap.observe.reader import ReaderError
     from caap.observe.vision import DEFAULT_DETECTOR
     from caap.train.text_choice import fit
 
     cfg = config_from_flags(config, {}).observe
     weights = None if labelled else (detector or cfg.detector or DEFAULT_DETECTOR)
-    try:
+    def observe_and_fit() -> dict:
         with Progress(transient=True, console=out) as bar:
             task = bar.add_task("observing validation screens", total=None)
-            report = fit([str(d) for d in data], checkpoint, detector=weights, split=split,
-                         snap=cfg.snap_text_boxes, threads=threads, out=out_file,
-                         progress=lambda done, total: bar.update(task, completed=done, total=total))
-    except (ReaderError, DatasetError) as exc:
-        fail(str(exc))
-    if as_json:
-        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+            return fit([str(d) for d in data], checkpoint, detector=weights, split=split,
+                       snap=cfg.snap_text_boxes, threads=threads, out=out_file,
+                       progress=lambda done, total: bar.update(task, completed=done, total=total))
+
+    report = _fitted(observe_and_fit, as_json)
+    if report is None:
         return
     table = Table(title=f"{report['texts']} validation texts, {report['disagreements']} disagreements "
                         f"(reader {report['reader']:.4f}, PP-OCR {report['ocr']:.4f}, better of the two "
