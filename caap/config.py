@@ -117,8 +117,10 @@ class ObserveConfig(BaseModel):
     reader: Path | None = Field(default=None, description="reader checkpoint directory (None: the shipped one)")
     conf: float = Field(default=0.25, gt=0, lt=1, description="detector confidence threshold")
     # Moving one-line text boxes' sides to the words they cover (caap/observe/snap.py): on test
-    # screens text boxes within 2 px of their labels 0.921 -> 0.983, hyperlinks 0.61 -> 0.886.
-    snap_text_boxes: bool = Field(default=True, description="snap text boxes' sides to the words they cover")
+    # screens text boxes within 2 px of their labels 0.921 -> 0.983, hyperlinks 0.61 -> 0.886. Also
+    # adds the words of those lines that no box holds (the short inline links the detector misses).
+    snap_text_boxes: bool = Field(default=True, description="snap text boxes' sides to the words they cover and "
+                                                            "add the words of their lines no box holds")
     # The detector: its class is right for 0.9997 of matched elements, the shipped reader's type for
     # 0.955 (models/reader/MODEL_CARD.md); "reader" is the paper's choice.
     type_source: Literal["reader", "detector"] = Field(

@@ -48,16 +48,18 @@ def test_vision_agent_solves_short_benchmark_and_writes_summary(tmp_path, planne
 
     if not (DEFAULT_READER / "caap-reader.json").is_file():
         pytest.fail(f"{DEFAULT_READER} is missing: the shipped reader is part of the repository")
-    # Two tasks the element types alone solve, and one that needs the reader to read the button labels.
-    tasks = ["click-test", "focus-text", "click-button"]
+    # The perception regression gate: one task the element types alone solve, and three that earn
+    # their reward only if the reader reads (button labels, the checkbox labels to tick, the field
+    # labels that tell the username box from the password box, and the Login button).
+    tasks = ["focus-text", "click-button", "click-checkboxes", "login-user"]
     settings = _settings(tmp_path / "run", planner, tasks=tasks, seeds=[0, 1], mode="text")
     summary = run_bench(settings)
     episodes = _episodes(settings.out)
-    assert len(episodes) == 6
+    assert len(episodes) == 8
     for e in episodes:
-        assert e["success"], f"{e['task']} seed {e['seed']}: {e['status']} ({e['reason']})"
+        assert e["success"] and e["reward"] > 0, f"{e['task']} seed {e['seed']}: {e['status']} ({e['reason']})"
     assert summary["overall"]["mean_success_covered"] == 1.0
-    assert summary["overall"]["covered_tasks"] == 3 and summary["finished"] is not None
+    assert summary["overall"]["covered_tasks"] == 4 and summary["finished"] is not None
     latency = summary["overall"]["latency_ms"]
     assert {"capture", "detect", "read", "prompt", "llm", "act", "settle"} <= set(latency)
     assert summary["paper"]["column"] == "full"
@@ -143,14 +145,15 @@ def test_summary_metrics_follow_the_paper(tmp_path):
     episodes = ([ep("click-button", s, True) for s in range(10)]
                 + [ep("enter-text", s, s < 9) for s in range(10)]          # 0.9
                 + [ep("click-tab", s, s < 5, cost=None) for s in range(10)]  # 0.5, cost unknown
-                + [ep("click-button", 99, False)])                          # not a requested seed: ignored
+                + [ep("click-button", 99, False)]                           # not a requested seed: ignored
+                + [ep("click-tab", 9, True)])                               # the same seed again: the last counts
     summary = summarize(settings, episodes)
     o = summary["overall"]
     assert summary["tasks"]["enter-text"]["success_rate"] == 0.9
     assert o["covered_tasks"] == 3 and o["episodes"] == 30
-    assert o["mean_success_covered"] == round((1.0 + 0.9 + 0.5) / 3, 4)
+    assert o["mean_success_covered"] == round((1.0 + 0.9 + 0.6) / 3, 4)
     assert (o["tasks_at_least_0.8"], o["tasks_at_least_0.9"]) == (2, 2)
-    assert len(caap67()) == 67 and o["mean_success_all_67"] == round(2.4 / 67, 4)
+    assert len(caap67()) == 67 and o["mean_success_all_67"] == round(2.5 / 67, 4)
     assert o["cost_per_episode_usd"] is None and summary["tasks"]["click-button"]["cost_per_episode_usd"] == 0.01
     assert o["latency_ms"] == {"read": 100.0, "llm": 50.0}
-    assert [f["seed"] for f in summary["tasks"]["click-tab"]["failures"]] == [5, 6, 7, 8, 9]
+    assert [f["seed"] for f in summary["tasks"]["click-tab"]["failures"]] == [5, 6, 7, 8]

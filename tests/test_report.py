@@ -368,3 +368,60 @@ def test_cli_bad_directory_gives_exit_code_2(tmp_path, make, message):
     assert "error:" in output and message in output and str(path) in output
     assert "Traceback" not in result.output
     assert output.count("error:") == 1
+
+
+# --- benchmark runs side by side ---------------------------------------------------------------------
+
+def _oracle_summary(tsv: Path) -> dict:
+    summary = bench_summary(tsv)
+    summary["config"] = {**summary["config"], "observer": "oracle"}
+    summary["tasks"]["choose-list"] = {**summary["tasks"]["choose-list"], "success_rate": 1.0, "successes": 4,
+                                       "mean_steps": 3.0, "failures": []}
+    summary["tasks"]["click-tab-2"] = {"episodes": 4, "successes": 2, "success_rate": 0.5, "mean_steps": 2.0,
+                                       "mean_seconds_per_step": 0.2, "failures": []}
+    return summary
+
+
+@pytest.fixture
+def two_runs(bench_dir) -> tuple[Path, Path]:
+    tsv = Path(json.loads((bench_dir / "summary.json").read_text())["paper"]["tsv"])
+    oracle = bench_dir.parent / "oracle"
+    oracle.mkdir()
+    (oracle / "summary.json").write_text(json.dumps(_oracle_summary(tsv)))
+    return bench_dir, oracle
+
+
+def test_comparison_sets_runs_side_by_side_per_task(two_runs, tmp_path):
+    from caap.report.compare import load_run, render_comparison, render_comparison_markdown
+
+    vision, oracle = two_runs
+    runs = [load_run(vision), load_run(oracle)]
+    html = render_comparison(runs)
+    assert "vision" in html and "oracle" in html and "paper (full)" in html
+    # choose-list: vision 0.75 against the oracle's 1.0 is -25 points; click-button ties.
+    md = render_comparison_markdown(runs)
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in md.splitlines() if line.startswith("| ")}
+    assert rows["choose-list"][1:5] == ["0.75", "1.00", "-25", "1.00"]
+    assert rows["click-button"][1:5] == ["1.00", "1.00", "+0", "0.98"]
+    # A task only one run covered is listed with a dash for the other.
+    assert rows["click-tab-2"][1:4] == ["—", "0.50", "—"]
+    assert "seed 2: reached the step limit <10>" in rows["choose-list"][-1]
+    # The headline: mean over the covered tasks and the count at or above 0.95.
+    assert rows["vision"][3:5] == ["0.88", "1"] and rows["oracle"][3:5] == ["0.83", "2"]
+
+
+def test_cli_compares_benchmark_directories(two_runs, tmp_path):
+    vision, oracle = two_runs
+    md = tmp_path / "results" / "table.md"
+    result = runner.invoke(app, ["report", str(vision), str(oracle), "--markdown", str(md), "--name", "eyes",
+                                 "--name", "dom"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    page = (vision / "compare.html").read_text()
+    assert "eyes vs dom" in page and md.read_text().startswith("# eyes vs dom")
+    # Anything but benchmark directories, or options that only a comparison takes: one clear error.
+    result = runner.invoke(app, ["report", str(vision), str(tmp_path)], catch_exceptions=False)
+    assert result.exit_code == 2 and "only benchmark directories" in result.output.replace("\n", "")
+    result = runner.invoke(app, ["report", str(vision), "--markdown", str(md)], catch_exceptions=False)
+    assert result.exit_code == 2 and "comparison" in result.output
+    result = runner.invoke(app, ["report", str(vision), str(oracle), "--name", "one"], catch_exceptions=False)
+    assert result.exit_code == 2 and "1 names for 2" in result.output.replace("\n", "")

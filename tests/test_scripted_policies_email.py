@@ -203,6 +203,15 @@ def test_reply_with_the_message_in_place_only_sends() -> None:
     assert actions == [("click_element", {"element_id": 38}), ("done", {"reason": "the task is complete"})]
 
 
+def test_reply_wrapped_over_lines_in_the_text_area_is_in_place() -> None:
+    """The text area shows the message wrapped: its text has a line break where the words wrap."""
+    actions = plan(REPLY, reply_form("Bettine", "Gravida. Est\nsit", focused=True))
+    assert actions == [("click_element", {"element_id": 38}), ("done", {"reason": "the task is complete"})]
+    # Other words (or other case) are still another message.
+    assert names(plan(REPLY, reply_form("Bettine", "Gravida. est\nsit", focused=True)))[:2] == \
+        ["press_control_A", "type_text"]
+
+
 def test_reply_with_wrong_text_replaces_it() -> None:
     actions = plan(REPLY, reply_form("Bettine", "Gravida.", focused=True))
     assert names(actions) == ["press_control_A", "type_text", "click_element", "done"]

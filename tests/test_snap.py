@@ -196,3 +196,59 @@ def test_the_shipped_detector_snapped_lands_closer_to_the_labels() -> None:
                     close[snap] += max(abs(a - b) for a, b in zip(f.bbox, gts[j], strict=True)) <= 1
     assert close[False] > 20
     assert overlap[True] > overlap[False] and close[True] > close[False], (overlap, close)
+
+
+# --- words no box holds ------------------------------------------------------------------------------
+
+def test_a_short_link_no_box_holds_is_found_between_its_neighbours() -> None:
+    """The detector's typical miss: "ac", a two-letter link inside a sentence. It comes back as a
+    hyperlink with its ink's extent; the found words are left as they are."""
+    from caap.observe.snap import add_missed_words
+
+    blue = (0, 0, 238)
+    image, spans = _line([("quisque", (0, 0, 0)), ("ac", blue), ("mattis", (0, 0, 0))])
+    (q1, q2), (a1, a2), (m1, m2) = spans
+    _underline(image, [(a1, a2)])
+    found = [Element(type=ElementType.TEXT, bbox=(q1, 6, q2 + 1, 23), score=0.9),
+             Element(type=ElementType.TEXT, bbox=(m1, 6, m2 + 1, 23), score=0.8)]
+    out = add_missed_words(image, found)
+    assert out[:2] == found and len(out) == 3
+    added = out[2]
+    assert added.type is ElementType.HYPERLINK and added.score == 0.8
+    assert abs(added.bbox[0] - a1) <= 1 and abs(added.bbox[2] - a2) <= 1 and added.bbox[1:4:2] == (6, 23)
+    # At the start of a line, one word space before the first found word; a link by its colour alone.
+    image, spans = _line([("ac", blue), ("bibendum", (0, 0, 0))])
+    (e1, e2), (b1, b2) = spans
+    (_, added) = add_missed_words(image, [Element(type=ElementType.TEXT, bbox=(b1, 6, b2 + 1, 23), score=0.9)])
+    assert added.type is ElementType.HYPERLINK and abs(added.bbox[0] - e1) <= 1 and abs(added.bbox[2] - e2) <= 1
+    # Inked like the line's text, a word space after a text box that ends a word short: the box grows.
+    image, spans = _tight_line([("bibendum", (0, 0, 0)), ("et", (0, 0, 0))], gap=6)
+    (b1, b2), (e1, e2) = spans
+    (grown,) = add_missed_words(image, [Element(type=ElementType.TEXT, bbox=(b1, 6, b2 + 1, 23), score=0.9)])
+    assert grown.type is ElementType.TEXT and grown.bbox[0] == b1 and abs(grown.bbox[2] - e2) <= 1
+    # Beside a link only (no plain text box on the line): a text element of its own.
+    image, spans = _tight_line([("bibendum", (0, 0, 238)), ("et", (0, 0, 0))], gap=6)
+    (b1, b2), (e1, e2) = spans
+    (_, added) = add_missed_words(image, [Element(type=ElementType.HYPERLINK, bbox=(b1, 6, b2 + 1, 23), score=0.9)])
+    assert added.type is ElementType.TEXT and abs(added.bbox[0] - e1) <= 1 and abs(added.bbox[2] - e2) <= 1
+
+
+def test_words_other_boxes_hold_or_far_from_the_line_are_not_added() -> None:
+    from caap.observe.snap import add_missed_words
+
+    image, spans = _line([("Submit", (0, 0, 0)), ("now", (0, 0, 0))])
+    (s1, s2), (n1, n2) = spans
+    text = Element(type=ElementType.TEXT, bbox=(n1, 6, n2 + 1, 23), score=0.9)
+    button = Element(type=ElementType.BUTTON, bbox=(s1 - 2, 4, s2 + 2, 26), score=0.9)
+    assert add_missed_words(image, [text, button]) == [text, button]  # "Submit" is the button's
+    # A word more than a word space away from the line's found words belongs to something else.
+    font = _font()
+    image = Image.new("RGB", (200, 30), "white")
+    draw = ImageDraw.Draw(image)
+    draw.text((10, 8), "alone", font=font, fill="black")
+    draw.text((120, 8), "far", font=font, fill="black")
+    x1, _, x2, _ = draw.textbbox((10, 8), "alone", font=font)
+    only = Element(type=ElementType.TEXT, bbox=(x1, 6, x2 + 1, 23), score=0.9)
+    assert add_missed_words(image, [only]) == [only]
+    # No text lines at all: nothing to add (a button alone).
+    assert add_missed_words(image, [button]) == [button]

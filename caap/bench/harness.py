@@ -13,7 +13,8 @@ Output directory::
     report.html         the same, beside the paper's numbers
     traces/TASK/seed-N/ the agent's trace of each episode (report.html in it for failures)
 
-Each worker is a process with its own Xvfb, Chromium and models.
+Each worker is a process with its own Xvfb, Chromium and models, or with ``BenchSettings.ray`` a Ray actor
+(``caap.bench.ray_pool``) that owns the same on its node.
 """
 
 from __future__ import annotations
@@ -102,6 +103,9 @@ class BenchSettings:
     cache: str | None = None  # action cache file
     reference: str | None = None  # reference trajectories: DIR/TASK/*.json (the first one is used)
     config: dict[str, Any] = field(default_factory=dict)  # the CaapConfig as JSON (llm, prompt, agent, screen)
+    # Workers as Ray actors (caap.bench.ray_pool) instead of local processes. None: the process pool;
+    # "local": a Ray instance of this run's own; else ray.init's address (HOST:6379, ray://HOST:10001, auto).
+    ray: str | None = None
 
     def check(self) -> None:
         if self.ablation not in ABLATIONS:
@@ -112,6 +116,10 @@ class BenchSettings:
             raise BenchError("--workers must be at least 1")
         if not self.seeds:
             raise BenchError("--seeds: no seeds")
+        if self.ray is not None:  # before anything is written
+            from caap.bench.ray_pool import require_ray
+
+            require_ray()
         for flag, value in (("--demos", self.demos), ("--reference", self.reference)):
             if value and not Path(value).is_dir():
                 raise BenchError(f"{flag} {value}: not a directory")
@@ -395,7 +403,11 @@ def run_bench(settings: BenchSettings, *, on_episode: Callable[[dict[str, Any], 
             if on_episode:
                 on_episode(rec, count, total)
 
-        if workers == 1:
+        if settings.ray is not None:
+            from caap.bench.ray_pool import run_ray
+
+            run_ray(settings, jobs_list, workers, record)
+        elif workers == 1:
             _run_inline(settings, jobs_list, record)
         else:
             _run_pool(settings, jobs_list, workers, record)
@@ -530,11 +542,14 @@ def _memory_metrics(episodes: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def summarize(settings: BenchSettings, episodes: list[dict[str, Any]]) -> dict[str, Any]:
-    wanted = set(settings.tasks)
+    wanted, seeds = set(settings.tasks), set(settings.seeds)
+    # One record per (task, seed), the last written: two processes resuming the same directory at once
+    # may both finish an episode, and counting it twice would weigh that seed double.
+    latest = {(e.get("task"), e.get("seed")): e for e in episodes
+              if e.get("task") in wanted and e.get("seed") in seeds}
     by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for e in episodes:
-        if e.get("task") in wanted and e.get("seed") in set(settings.seeds):
-            by_task[e["task"]].append(e)
+    for (task, _), e in latest.items():
+        by_task[task].append(e)
     tasks = {}
     for task in settings.tasks:
         if by_task.get(task):

@@ -24,6 +24,11 @@ def bench_miniwob(
     seeds: Annotated[str, typer.Option(help="Seeds, e.g. 0-49 or 0-9,20.")] = "0-49",
     workers: Annotated[int, typer.Option(help="Parallel workers, each with its own Xvfb, Chromium and models.",
                                          min=1)] = 1,
+    ray: Annotated[str | None, typer.Option(
+        "--ray", metavar="ADDRESS",
+        help="Run the --workers workers as Ray actors (needs the ray extra): 'local' starts a Ray instance for "
+             "this run; HOST:6379, ray://HOST:10001 or 'auto' uses that cluster, each actor with its own Xvfb, "
+             "Chromium and models on its node. Without --ray: local worker processes (the default).")] = None,
     demos: Annotated[Path | None, typer.Option(
         help="Demonstrations: DIR/TASK/*.json or DIR/TASK.json are shown for TASK.")] = None,
     experience: Annotated[Path | None, typer.Option(
@@ -75,7 +80,7 @@ def bench_miniwob(
         tasks=task_list, seeds=seed_list, out=out_dir, workers=workers, ablation=ablation, max_steps=max_steps,
         observer=observer, demos=str(demos) if demos else None, screenshots=not no_screenshots, config=data,
         experience=str(experience) if experience else None, auto_context=str(auto_context) if auto_context else None,
-        cache=str(cache) if cache else None, reference=str(reference) if reference else None)
+        cache=str(cache) if cache else None, reference=str(reference) if reference else None, ray=ray)
     if observer == "vision":
         _check_models(cfg.observe)
     if (out_dir / "episodes.jsonl").is_file():

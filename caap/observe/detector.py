@@ -1,6 +1,7 @@
 """The UI element detector used by the observer: YOLOv8 weights loaded once, boxes in
 captured-image pixels, overlapping duplicates merged, one-line text boxes snapped to the words
-they cover (``caap.observe.snap``), the predicted type kept as a hint for the reader."""
+they cover and words of their lines that no box holds added (``caap.observe.snap``), the predicted
+type kept as a hint for the reader."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import as_box, clip, iou
-from caap.observe.snap import snap_text_boxes
+from caap.observe.snap import add_missed_words, snap_text_boxes
 from caap.taxonomy import DETECTOR_CLASSES
 
 
@@ -78,7 +79,9 @@ class Detector:
                 continue
             found.append(Element(type=DETECTOR_CLASSES[int(cls)], bbox=as_box(box), score=round(float(score), 4)))
         found = merge_duplicates(found, self.merge_iou)
-        return snap_text_boxes(image, found) if self.snap else found
+        # Snapping fits the text boxes to the words on the screen, then finds the words of their lines
+        # that no box holds (short inline links the network misses).
+        return add_missed_words(image, snap_text_boxes(image, found)) if self.snap else found
 
 
 def merge_duplicates(elements: list[Element], threshold: float = 0.7) -> list[Element]:

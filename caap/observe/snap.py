@@ -27,7 +27,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.geometry import Box, iou
+from caap.geometry import Box, as_box, iou
 from caap.observe.lines import background_colour
 from caap.taxonomy import ElementType
 
@@ -177,3 +177,95 @@ def snap_text_boxes(image: Image.Image, elements: Sequence[Element], *, max_shif
             kept.append(e)
     order = {id(e): i for i, e in enumerate(out)}
     return sorted(kept, key=lambda e: order[id(e)])
+
+
+# --- words no box holds ---------------------------------------------------------------------------
+LINE_TYPES = frozenset({ElementType.TEXT, ElementType.HYPERLINK})
+WORD_SPACE = 0.7  # line heights: the widest blank between two words of one line of running text
+
+
+def _same_line(a: Box, b: Box) -> bool:
+    """Two one-line boxes of the same line of text: they overlap vertically for most of their height
+    and are about as tall."""
+    overlap = min(a[3], b[3]) - max(a[1], b[1])
+    ha, hb = a[3] - a[1], b[3] - b[1]
+    return overlap >= 0.7 * min(ha, hb) and abs(ha - hb) <= 2
+
+
+def add_missed_words(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
+    """The elements with the words of their lines of running text that no box holds.
+
+    The detector misses very short inline words, most often a two-letter link inside a sentence
+    ("ac", "id"), and now and then ends a line's box a word short: on a line whose other words it
+    found, such a word is found again here from the pixels. A word counts only if no element's box
+    overlaps it, it lies within one word space of the line's found words (or of another word found
+    so), and it looks like text (``_words``). A word inked in another colour than the line's plain
+    text (or, on a line of links only, underlined) is a link of its own: a new hyperlink. Any other
+    word belongs to the plain text beside it, whose box grows to hold it; with no plain text box
+    beside it, it becomes a new text element. New elements get the lowest score of their line."""
+    pixels = np.asarray(image.convert("RGB"))
+    width = pixels.shape[1]
+    out = list(elements)
+    boxes = [tuple(e.bbox) for e in elements]
+    lines: list[list[int]] = []  # indexes of one-line text boxes, grouped by line
+    for i, e in enumerate(elements):
+        h = e.bbox[3] - e.bbox[1]
+        if e.type not in LINE_TYPES or h < 6 or h > 40:
+            continue
+        for line in lines:
+            if _same_line(boxes[line[0]], boxes[i]):
+                line.append(i)
+                break
+        else:
+            lines.append([i])
+    added: list[Element] = []
+    for line in lines:
+        members = [boxes[i] for i in line]
+        y1 = int(np.median([b[1] for b in members]))
+        y2 = int(np.median([b[3] for b in members]))
+        height = y2 - y1
+        space = max(3, round(WORD_SPACE * height))
+        left = max(0, min(b[0] for b in members) - 3 * height)
+        right = min(width, max(b[2] for b in members) + 3 * height)
+        words = _words(pixels[y1:y2, left:right], max(3, round(height * 0.25)))
+        # Everything already boxed on this band, whatever its type (a button's label, a checkbox's).
+        taken = [tuple(e.bbox) for e in out + added if min(e.bbox[3], y2) - max(e.bbox[1], y1) > 0.3 * height]
+        plain = [i for i in line if elements[i].type is ElementType.TEXT]
+        # The ink colour of the line's plain text: a missed word inked otherwise is a link.
+        text_colour = sum((w.colour for w in words
+                           if any(boxes[i][0] <= (w.start + w.end) / 2 + left < boxes[i][2] for i in plain)),
+                          np.zeros(3))
+        missed = []
+        for w in words:
+            start, end = w.start + left, w.end + left
+            if (start <= left and left > 0) or (end >= right and right < width) or end - start < 2:
+                continue  # may go on beyond the band: not a whole word
+            if any(min(end, b[2]) - max(start, b[0]) > 0 for b in taken):
+                continue
+            link = not _same_colour(w.colour, text_colour) if text_colour.any() else w.underlined
+            missed.append((start, end, link))
+        # Chain outwards from the found words: each missed word must be a word space from the line.
+        spans: list[tuple[int, int, int | None]] = [(boxes[i][0], boxes[i][2], i) for i in line]
+        grown = True
+        while grown and missed:
+            grown = False
+            for m in list(missed):
+                near = [sp for sp in spans if m[0] - sp[1] <= space and sp[0] - m[1] <= space]
+                if not near:
+                    continue
+                missed.remove(m)
+                grown = True
+                beside = [sp[2] for sp in near if sp[2] is not None and sp[2] in plain]
+                if not m[2] and beside:
+                    k = beside[0]  # plain text: the text box beside it grows to hold it
+                    b = tuple(out[k].bbox)
+                    grown_box = as_box((min(b[0], m[0]), b[1], max(b[2], min(width, m[1] + RIGHT_PAD)), b[3]))
+                    out[k] = out[k].model_copy(update={"bbox": grown_box})
+                    spans.append((grown_box[0], grown_box[2], k))
+                    continue
+                kind = ElementType.HYPERLINK if m[2] else ElementType.TEXT
+                score = min((elements[i].score or 0.0) for i in line)
+                added.append(Element(type=kind, bbox=as_box((m[0], y1, min(width, m[1] + RIGHT_PAD), y2)),
+                                     score=score))
+                spans.append((m[0], m[1], None))
+    return [*out, *added]

@@ -34,7 +34,7 @@ from caap.report.html import (
     write_html,
 )
 
-__all__ = ["PAPER_COLUMNS", "is_bench_dir", "load_paper_results", "render_bench",
+__all__ = ["PAPER_COLUMNS", "is_bench_dir", "load_paper_results", "paper_column", "paper_path", "pct", "render_bench",
            "write_bench_report"]
 
 PAPER_COLUMNS = ("full", "demo_without_cot", "cot_without_demo", "cot_with_action_only_demo", "no_cot_no_demo")
@@ -74,7 +74,8 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _paper_column(summary: dict[str, Any]) -> str:
+def paper_column(summary: dict[str, Any]) -> str:
+    """The paper's column for a summary's ablation (``full`` when it names none)."""
     column = _dict(summary.get("paper")).get("column")
     if column in PAPER_COLUMNS:
         return str(column)
@@ -82,7 +83,8 @@ def _paper_column(summary: dict[str, Any]) -> str:
     return ablation.paper_column if ablation else "full"
 
 
-def _pct(value: Any) -> str:
+def pct(value: Any) -> str:
+    """A rate as a percentage with one decimal, or a dash."""
     n = num(value)
     return "—" if n is None else f"{100 * n:.1f}%"
 
@@ -148,7 +150,7 @@ def render_bench(summary: dict[str, Any], paper_tsv: Path | None) -> str:
     config = _dict(summary.get("config"))
     tasks = {str(k): _dict(v) for k, v in _dict(summary.get("tasks")).items()}
     overall = _dict(summary.get("overall"))
-    column = _paper_column(summary)
+    column = paper_column(summary)
 
     notices: list[Markup] = []
     paper: dict[str, dict[str, float]] = {}
@@ -193,11 +195,11 @@ def render_bench(summary: dict[str, Any], paper_tsv: Path | None) -> str:
 
     title = f"caap benchmark · {config.get('model') or 'unknown model'} · ablation {config.get('ablation') or 'none'}"
     metrics = Markup('<div class="metrics">' + join([
-        _metric(f"mean success over the {fmt_int(covered)} covered task(s)", _pct(ours_mean), _pct(paper_mean),
+        _metric(f"mean success over the {fmt_int(covered)} covered task(s)", pct(ours_mean), pct(paper_mean),
                 _diff_cell(ours_mean, paper_mean)),
         _metric("covered tasks with success ≥ 0.8", fmt_int(ours_08), fmt_int(paper_08)),
         _metric("covered tasks with success ≥ 0.9", fmt_int(ours_09), fmt_int(paper_09)),
-        _metric(f"mean success over all {all_tasks} tasks (not run = 0)", _pct(ours_all), _pct(paper_all),
+        _metric(f"mean success over all {all_tasks} tasks (not run = 0)", pct(ours_all), pct(paper_all),
                 _diff_cell(ours_all, paper_all)),
     ]) + "</div>")
     paper_note = Markup(
@@ -245,7 +247,7 @@ def render_bench(summary: dict[str, Any], paper_tsv: Path | None) -> str:
         p = paper_col.get(task)
         task_latency = stage_items(r.get("latency_ms"))
         rows.append([
-            Markup(f'<span id="task-{esc(task)}">{esc(task)}</span>'), _pct(ours_rate), _pct(p),
+            Markup(f'<span id="task-{esc(task)}">{esc(task)}</span>'), pct(ours_rate), pct(p),
             _diff_cell(ours_rate, p), fmt_int(r.get("episodes")), fmt(r.get("mean_steps"), 1),
             fmt(r.get("mean_seconds_per_step"), 2), stacked_bar(task_latency, legend=False, small=True),
             _statuses(r.get("statuses")), _failures(task, r.get("failures")),
@@ -261,7 +263,7 @@ def render_bench(summary: dict[str, Any], paper_tsv: Path | None) -> str:
     missing = [t for t in paper if t not in tasks]
     if paper:
         planned = set(config.get("tasks") or []) if isinstance(config.get("tasks"), list) else set()
-        items = join(tag("li", Markup(f"{esc(t)} <span class=\"muted\">({_pct(paper_col.get(t))})"
+        items = join(tag("li", Markup(f"{esc(t)} <span class=\"muted\">({pct(paper_col.get(t))})"
                                       f"{' · queued' if t in planned and finished is None else ''}</span>"))
                      for t in missing)
         body = (f'<ul class="tasks">{items}</ul>' if missing
@@ -288,7 +290,8 @@ def is_bench_dir(path: str | Path) -> bool:
     return isinstance(data, dict) and "tasks" in data
 
 
-def _paper_path(summary: dict[str, Any], bench_dir: Path) -> Path | None:
+def paper_path(summary: dict[str, Any], bench_dir: Path) -> Path | None:
+    """The paper results file a summary names, resolved against its benchmark directory if relative."""
     raw = _dict(summary.get("paper")).get("tsv")
     if not raw:
         return None
@@ -314,5 +317,5 @@ def write_bench_report(bench_dir: str | Path, out: str | Path | None = None, *,
         raise ReportError(f"{path}: cannot read the benchmark summary ({exc})") from None
     if not isinstance(summary, dict) or "tasks" not in summary:
         raise ReportError(f"{path}: not a benchmark summary (no \"tasks\")")
-    html_text = render_bench(summary, paper_tsv if paper_tsv is not None else _paper_path(summary, bench_dir))
+    html_text = render_bench(summary, paper_tsv if paper_tsv is not None else paper_path(summary, bench_dir))
     return write_html(html_text, Path(out) if out is not None else bench_dir / "report.html")

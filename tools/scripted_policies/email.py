@@ -266,7 +266,9 @@ def _compose(p: Prompt, goal: Goal, screen: str) -> list[Action]:
     if box is None or send is None:
         return [fail("the form has no field or no send icon")]
     actions: list[Action] = []
-    if (box.text or "") != value:
+    # A text area shows its text wrapped into lines (the element's text has a line break at each
+    # wrap): the words and their case must match, not where the lines break.
+    if (box.text or "").split() != value.split():
         actions += ([] if box.focused else [click(box)]) + [select_all(), type_text(value)]
     return [*actions, click(send), done()]
 
