@@ -141,3 +141,23 @@ def test_find_markers():
                 img.putpixel((cx + dx, cy + dy), (255, 0, 255))
     assert find_markers(img) == [(20.0, 20.0), (70.0, 20.0), (45.0, 60.0)]
     assert math.isclose(find_markers(img)[0][0], 20.0)
+
+
+def test_a_blinking_caret_is_no_change_but_anything_wider_is():
+    """The loop drops the rest of a plan once an action changes the screen: a text caret blinking
+    in a focused field (2 px wide, 16 tall at a large font: 32 px) must not count as a change."""
+    from PIL import Image, ImageDraw
+
+    from caap.observe.screen import changed_pixels
+
+    before = Image.new("RGB", (160, 210), "white")
+    caret = before.copy()
+    ImageDraw.Draw(caret).rectangle([100, 95, 101, 110], fill="black")
+    assert changed_pixels(before, caret) == 0
+    text = before.copy()
+    ImageDraw.Draw(text).rectangle([90, 95, 101, 110], fill="black")  # a typed glyph is wider
+    assert changed_pixels(before, text) == 12 * 16
+    two = caret.copy()
+    ImageDraw.Draw(two).rectangle([20, 95, 21, 110], fill="black")  # two carets far apart: a real change
+    assert changed_pixels(before, two) == 64
+    assert changed_pixels(before, Image.new("RGB", (10, 10))) == 160 * 210

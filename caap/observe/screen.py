@@ -79,9 +79,21 @@ class StaticObserver:
         return [e.model_copy() for e in self.elements]
 
 
+CARET_WIDTH = 3  # px: a change no wider than this, in one column run, is a text caret blinking
+
+
 def changed_pixels(a: Image.Image, b: Image.Image) -> int:
-    """How many pixels differ between two frames (a size change counts as all of them)."""
+    """How many pixels differ between two frames (a size change counts as all of them).
+
+    A text caret blinks on its own (about twice a second in Chromium and GTK): a change that lies
+    wholly within one run of at most ``CARET_WIDTH`` columns is that caret, not something an
+    action did, and counts as no change. At a large font size the caret alone is over 30 px, so
+    without this a focused field made every action look like it changed the screen."""
     if a.size != b.size:
         return max(a.width * a.height, b.width * b.height)
     diff = np.asarray(a.convert("RGB"), dtype=np.int16) - np.asarray(b.convert("RGB"), dtype=np.int16)
-    return int(np.count_nonzero(np.abs(diff).max(axis=2) > 8))
+    changed = np.abs(diff).max(axis=2) > 8
+    cols = np.flatnonzero(changed.any(axis=0))
+    if cols.size and cols[-1] - cols[0] < CARET_WIDTH:
+        return 0
+    return int(np.count_nonzero(changed))
