@@ -21,3 +21,11 @@ def _isolated_env(monkeypatch, tmp_path):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def planner():
+    """The scripted planner (tools/scripted_planner.py) over HTTP on 127.0.0.1, one per test module."""
+    from bench_kit import serve_planner
+
+    yield from serve_planner()

@@ -4,10 +4,10 @@ scripted planner (tools/scripted_planner.py) as the LLM over HTTP."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from bench_kit import bench_settings, read_episodes
 from live_marks import LIVE
 from typer.testing import CliRunner
 
@@ -15,30 +15,6 @@ from caap.cli import app
 
 pytestmark = LIVE
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
-import scripted_planner  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def planner():
-    server = scripted_planner.serve(0)
-    yield server
-    server.stop()
-
-
-def _settings(tmp: Path, planner, **kw):
-    from caap.bench.harness import BenchSettings
-    from caap.config import CaapConfig
-
-    config = CaapConfig.model_validate({"llm": {"base_url": planner.base_url, "model": "scripted", "api_key": "k",
-                                                "mode": kw.pop("mode", "tools")}})
-    data = config.model_dump(mode="json")
-    data["llm"]["api_key"] = "k"
-    return BenchSettings(out=tmp, config=data, **kw)
-
-
-def _episodes(out: Path) -> list[dict]:
-    return [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
 
 
 def test_vision_agent_solves_short_benchmark_and_writes_summary(tmp_path, planner):
@@ -52,9 +28,9 @@ def test_vision_agent_solves_short_benchmark_and_writes_summary(tmp_path, planne
     # their reward only if the reader reads (button labels, the checkbox labels to tick, the field
     # labels that tell the username box from the password box, and the Login button).
     tasks = ["focus-text", "click-button", "click-checkboxes", "login-user"]
-    settings = _settings(tmp_path / "run", planner, tasks=tasks, seeds=[0, 1], mode="text")
+    settings = bench_settings(tmp_path / "run", planner, tasks=tasks, seeds=[0, 1], mode="text")
     summary = run_bench(settings)
-    episodes = _episodes(settings.out)
+    episodes = read_episodes(settings.out)
     assert len(episodes) == 8
     for e in episodes:
         assert e["success"] and e["reward"] > 0, f"{e['task']} seed {e['seed']}: {e['status']} ({e['reason']})"
@@ -71,9 +47,9 @@ def test_resume_runs_only_missing_episodes_and_pool_uses_workers(tmp_path, plann
     from caap.bench.harness import run_bench
 
     out = tmp_path / "run"
-    settings = _settings(out, planner, tasks=["click-button", "focus-text"], seeds=[3], observer="oracle", workers=2)
+    settings = bench_settings(out, planner, tasks=["click-button", "focus-text"], seeds=[3], observer="oracle", workers=2)
     run_bench(settings)
-    first = _episodes(out)
+    first = read_episodes(out)
     assert sorted(e["task"] for e in first) == ["click-button", "focus-text"]
     # A crash after one episode: the other is redone, the kept one is not.
     (out / "episodes.jsonl").write_text(json.dumps(first[0]) + "\n{\"cut off", encoding="utf-8")
@@ -97,9 +73,9 @@ def test_a_different_run_in_the_same_directory_is_refused(tmp_path, planner):
     from caap.bench.harness import BenchError, run_bench
 
     out = tmp_path / "run"
-    run_bench(_settings(out, planner, tasks=["click-button"], seeds=[4], observer="oracle"))
+    run_bench(bench_settings(out, planner, tasks=["click-button"], seeds=[4], observer="oracle"))
     with pytest.raises(BenchError, match="ablation"):
-        run_bench(_settings(out, planner, tasks=["click-button"], seeds=[4], observer="oracle", ablation="no-cot"))
+        run_bench(bench_settings(out, planner, tasks=["click-button"], seeds=[4], observer="oracle", ablation="no-cot"))
 
 
 def test_an_unreachable_endpoint_stops_the_run_and_records_nothing(tmp_path):

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from bench_kit import bench_settings, read_episodes
 from live_marks import live
 from typer.testing import CliRunner
 
@@ -28,8 +29,6 @@ except ImportError:  # only the test of that message runs
     ray = None
 needs_ray = pytest.mark.skipif(ray is None, reason="needs the ray extra: pip install 'caap[ray]'")
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
-import scripted_planner  # noqa: E402
 
 
 def _free_port() -> int:
@@ -94,38 +93,16 @@ def _driver_env(monkeypatch):
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
 
 
-@pytest.fixture(scope="module")
-def planner():
-    server = scripted_planner.serve(0)
-    yield server
-    server.stop()
-
-
-def _settings(tmp: Path, planner, **kw):
-    from caap.bench.harness import BenchSettings
-    from caap.config import CaapConfig
-
-    config = CaapConfig.model_validate({"llm": {"base_url": planner.base_url, "model": "scripted", "api_key": "k",
-                                                "mode": kw.pop("mode", "tools")}})
-    data = config.model_dump(mode="json")
-    data["llm"]["api_key"] = "k"
-    return BenchSettings(out=tmp, config=data, **kw)
-
-
-def _episodes(out: Path) -> list[dict]:
-    return [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
-
-
 @needs_ray
 @live
 def test_episodes_run_as_ray_actors_and_stream_to_the_driver(tmp_path, planner, ray_head):
     from caap.bench.harness import run_bench
 
-    settings = _settings(tmp_path / "run", planner, tasks=["click-button", "focus-text"], seeds=[0, 1],
+    settings = bench_settings(tmp_path / "run", planner, tasks=["click-button", "focus-text"], seeds=[0, 1],
                          observer="oracle", workers=2, ray=ray_head.address)
     seen: list[tuple[str, int]] = []
     summary = run_bench(settings, on_episode=lambda rec, n, total: seen.append((rec["task"], rec["seed"])))
-    episodes = _episodes(settings.out)
+    episodes = read_episodes(settings.out)
     assert sorted((e["task"], e["seed"]) for e in episodes) == [
         ("click-button", 0), ("click-button", 1), ("focus-text", 0), ("focus-text", 1)]
     for e in episodes:
@@ -145,10 +122,10 @@ def test_resume_on_ray_runs_only_the_missing_seeds(tmp_path, planner, ray_head):
     from caap.bench.harness import run_bench
 
     out = tmp_path / "run"
-    run_bench(_settings(out, planner, tasks=["click-button"], seeds=[5], observer="oracle", workers=2,
+    run_bench(bench_settings(out, planner, tasks=["click-button"], seeds=[5], observer="oracle", workers=2,
                         ray=ray_head.address))
-    assert len(_episodes(out)) == 1
-    summary = run_bench(_settings(out, planner, tasks=["click-button"], seeds=[5, 6, 7], observer="oracle",
+    assert len(read_episodes(out)) == 1
+    summary = run_bench(bench_settings(out, planner, tasks=["click-button"], seeds=[5, 6, 7], observer="oracle",
                                   workers=2, ray=ray_head.address))
     lines = (out / "episodes.jsonl").read_text().splitlines()
     assert len(lines) == 3
@@ -234,7 +211,7 @@ def test_cli_runs_the_benchmark_on_a_ray_cluster_through_ray_client(tmp_path, pl
         "bench", "miniwob", "--tasks", "click-button", "--seeds", "9", "--observer", "oracle", "--ray", ray_head.client,
         "--base-url", planner.base_url, "--model", "scripted", "--mode", "tools", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    [episode] = _episodes(out)
+    [episode] = read_episodes(out)
     assert episode["seed"] == 9 and episode["success"]
     assert "summary:" in result.output
 

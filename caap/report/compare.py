@@ -105,6 +105,14 @@ def _paper(runs: Sequence[BenchRun], paper_tsv: Path | None) -> tuple[str, dict[
     return column, {t: r[column] for t, r in table_.items() if column in r}
 
 
+def _prepare(runs: Sequence[BenchRun], paper_tsv: Path | None) -> tuple[list[str], list[str], str, dict[str, float]]:
+    """Column names, the tasks of any run, and the paper's column (name, rate per task)."""
+    if len(runs) < 2:
+        raise ReportError("a comparison needs at least two benchmark directories")
+    column, paper = _paper(runs, paper_tsv)
+    return _names(runs), _tasks(runs), column, paper
+
+
 def _diff(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else a - b
 
@@ -139,11 +147,7 @@ def _check_comparable(runs: Sequence[BenchRun]) -> list[str]:
 
 def render_comparison(runs: Sequence[BenchRun], paper_tsv: Path | None = None) -> str:
     """The HTML page comparing ``runs`` (the first two give the Δ column)."""
-    if len(runs) < 2:
-        raise ReportError("a comparison needs at least two benchmark directories")
-    names = _names(runs)
-    tasks = _tasks(runs)
-    column, paper = _paper(runs, paper_tsv)
+    names, tasks, column, paper = _prepare(runs, paper_tsv)
     first, second = runs[0], runs[1]
 
     headline = []
@@ -205,11 +209,7 @@ def render_comparison(runs: Sequence[BenchRun], paper_tsv: Path | None = None) -
 
 def render_comparison_markdown(runs: Sequence[BenchRun], paper_tsv: Path | None = None) -> str:
     """The same comparison as a Markdown document (headline table, then one row per task)."""
-    if len(runs) < 2:
-        raise ReportError("a comparison needs at least two benchmark directories")
-    names = _names(runs)
-    tasks = _tasks(runs)
-    column, paper = _paper(runs, paper_tsv)
+    names, tasks, column, paper = _prepare(runs, paper_tsv)
     first, second = runs[0], runs[1]
 
     def rate(v: float | None) -> str:
