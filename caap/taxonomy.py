@@ -52,6 +52,12 @@ TYPE_ATTRIBUTES: dict[ElementType, tuple[str, ...]] = {
     ElementType.UNKNOWN: (TEXT,),
 }
 
+# Types that are their text (a label, a link, a table cell): such an element always shows some, on
+# one line unless it wraps. Snapping fits their boxes to their words; an empty reading of one is a
+# misreading that the observer hands to PP-OCR, never an answer.
+TEXT_ELEMENT_TYPES: frozenset[ElementType] = frozenset(
+    {ElementType.TEXT, ElementType.HYPERLINK, ElementType.TABLED_TEXT, ElementType.DRAGGABLE_TEXT})
+
 SHAPE_SUBTYPES: tuple[str, ...] = ("point", "line", "circle", "triangle", "rectangle")
 ICON_SUBTYPES: tuple[str, ...] = (
     "back", "delete", "important", "forward", "reply", "retweet", "like", "share", "menu", "search", "send",

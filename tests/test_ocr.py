@@ -228,3 +228,25 @@ def test_models_come_from_the_installed_wheel_and_nothing_is_downloaded(monkeypa
     assert paths["det"].is_file() and paths["rec"].is_file()
     image, boxes = _render([((4, 20), "Okay")])
     assert PPOCR().read(image, boxes)[0].text == "Okay"
+
+
+def test_a_text_element_read_blank_goes_to_pp_ocr_whatever_the_readers_confidence(reader: PPOCR) -> None:
+    """identify-shape shows one large letter (here a 37 px "j"): the shipped reader reads it as
+    nothing and is sure of it (1.0), so the confidence rule alone never asks PP-OCR. A text element
+    always shows text, so the observer asks PP-OCR and takes its text."""
+    from caap.config import ObserveConfig
+    from caap.observe.vision import DEFAULT_DETECTOR, VisionObserver
+
+    if not DEFAULT_DETECTOR.is_file():
+        pytest.skip(f"{DEFAULT_DETECTOR} is not in this checkout")
+    image = Image.open(Path(__file__).parent / "fixtures" / "screens" / "identify-shape-letter.png").convert("RGB")
+    figure = [73, 65, 80, 102]  # the letter, as the detector boxes it
+    own = VisionObserver.from_config(ObserveConfig(text_source="reader")).observe(image)
+    (mine,) = [e for e in own if list(e.bbox) == figure]
+    assert mine.type.value == "text" and mine.text == "" and mine.text_confidence == 1.0
+    auto = VisionObserver.from_config(ObserveConfig(text_source="auto")).observe(image)
+    (seen,) = [e for e in auto if list(e.bbox) == figure]
+    assert seen.text == "j"
+    # The rest of the screen keeps what the reader and the chooser gave it.
+    assert {e.text for e in auto if e.type.value == "button"} == {"Rectangle", "Circle", "Triangle", "Letter",
+                                                                    "Number"}

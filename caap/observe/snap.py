@@ -29,10 +29,9 @@ from PIL import Image
 from caap.elements import Element
 from caap.geometry import Box, as_box, iou
 from caap.observe.lines import background_colour
-from caap.taxonomy import ElementType
+from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
 
-SNAPPED_TYPES = frozenset({ElementType.TEXT, ElementType.HYPERLINK, ElementType.TABLED_TEXT,
-                           ElementType.DRAGGABLE_TEXT})
+SNAPPED_TYPES = TEXT_ELEMENT_TYPES
 INK_DIFFERENCE = 60  # summed |RGB| difference from the line's background that counts as ink
 SAME_COLOUR = 0.95  # cosine between two words' ink colours (as differences from the background)
 RIGHT_PAD = 1  # labelled boxes end one px past the last ink column (the glyph's advance)

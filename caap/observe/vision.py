@@ -24,7 +24,7 @@ from caap.elements import Element
 from caap.observe.ctc import normalise
 from caap.observe.detector import Detector
 from caap.observe.text_choice import resolve_lookalikes
-from caap.taxonomy import SUBTYPE, TEXT, ElementType, attributes_of
+from caap.taxonomy import SUBTYPE, TEXT, TEXT_ELEMENT_TYPES, ElementType, attributes_of
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DETECTOR = REPO_ROOT / "models" / "detector" / "caap-yolov8n-miniwob.pt"
@@ -130,7 +130,8 @@ class VisionObserver:
     def _ocr_texts(self, image: Image.Image, elements: list[Element]) -> list[Element]:
         """PP-OCR's text for the elements the text source gives to it (all texts, or the doubtful ones)."""
         wanted = [i for i, e in enumerate(elements) if TEXT in attributes_of(e.type) and (
-            self.text_source == "ocr" or e.text_confidence is None or e.text_confidence < self._limit(e))]
+            self.text_source == "ocr" or e.text_confidence is None or e.text_confidence < self._limit(e)
+            or self._read_nothing(e))]
         if not wanted:
             return elements
         got = self.ocr.read(image, [elements[i].bbox for i in wanted],  # type: ignore[attr-defined]
@@ -144,6 +145,12 @@ class VisionObserver:
             out[i] = out[i].model_copy(update={"text": text,
                                                "text_confidence": min(max(float(reading.confidence), 0.0), 1.0)})
         return out
+
+    @staticmethod
+    def _read_nothing(element: Element) -> bool:
+        """The reader read no text where there must be some: a large glyph (identify-shape's letter)
+        comes out blank and sure of it. PP-OCR reads it, and its text stands."""
+        return element.type in TEXT_ELEMENT_TYPES and not (element.text or "").strip()
 
     def _limit(self, element: Element, threshold: float | None = None) -> float:
         """auto: texts less confident than this go to PP-OCR (``threshold``, default
@@ -165,6 +172,8 @@ class VisionObserver:
         mine, theirs = normalise(element.text or ""), normalise(ocr_text)
         if mine == theirs:
             return None
+        if self._read_nothing(element):
+            return ocr_text
         if element.type == ElementType.TEXT_AREA or index >= len(log_probs) or log_probs[index] is None:
             return ocr_text
         theirs = resolve_lookalikes(theirs, log_probs[index], reader.alphabet, reader.lm)  # type: ignore[union-attr]
