@@ -336,13 +336,19 @@ def load_episodes(out: Path) -> list[dict[str, Any]]:
     return records
 
 
-def _worker(settings: BenchSettings, jobs: Any, results: Any, threads: int) -> None:
-    """A worker process: its own display, browser and models; takes (task, seeds) jobs until None."""
+def limit_threads(threads: int) -> None:
+    """Give this worker's models ``threads`` CPU threads: the workers on one machine share its cores
+    (oversubscribed torch threads run several times slower)."""
     os.environ.setdefault("OMP_NUM_THREADS", str(threads))
     with contextlib.suppress(ImportError):
         import torch
 
         torch.set_num_threads(threads)
+
+
+def _worker(settings: BenchSettings, jobs: Any, results: Any, threads: int) -> None:
+    """A worker process: its own display, browser and models; takes (task, seeds) jobs until None."""
+    limit_threads(threads)
     runner = None
     try:
         runner = EpisodeRunner(settings)
@@ -385,9 +391,10 @@ def run_bench(settings: BenchSettings, *, on_episode: Callable[[dict[str, Any], 
         workers = min(settings.workers, len(jobs_list))
 
         llm_failures: list[str] = []
+        since_summary = 0
 
         def record(rec: dict[str, Any]) -> None:
-            nonlocal count
+            nonlocal count, since_summary
             if rec.get("status") == "llm_error":
                 # The service failed, not the agent: not a result. Left out of episodes.jsonl so a
                 # rerun retries it; a service that keeps failing ends the run.
@@ -400,6 +407,10 @@ def run_bench(settings: BenchSettings, *, on_episode: Callable[[dict[str, Any], 
             with (out / "episodes.jsonl").open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
             count += 1
+            since_summary += 1
+            if since_summary >= CHUNK:  # a partial summary (and report) while the run goes on
+                write_summary(settings, finished=None)
+                since_summary = 0
             if on_episode:
                 on_episode(rec, count, total)
 
@@ -431,7 +442,6 @@ def _run_inline(settings: BenchSettings, jobs: list[tuple[str, list[int]]],
         for task, seeds in jobs:
             for seed in seeds:
                 record(runner.run(task, seed))
-            write_summary(settings, finished=None)
     finally:
         runner.close()
 
@@ -449,7 +459,7 @@ def _run_pool(settings: BenchSettings, jobs: list[tuple[str, list[int]]], worker
              for _ in range(workers)]
     for p in procs:
         p.start()
-    alive, errors, since_summary = workers, [], 0
+    alive, errors = workers, []
     try:
         while alive:
             try:
@@ -460,10 +470,6 @@ def _run_pool(settings: BenchSettings, jobs: list[tuple[str, list[int]]], worker
                 continue
             if kind == "episode":
                 record(payload)
-                since_summary += 1
-                if since_summary >= CHUNK:
-                    write_summary(settings, finished=None)
-                    since_summary = 0
             elif kind == "error":
                 errors.append(payload)
             elif kind == "exit":

@@ -32,7 +32,7 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from caap.bench.harness import CHUNK, BenchError, BenchSettings, EpisodeRunner, write_summary
+from caap.bench.harness import BenchError, BenchSettings, EpisodeRunner, limit_threads
 
 __all__ = ["EpisodeActor", "require_ray", "run_ray"]
 
@@ -69,11 +69,7 @@ class EpisodeActor:
         # for the driver: the same checkout on every node, or absolute paths.
         with contextlib.suppress(OSError):
             os.chdir(cwd)
-        os.environ.setdefault("OMP_NUM_THREADS", str(threads))
-        with contextlib.suppress(ImportError):
-            import torch
-
-            torch.set_num_threads(threads)  # as the pool's workers: a node's cores shared between its actors
+        limit_threads(threads)  # as the pool's workers: a node's cores shared between its actors
         self.scratch = Path(tempfile.mkdtemp(prefix="caap-ray-"))  # this node's traces until they are sent
         self.runner: Any = None
         self.error: str | None = None
@@ -182,7 +178,6 @@ def _drive(ray: Any, settings: BenchSettings, jobs: list[tuple[str, list[int]]],
     live: set[int] = set()
     errors: list[str] = []
     stopping = False  # after an actor died: no new episodes, the ones running finish
-    since_summary = 0
 
     def dispatch(i: int) -> None:
         if stopping:
@@ -223,10 +218,6 @@ def _drive(ray: Any, settings: BenchSettings, jobs: list[tuple[str, list[int]]],
                 if trace is not None:
                     _unpack(settings.out, rec["trace"], trace)
                 record(rec)
-                since_summary += 1
-                if since_summary >= CHUNK:
-                    write_summary(settings, finished=None)
-                    since_summary = 0
                 dispatch(i)
     finally:
         _shut_down(ray, actors, live)

@@ -34,8 +34,8 @@ from caap.report.html import (
     write_html,
 )
 
-__all__ = ["PAPER_COLUMNS", "is_bench_dir", "load_paper_results", "paper_column", "paper_path", "pct", "render_bench",
-           "write_bench_report"]
+__all__ = ["PAPER_COLUMNS", "is_bench_dir", "load_paper_results", "load_summary", "paper_column", "paper_path", "pct",
+           "render_bench", "write_bench_report"]
 
 PAPER_COLUMNS = ("full", "demo_without_cot", "cot_without_demo", "cot_with_action_only_demo", "no_cot_no_demo")
 PAPER_HEADER = ("task", *PAPER_COLUMNS)
@@ -301,10 +301,8 @@ def paper_path(summary: dict[str, Any], bench_dir: Path) -> Path | None:
     return path
 
 
-def write_bench_report(bench_dir: str | Path, out: str | Path | None = None, *,
-                       paper_tsv: Path | None = None) -> Path:
-    """Read BENCH_DIR/summary.json and write its report (default BENCH_DIR/report.html). The paper's
-    results come from ``paper_tsv`` or else the summary's ``paper.tsv``."""
+def load_summary(bench_dir: str | Path) -> dict[str, Any]:
+    """BENCH_DIR/summary.json, or one ``ReportError`` saying why it is not a benchmark summary."""
     bench_dir = Path(bench_dir)
     path = bench_dir / "summary.json"
     if not bench_dir.is_dir():
@@ -315,7 +313,16 @@ def write_bench_report(bench_dir: str | Path, out: str | Path | None = None, *,
         raise ReportError(f"{bench_dir}: not a benchmark directory (no summary.json)") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ReportError(f"{path}: cannot read the benchmark summary ({exc})") from None
-    if not isinstance(summary, dict) or "tasks" not in summary:
+    if not isinstance(summary, dict) or not isinstance(summary.get("tasks"), dict):
         raise ReportError(f"{path}: not a benchmark summary (no \"tasks\")")
+    return summary
+
+
+def write_bench_report(bench_dir: str | Path, out: str | Path | None = None, *,
+                       paper_tsv: Path | None = None) -> Path:
+    """Read BENCH_DIR/summary.json and write its report (default BENCH_DIR/report.html). The paper's
+    results come from ``paper_tsv`` or else the summary's ``paper.tsv``."""
+    bench_dir = Path(bench_dir)
+    summary = load_summary(bench_dir)
     html_text = render_bench(summary, paper_tsv if paper_tsv is not None else paper_path(summary, bench_dir))
     return write_html(html_text, Path(out) if out is not None else bench_dir / "report.html")

@@ -8,12 +8,11 @@ with ``markdown``, as a Markdown table that a repository can keep and link.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from caap.report.bench import load_paper_results, paper_column, paper_path, pct
+from caap.report.bench import load_paper_results, load_summary, paper_column, paper_path, pct
 from caap.report.html import (
     Markup,
     ReportError,
@@ -62,17 +61,7 @@ class BenchRun:
 
 def load_run(path: str | Path, name: str | None = None) -> BenchRun:
     """A benchmark directory (with summary.json) as a ``BenchRun``; one ``ReportError`` if it is not one."""
-    path = Path(path)
-    summary_path = path / "summary.json"
-    try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ReportError(f"{path}: not a benchmark directory (no summary.json)") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReportError(f"{summary_path}: cannot read the benchmark summary ({exc})") from None
-    if not isinstance(summary, dict) or not isinstance(summary.get("tasks"), dict):
-        raise ReportError(f"{summary_path}: not a benchmark summary (no \"tasks\")")
-    return BenchRun(path, summary, name)
+    return BenchRun(Path(path), load_summary(path), name)
 
 
 def _names(runs: Sequence[BenchRun]) -> list[str]:
