@@ -38,6 +38,8 @@ class ScriptedApp(Screen):
             draw.rectangle([e.bbox[0], e.bbox[1], e.bbox[2] - 1, e.bbox[3] - 1], outline="black", fill=(230, 230, 240))
             if e.text:
                 draw.text((e.bbox[0] + 3, e.bbox[1] + 2), e.text, fill="black")
+            if e.checked:  # a tick drawn inside the box: ticking changes the element and nothing else
+                draw.line([e.bbox[0] + 2, e.bbox[3] - 3, e.bbox[2] - 3, e.bbox[1] + 2], fill="black", width=2)
         return img
 
     def capture(self) -> Image.Image:
@@ -93,3 +95,13 @@ def dropdown_app() -> ScriptedApp:
         ("chosen", "Submit"): "submitted", ("wrong", "Submit"): "submitted",
     }
     return ScriptedApp(states, transitions, "closed")
+
+
+def checkbox_app() -> ScriptedApp:
+    """'Tick A and B, then click Submit.': a tick changes only its own box; Submit clears the page."""
+    def boxes(a: bool, b: bool) -> list[Element]:
+        return [el("checkbox", [10, 20, 30, 40], "A", checked=a), el("checkbox", [10, 50, 30, 70], "B", checked=b),
+                el("button", [10, 100, 90, 130], "Submit")]
+    states = {"none": boxes(False, False), "a": boxes(True, False), "ab": boxes(True, True), "submitted": []}
+    transitions = {("none", "A"): "a", ("a", "B"): "ab", ("ab", "Submit"): "submitted"}
+    return ScriptedApp(states, transitions, "none")

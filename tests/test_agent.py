@@ -6,7 +6,7 @@ import threading
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from scripted_app import AppExecutor, AppObserver, dropdown_app
+from scripted_app import AppExecutor, AppObserver, checkbox_app, dropdown_app
 
 from caap.agent.loop import Agent
 from caap.agent.trace import TraceWriter, read_steps
@@ -124,6 +124,23 @@ def loop_agent(planner, **cfg):
                  prompter=CaapPrompter(PromptOptions(mode="text")), config=AgentConfig(**cfg)), app
 
 
+def test_a_change_within_the_element_acted_on_keeps_the_plan(tmp_path):
+    """Ticking a box changes that box only: the boxes and the Submit planned after it still fit the
+    screen, so the whole plan runs on one answer (the dropdown test above is the other side)."""
+    script = [Reply(text="Action_1=(Action: functions.click_element, Argument: {element_id: 1})\n"
+                         "Action_2=(Action: functions.click_element, Argument: {element_id: 2})\n"
+                         "Action_3=(Action: functions.click_element, Argument: {element_id: 3})\n"
+                         "Action_4=(Action: functions.done, Argument: {reason: \"submitted\"})")]
+    with ScriptedLLMServer(script) as server:
+        agent, app, _ = make_agent(server, tmp_path, "text", app=checkbox_app())
+        result = agent.run("Tick A and B, then click Submit.")
+        assert len(server.requests) == 1
+    assert result.status == "done" and app.visited == ["none", "a", "ab", "submitted"]
+    outcomes = [a["outcome"] for a in result.actions]
+    assert outcomes[:2] == ["the screen changed within the element"] * 2
+    assert outcomes[2] == "the screen changed" and outcomes[3] == "done"
+
+
 def test_invalid_answers_are_reported_back_then_the_episode_stops():
     planner = ListPlanner(["I am not sure.", "Action_2=(Action: functions.click_element, Argument: {element_id: 42})",
                            "Action_2=(Action: functions.teleport)"])
@@ -209,7 +226,7 @@ def test_fuzz_nothing_escapes_the_loop(answers):
 CHILD = r"""
 import sys
 sys.path.insert(0, {tests!r})
-from scripted_app import AppExecutor, AppObserver, dropdown_app
+from scripted_app import AppExecutor, AppObserver, checkbox_app, dropdown_app
 from caap.agent.loop import Agent
 from caap.agent.trace import TraceWriter
 from caap.config import AgentConfig, LLMConfig

@@ -161,3 +161,23 @@ def test_a_blinking_caret_is_no_change_but_anything_wider_is():
     ImageDraw.Draw(two).rectangle([20, 95, 21, 110], fill="black")  # two carets far apart: a real change
     assert changed_pixels(before, two) == 64
     assert changed_pixels(before, Image.new("RGB", (10, 10))) == 160 * 210
+
+
+def test_a_change_inside_the_boxes_acted_on_is_not_a_change_elsewhere():
+    from PIL import Image, ImageDraw
+
+    from caap.observe.screen import LOCAL_CHANGE_MARGIN_PX, changed_outside
+
+    before = Image.new("RGB", (160, 210), "white")
+    after = before.copy()
+    ImageDraw.Draw(after).rectangle([20, 20, 29, 29], fill="black")  # a tick inside the box
+    ImageDraw.Draw(after).rectangle([17, 17, 32, 17], fill="blue")   # a focus ring just outside it
+    assert changed_outside(before, after, [(20, 20, 30, 30)]) == 0
+    assert changed_outside(before, after, [(20, 20, 30, 30)], margin=0) == 16
+    assert changed_outside(before, after, []) == 100 + 16
+    far = after.copy()
+    ImageDraw.Draw(far).rectangle([100, 100, 109, 109], fill="black")  # a menu opened somewhere else
+    assert changed_outside(before, far, [(20, 20, 30, 30)]) == 100
+    assert changed_outside(before, far, [(20, 20, 30, 30), (100, 100, 110, 110)]) == 0
+    assert LOCAL_CHANGE_MARGIN_PX >= 3
+    assert changed_outside(before, Image.new("RGB", (10, 10)), [(0, 0, 160, 210)]) == 160 * 210

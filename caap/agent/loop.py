@@ -1,8 +1,9 @@
 """The agent loop: observe → prompt → LLM → parse → execute, until done or out of budget.
 
 Several actions in one answer run in order; after each, the screen is captured again once it has
-settled, and if it changed the rest of the batch is dropped (it was planned for a screen that no
-longer exists) and the model is asked again. The frame captured after the last action is the one
+settled, and if it changed beyond the element acted on the rest of the batch is dropped (it was
+planned for a screen that no longer exists) and the model is asked again; a change within that
+element (a ticked box, typed text) keeps the plan. The frame captured after the last action is the one
 the next step observes, so no screen is captured twice.
 """
 
@@ -27,7 +28,7 @@ from caap.decide.parser import bind_all, parse_reply
 from caap.decide.prompter import CaapPrompter, HistoryEntry, PromptContext
 from caap.elements import Element
 from caap.memory.cache import ActionCache, cache_key
-from caap.observe.screen import Observer, Screen, ScreenError, changed_pixels
+from caap.observe.screen import Observer, Screen, ScreenError, changed_outside, changed_pixels
 from caap.observe.tracking import IdTracker
 
 
@@ -314,18 +315,36 @@ class Agent:
             timings["settle"] += t2 - t1
             changed = changed_pixels(frame, after)
             screen_changed = changed > self.config.change_threshold_px
-            outcome = "the screen changed" if screen_changed else "no visible change"
+            elsewhere = screen_changed and self._changed_elsewhere(action, history, frame, after)
+            outcome = "no visible change"
+            if screen_changed:
+                outcome = "the screen changed" if elsewhere else "the screen changed within the element"
             remaining = len(planned) - index - 1
-            if screen_changed and remaining and not planned[index + 1].terminal:
+            drop = elsewhere and remaining and not planned[index + 1].terminal
+            if drop:
                 outcome += f"; the {remaining} action(s) planned after it were dropped"
             history.append(HistoryEntry(number, action, outcome))
             executed.append({**action.to_json(), "number": number, "outcome": outcome,
                              "changed_px": changed, "act_ms": round((t1 - t0) * 1000, 2),
                              "settle_ms": round((t2 - t1) * 1000, 2), "settle": dict(self.screen.last_settle)})
             frame = after
-            if screen_changed and remaining and not planned[index + 1].terminal:
+            if drop:
                 break
         return executed, frame, None, timings, None
+
+    def _changed_elsewhere(self, action: PlannedAction, history: list[HistoryEntry],
+                           before: Image.Image, after: Image.Image) -> bool:
+        """Whether an action changed the screen beyond the elements it touched. Ticking a checkbox
+        or typing into a field changes that element (keys go to the element acted on last), and the
+        hover or focus mark leaves the element acted on before; then the rest of the plan still
+        fits the screen. A menu, a dialog or a new page changes elsewhere and the plan is stale."""
+        boxes = [action.element.bbox] if action.element is not None else []
+        last = next((h.action.element for h in reversed(history) if h.action.element is not None), None)
+        if last is not None:
+            boxes.append(last.bbox)
+        if not boxes:
+            return True
+        return changed_outside(before, after, boxes) > self.config.change_threshold_px
 
     def _emit(self, record: dict[str, Any]) -> None:
         self.steps.append(record)

@@ -80,20 +80,43 @@ class StaticObserver:
 
 
 CARET_WIDTH = 3  # px: a change no wider than this, in one column run, is a text caret blinking
+LOCAL_CHANGE_MARGIN_PX = 4  # px around an element that still belong to it (focus ring, hover border)
 
 
-def changed_pixels(a: Image.Image, b: Image.Image) -> int:
-    """How many pixels differ between two frames (a size change counts as all of them).
+def change_mask(a: Image.Image, b: Image.Image) -> np.ndarray | None:
+    """Which pixels differ between two frames of one size (``None`` when the sizes differ).
 
     A text caret blinks on its own (about twice a second in Chromium and GTK): a change that lies
     wholly within one run of at most ``CARET_WIDTH`` columns is that caret, not something an
     action did, and counts as no change. At a large font size the caret alone is over 30 px, so
     without this a focused field made every action look like it changed the screen."""
     if a.size != b.size:
-        return max(a.width * a.height, b.width * b.height)
+        return None
     diff = np.asarray(a.convert("RGB"), dtype=np.int16) - np.asarray(b.convert("RGB"), dtype=np.int16)
     changed = np.abs(diff).max(axis=2) > 8
     cols = np.flatnonzero(changed.any(axis=0))
     if cols.size and cols[-1] - cols[0] < CARET_WIDTH:
-        return 0
-    return int(np.count_nonzero(changed))
+        changed[:] = False
+    return changed
+
+
+def changed_pixels(a: Image.Image, b: Image.Image) -> int:
+    """How many pixels differ between two frames (a size change counts as all of them)."""
+    mask = change_mask(a, b)
+    if mask is None:
+        return max(a.width * a.height, b.width * b.height)
+    return int(np.count_nonzero(mask))
+
+
+def changed_outside(a: Image.Image, b: Image.Image, boxes: list[tuple[int, int, int, int]],
+                    margin: int = LOCAL_CHANGE_MARGIN_PX) -> int:
+    """How many pixels differ between two frames outside ``boxes`` (each grown by ``margin`` for
+    a focus ring or hover border drawn around an element). A click that ticks a checkbox or text
+    typed into a field changes its own element only; a page that moved on changes elsewhere."""
+    mask = change_mask(a, b)
+    if mask is None:
+        return max(a.width * a.height, b.width * b.height)
+    h, w = mask.shape
+    for x1, y1, x2, y2 in boxes:
+        mask[max(0, y1 - margin):min(h, y2 + margin), max(0, x1 - margin):min(w, x2 + margin)] = False
+    return int(np.count_nonzero(mask))
