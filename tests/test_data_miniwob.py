@@ -191,3 +191,37 @@ def test_caap_dataset_miniwob_writes_a_valid_resumable_dataset(tmp_path):
     bad = CliRunner().invoke(app, ["dataset", "miniwob", "--tasks", "no-such-task", "--seeds", "1", "--out",
                                    str(tmp_path / "x")])
     assert bad.exit_code == 2 and "unknown MiniWoB++ task" in bad.output
+
+
+def test_agent_driven_episodes_label_the_screens_deep_inside_a_task(tmp_path, planner):
+    """--agent: the scripted planner (an LLM stand-in over HTTP) solves email-inbox-reply with the DOM
+    oracle for eyes; the inbox, the opened email and the reply form are all labelled, beside the
+    random screens of the same dataset, and each kind resumes on its own."""
+    from typer.testing import CliRunner
+
+    from caap.cli import app
+    from caap.data.format import Dataset
+
+    out = tmp_path / "ds"
+    common = ["dataset", "miniwob", "--tasks", "email-inbox-reply", "--seeds", "1000", "--out", str(out)]
+    agent = [*common, "--agent", "--base-url", planner.base_url, "--model", "scripted"]
+    result = CliRunner().invoke(app, agent)
+    assert result.exit_code == 0, result.output
+    items = {p.stem: ann for p, ann in Dataset(out)}
+    assert sorted(items) == ["email-inbox-reply-1000-a0", "email-inbox-reply-1000-a1", "email-inbox-reply-1000-a2"]
+    reply = items["email-inbox-reply-1000-a2"]  # the reply form: its "to:" line is text, not a field
+    assert any(e.type == ElementType.TEXT_AREA for e in reply.elements)
+    assert any(e.type == ElementType.TEXT and (e.text or "").startswith("to: ") for e in reply.elements)
+    assert not any(e.type == ElementType.INPUT_FIELD for e in reply.elements)
+    assert json.loads((out / "dataset.json").read_text())["generator"]["agent"] == {"model": "scripted",
+                                                                                    "max_steps": 10}
+    again = CliRunner().invoke(app, agent)
+    assert again.exit_code == 0 and "from 0 new episodes" in again.output
+    random = CliRunner().invoke(app, common)  # the random episode of the same seed is another kind
+    assert random.exit_code == 0 and "from 1 new episodes" in random.output
+    assert any(not p.stem.rsplit("-", 1)[-1].startswith("a") for p, _ in Dataset(out))
+    unreachable = CliRunner().invoke(app, [*common, "--seeds", "1001", "--agent", "--base-url",
+                                           "http://127.0.0.1:9/v1", "--model", "scripted"])
+    assert unreachable.exit_code == 1 and "the planner failed" in unreachable.output
+    nollm = CliRunner().invoke(app, [*common, "--agent"], env={"OPENAI_BASE_URL": "", "OPENAI_MODEL": ""})
+    assert nollm.exit_code == 2 and "--agent needs an LLM" in nollm.output

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from caap import __version__
-from caap.cli.common import app, err, fail, out
+from caap.cli.common import ConfigOpt, app, config_from_flags, err, fail, out
 
 dataset_app = typer.Typer(help="Build, check, convert and augment annotated screenshot datasets.",
                           no_args_is_help=True)
@@ -27,6 +27,15 @@ def dataset_miniwob(
     steps: Annotated[str, typer.Option(help="Random interactions per episode, MIN-MAX.")] = "1-4",
     workers: Annotated[int, typer.Option(help="Parallel processes, each with its own Xvfb and Chromium.",
                                          min=1)] = 1,
+    agent: Annotated[bool, typer.Option(
+        "--agent", help="Drive each episode with caap's agent (the DOM oracle for eyes, the LLM of --base-url/"
+                        "--model or the config) instead of random interactions, and label every screen it "
+                        "meets: the states deep inside a task. Kept beside the random screens.")] = False,
+    max_steps: Annotated[int, typer.Option(help="--agent: steps per episode.", min=1)] = 10,
+    config: ConfigOpt = None,
+    base_url: Annotated[str | None, typer.Option(
+        help="--agent: OpenAI-compatible endpoint (env: OPENAI_BASE_URL).")] = None,
+    model: Annotated[str | None, typer.Option(help="--agent: model name (env: OPENAI_MODEL).")] = None,
 ) -> None:
     """Screenshots of MiniWoB++ tasks captured as the agent sees them, labelled from the DOM.
 
@@ -40,6 +49,7 @@ def dataset_miniwob(
     from caap.bench.miniwob import MiniWoBError
     from caap.data.export import parse_seed_ranges
     from caap.data.format import DatasetError
+    from caap.data.miniwob.generate import AgentDriver
     from caap.data.miniwob.run import generate_parallel, pick_seeds
 
     try:
@@ -51,14 +61,23 @@ def dataset_miniwob(
         lo, hi = (int(x) for x in steps.split("-"))
     except ValueError:
         fail(f"--steps must be MIN-MAX, e.g. 1-4, not {steps!r}")
+    driver = None
+    if agent:
+        llm = config_from_flags(config, {"llm.base_url": base_url, "llm.model": model}).llm
+        if not llm.base_url or not llm.model:
+            fail("--agent needs an LLM: --base-url and --model (or OPENAI_BASE_URL / OPENAI_MODEL, or the config)")
+        driver = AgentDriver(llm=llm, max_steps=max_steps)
     info = {"command": "caap dataset miniwob", "tasks": task_list, "seeds": seeds, "per_task": per_task,
             "steps": [lo, hi], "caap_version": __version__}
+    if driver is not None:
+        info.update(agent={"model": driver.llm.model, "max_steps": max_steps})
     started = time.perf_counter()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=err) as progress:
         bar = progress.add_task("episodes", total=len(task_list) * len(seed_list))
         try:
             stats = generate_parallel(out_dir, task_list, seed_list, workers=workers, steps=(lo, hi), info=info,
+                                      driver=driver,
                                       on_episode=lambda task, seed, kept: progress.update(
                                           bar, advance=1, description=f"{task} {seed}"))
         except Exception as exc:  # a worker's browser or display failure, re-raised here

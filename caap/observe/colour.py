@@ -82,3 +82,30 @@ def box_colour(image: np.ndarray, box: Sequence[int]) -> np.ndarray:
 def box_colours(image: np.ndarray, boxes: Sequence[Sequence[int]]) -> np.ndarray:
     """``box_colour`` of every box, stacked (len(boxes) × 21)."""
     return np.stack([box_colour(image, b) for b in boxes]) if boxes else np.zeros((0, COLOUR_SETS["box"]), np.float32)
+
+
+SAME_COLOUR = 8  # per channel: two backgrounds this close are one colour (JPEG-free screenshots)
+
+
+def dominant_colour(pixels: np.ndarray, step: int = 1) -> np.ndarray:
+    """The most common colour of an H × W × 3 uint8 array (quantised to 8 levels a channel, so
+    anti-aliasing does not split it), sampling every ``step``-th pixel of each row and column."""
+    sample = pixels[::step, ::step].reshape(-1, 3) // 8
+    if not len(sample):
+        raise ValueError("no pixels to take a colour from")
+    codes = (sample[:, 0].astype(np.int32) << 10) | (sample[:, 1].astype(np.int32) << 5) | sample[:, 2]
+    top = int(np.bincount(codes, minlength=1 << 15).argmax())
+    return np.array([(top >> 10) * 8 + 4, ((top >> 5) & 31) * 8 + 4, (top & 31) * 8 + 4], dtype=np.int16)
+
+
+def on_page_colour(image: np.ndarray, box: Sequence[int], page: np.ndarray) -> bool:
+    """Whether the middle half of ``box`` lies on the page's own background colour ``page``
+    (``dominant_colour`` of the screen): a selected row is filled with a colour of its own."""
+    height, width = image.shape[:2]
+    x1, y1 = max(int(box[0]), 0), max(int(box[1]), 0)
+    x2, y2 = min(int(box[2]), width), min(int(box[3]), height)
+    if x2 <= x1 or y2 <= y1:
+        return False
+    h, w = y2 - y1, x2 - x1
+    middle = image[y1 + h // 4: max(y1 + h // 4 + 1, y2 - h // 4), x1 + w // 4: max(x1 + w // 4 + 1, x2 - w // 4)]
+    return bool(np.abs(dominant_colour(middle) - page).max() <= SAME_COLOUR)

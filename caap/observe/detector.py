@@ -17,7 +17,7 @@ from PIL import Image
 from caap.elements import Element
 from caap.geometry import as_box, clip, iou
 from caap.observe.snap import add_missed_words, snap_text_boxes
-from caap.taxonomy import DETECTOR_CLASSES
+from caap.taxonomy import DETECTOR_CLASSES, ElementType
 
 
 class DetectorError(RuntimeError):
@@ -78,7 +78,7 @@ class Detector:
             if box is None:
                 continue
             found.append(Element(type=DETECTOR_CLASSES[int(cls)], bbox=as_box(box), score=round(float(score), 4)))
-        found = merge_duplicates(found, self.merge_iou)
+        found = drop_spanning_rows(merge_duplicates(found, self.merge_iou))
         # Snapping fits the text boxes to the words on the screen, then finds the words of their lines
         # that no box holds (short inline links the network misses).
         return add_missed_words(image, snap_text_boxes(image, found)) if self.snap else found
@@ -91,3 +91,24 @@ def merge_duplicates(elements: list[Element], threshold: float = 0.7) -> list[El
         if all(iou(e.bbox, k.bbox) < threshold for k in kept):
             kept.append(e)
     return kept
+
+
+ROW_TYPES = (ElementType.TABLED_TEXT,)
+
+
+def drop_spanning_rows(elements: list[Element]) -> list[Element]:
+    """Drop a row box that spans two or more rows the detector also found: the network sometimes
+    proposes one box over two neighbouring selected list rows ("Theodora Catherine"), and an agent
+    clicking it hits whichever row lies under its middle. A box goes when it holds the middles of
+    at least two other boxes of its class that share most of its width."""
+    rows = [e for e in elements if e.type in ROW_TYPES]
+    if len(rows) < 3:
+        return elements
+    drop: set[int] = set()
+    for e in rows:
+        x1, y1, x2, y2 = e.bbox
+        held = [r for r in rows if r is not e and y1 < (r.bbox[1] + r.bbox[3]) / 2 < y2
+                and min(x2, r.bbox[2]) - max(x1, r.bbox[0]) >= 0.5 * min(x2 - x1, r.bbox[2] - r.bbox[0])]
+        if len(held) >= 2:
+            drop.add(id(e))
+    return [e for e in elements if id(e) not in drop]

@@ -368,11 +368,15 @@ def _borders(ink: np.ndarray, box: tuple[int, int, int, int], fraction: float
     h, w = sub.shape
     rows, cols = sub.mean(axis=1), sub.mean(axis=0)
     depth = 3
-    top = [r for r in range(depth) if rows[r] >= fraction]
-    bottom = [r for r in range(h - depth, h) if rows[r] >= fraction]
-    left = [c for c in range(depth) if cols[c] >= fraction]
-    right = [c for c in range(w - depth, w) if cols[c] >= fraction]
-    if not (top and bottom and left and right):
+    top = _run(rows, range(min(depth, h)), fraction, range(depth, h // 2))
+    bottom = sorted(_run(rows, range(h - 1, h - depth - 1, -1), fraction, range(h - depth - 1, h // 2, -1)))
+    if top and bottom and bottom[0] - top[-1] > 3:  # a side spans the rows between: corners may be round
+        cols = sub[top[-1] + 1:bottom[0]].mean(axis=0)
+    left = _run(cols, range(min(depth, w)), fraction, range(depth, w // 2))
+    right = sorted(_run(cols, range(w - 1, w - depth - 1, -1), fraction, range(w - depth - 1, w // 2, -1)))
+    # Lines along both the top and the bottom are a frame even where a side is missing (a spinner's
+    # buttons cover a field's right side); no glyph spans the box twice.
+    if not (top and bottom):
         rest = sub.copy()
         rest[top + bottom] = False
         rest[:, left + right] = False
@@ -387,9 +391,29 @@ def _borders(ink: np.ndarray, box: tuple[int, int, int, int], fraction: float
         lines[y1 + r, x1:x2] = sub[r]
     for c in left + right:
         lines[y1:y2, x1 + c] = sub[:, c]
-    inner = (x1 + (left[-1] + 1 if left else 0), y1 + (top[-1] + 1 if top else 0),
-             x1 + (right[0] if right else w), y1 + (bottom[0] if bottom else h))
+    inner_left, inner_right = (left[-1] + 1 if left else 0), (right[0] if right else w)
+    if top and bottom and not (left and right):
+        # An open side ends where the top and bottom lines end: past them lie the spinner buttons.
+        span = np.flatnonzero(sub[top[-1]] & sub[bottom[0]])
+        if span.size:
+            inner_left = inner_left if left else int(span[0])
+            inner_right = inner_right if right else int(span[-1]) + 1
+    inner = (x1 + inner_left, y1 + (top[-1] + 1 if top else 0),
+             x1 + inner_right, y1 + (bottom[0] if bottom else h))
     return inner, lines
+
+
+def _run(fill: np.ndarray, edge: range, fraction: float, beyond: range) -> list[int]:
+    """The rows (or columns) of a border line: those of ``edge`` (the box's outer ones, outermost
+    first) filled over ``fraction``, and the filled ones right after them in ``beyond`` (a 2 to 3 px
+    focus ring drawn a pixel inside the box)."""
+    found = [i for i in edge if fill[i] >= fraction]
+    if found and found[-1] == edge[-1]:
+        for i in beyond:
+            if fill[i] < fraction:
+                break
+            found.append(i)
+    return found
 
 
 def _text_ink(ink: np.ndarray, box: tuple[int, int, int, int], lines: np.ndarray) -> np.ndarray:
@@ -409,7 +433,14 @@ def _text_ink(ink: np.ndarray, box: tuple[int, int, int, int], lines: np.ndarray
         near = cv2.dilate(lines.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
         touching = np.zeros(n, bool)
         touching[np.unique(labels[near])] = True
-        keep &= ~(touching & (total <= 4))
+        # A speck touching a line in a corner is the frame's rounded corner; one halfway along a side
+        # is what is left of a glyph drawn over the line (a minus sign touching a focus ring).
+        corner = np.zeros_like(ink)
+        corner[y1:y1 + 3, :x1 + 3] = corner[y1:y1 + 3, x2 - 3:] = True
+        corner[y2 - 3:y2, :x1 + 3] = corner[y2 - 3:y2, x2 - 3:] = True
+        cornered = np.zeros(n, bool)
+        cornered[np.unique(labels[corner & ink])] = True
+        keep &= ~(touching & (total <= 4) & cornered)
     keep[0] = False
     out = keep[labels]
     out[y1:y2, x1:x2] |= ink[y1:y2, x1:x2] & (keep | (inside * 2 < total))[labels[y1:y2, x1:x2]]

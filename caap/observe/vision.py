@@ -17,10 +17,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import numpy as np
 from PIL import Image
 
 from caap.config import ObserveConfig
 from caap.elements import Element
+from caap.observe.colour import dominant_colour, on_page_colour
 from caap.observe.ctc import normalise
 from caap.observe.detector import Detector
 from caap.observe.text_choice import resolve_lookalikes
@@ -55,6 +57,25 @@ def merge_reading(detected: Element, read: Element, type_source: str = DEFAULT_T
     carried = set(attributes_of(detected.type)) & set(attributes_of(read.type)) - {SUBTYPE}
     values = {name: getattr(read, name) for name in carried if getattr(read, name) is not None}
     return Element(type=detected.type, bbox=read.bbox, score=detected.score, id=read.id, **values)
+
+
+def plain_rows_unhighlighted(image: Image.Image, elements: list[Element]) -> list[Element]:
+    """A table or list row the reader calls highlighted while its background is the page's own
+    colour is not highlighted: a selected row is filled with a colour of its own. The reader's
+    colour statistics see a list's focus outline around its first row and call that row
+    selected, and an agent that toggles selections then deselects it again and again. On the
+    labelled test screens every highlighted row has a fill of its own (138 of 138), and 1,311 of
+    1,399 plain rows sit on the page colour."""
+    suspects = [i for i, e in enumerate(elements) if e.highlighted and e.type == ElementType.TABLED_TEXT]
+    if not suspects:
+        return elements
+    rgb = np.asarray(image.convert("RGB"))
+    page = dominant_colour(rgb, step=max(1, max(rgb.shape[:2]) // 256))
+    out = list(elements)
+    for i in suspects:
+        if on_page_colour(rgb, out[i].bbox, page):
+            out[i] = out[i].model_copy(update={"highlighted": False})
+    return out
 
 
 class VisionObserver:
@@ -116,6 +137,7 @@ class VisionObserver:
             read = self.reader.read(image, boxes, type_hints=[b.type for b in boxes],  # type: ignore[attr-defined]
                                     follow_hints=self.type_source == "detector")
             elements = [merge_reading(det, got, self.type_source) for det, got in zip(boxes, read, strict=True)]
+            elements = plain_rows_unhighlighted(image, elements)
             t2 = time.perf_counter()
             timings["read"] = round((t2 - t1) * 1000, 2)
             if self.ocr is not None:

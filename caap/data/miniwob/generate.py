@@ -7,6 +7,12 @@ tick boxes, type into fields, open dropdowns and menus, expand sections, scroll 
 text — capturing and labelling after each, so states the agent meets while solving tasks appear in
 the data. An interaction that ends the episode (a submit) is not recorded. Near-duplicate screens
 of a task are dropped.
+
+Random interactions rarely reach the screens deep inside a task (an email's reply form with the
+message typed, a search's results, a submenu). With a ``planner`` (an OpenAI-compatible endpoint)
+an episode is instead driven by caap's agent with the DOM oracle for eyes, and every screen it
+observes on its way is labelled: the states an agent actually meets. Those screens are named
+``TASK-SEED-aSTEP``, so both kinds live in one dataset and each resumes on its own.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from PIL import Image
 from caap.act.backends import XdotoolExecutor
 from caap.bench.browser import Chromium
 from caap.bench.miniwob import TASK_REGION, MiniWoBEnv
+from caap.config import LLMConfig
 from caap.data.format import Annotation, Dataset, Source
 from caap.data.miniwob.rules import rules_for
 from caap.elements import Element
@@ -257,6 +264,17 @@ class GenerationStats:
     per_task: dict[str, int] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class AgentDriver:
+    """Drive episodes with caap's agent: the DOM oracle for eyes, ``llm`` to decide."""
+
+    llm: LLMConfig
+    max_steps: int = 10
+
+
+AGENT_STEP_PREFIX = "a"  # screens of agent-driven episodes: TASK-SEED-aSTEP
+
+
 def generate(
     out: str | Path,
     tasks: Iterable[str],
@@ -267,9 +285,11 @@ def generate(
     display: str | None = None,
     on_episode: Callable[[str, int, int], None] | None = None,
     generator_info: dict[str, Any] | None = None,
+    driver: AgentDriver | None = None,
 ) -> GenerationStats:
-    """Episodes for every (task, seed); ``steps`` is the range of random interactions per episode.
-    Seeds already present in ``out`` are skipped, so an interrupted run resumes."""
+    """Episodes for every (task, seed); ``steps`` is the range of random interactions per episode,
+    or ``driver`` drives them with the agent. Seeds already present in ``out`` (for the same kind
+    of episode) are skipped, so an interrupted run resumes."""
     dataset = Dataset.create(out, "miniwob", generator_info or {})
     stats = GenerationStats()
     started = time.perf_counter()
@@ -283,11 +303,18 @@ def generate(
             executor = XdotoolExecutor(lambda s=screen: s.mapping, display=env.display)
             existing = sorted((dataset.root / "images" / task).glob("*.png"))
             hashes = [dhash(Image.open(p).convert("RGB")) for p in existing]
-            done_seeds = {int(p.stem.rsplit("-", 2)[-2]) for p in (dataset.root / "labels" / task).glob("*.json")}
+            done_seeds = {int(seed) for seed, step in (p.stem.rsplit("-", 2)[-2:] for p in
+                                                      (dataset.root / "labels" / task).glob("*.json"))
+                          if step.startswith(AGENT_STEP_PREFIX) == (driver is not None)}
             for seed in seeds:
                 if seed in done_seeds:
                     continue
-                kept = _episode(env, task, seed, screen, executor, dataset, hashes, steps, near_duplicate_bits, stats)
+                if driver is not None:
+                    kept = _agent_episode(env, task, seed, screen, executor, dataset, hashes, near_duplicate_bits,
+                                          stats, driver)
+                else:
+                    kept = _episode(env, task, seed, screen, executor, dataset, hashes, steps, near_duplicate_bits,
+                                    stats)
                 stats.episodes += 1
                 stats.per_task[task] = stats.per_task.get(task, 0) + kept
                 if on_episode:
@@ -334,3 +361,60 @@ def _episode(env: MiniWoBEnv, task: str, seed: int, screen: LiveScreen, executor
     if explorer.popup_open:
         executor.press_keys(["escape"])
     return kept
+
+
+class _LabellingObserver:
+    """The DOM oracle, keeping every screen it is asked about (and its labels) in the dataset."""
+
+    def __init__(self, env: MiniWoBEnv, task: str, seed: int, utterance: str, dataset: Dataset,
+                 hashes: list[int], near_bits: int, stats: GenerationStats) -> None:
+        from caap.bench.oracle import OracleObserver
+
+        self.oracle = OracleObserver(env)
+        self.task, self.seed, self.utterance = task, seed, utterance
+        self.dataset, self.hashes, self.near_bits, self.stats = dataset, hashes, near_bits, stats
+        self.step = self.kept = 0
+        self.last_timings_ms: dict[str, float] = {}
+
+    def observe(self, image: Image.Image) -> list[Element]:
+        elements = self.oracle.observe(image)
+        self.last_timings_ms = self.oracle.last_timings_ms
+        h = dhash(image)
+        if any(bin(h ^ other).count("1") <= self.near_bits for other in self.hashes):
+            self.stats.duplicates += 1
+        else:
+            self.hashes.append(h)
+            ann = Annotation(image="", width=image.width, height=image.height, elements=elements,
+                             source=Source(kind="miniwob", task=self.task, seed=self.seed, step=self.step,
+                                           utterance=self.utterance))
+            self.dataset.add(self.task, f"{self.task}-{self.seed}-{AGENT_STEP_PREFIX}{self.step}", image, ann)
+            self.kept += 1
+            self.stats.screenshots += 1
+            self.stats.elements += len(elements)
+        self.step += 1
+        return elements
+
+
+def _agent_episode(env: MiniWoBEnv, task: str, seed: int, screen: LiveScreen, executor: XdotoolExecutor,
+                   dataset: Dataset, hashes: list[int], near_bits: int, stats: GenerationStats,
+                   driver: AgentDriver) -> int:
+    """One episode solved by the agent; the screens it observed are kept whether it won or not
+    (labels come from the DOM either way). An LLM that cannot be reached stops the generation."""
+    from caap.agent.loop import LLM_ERROR, Agent
+    from caap.config import AgentConfig
+    from caap.decide.llm import LLMClient
+    from caap.decide.prompter import CaapPrompter, PromptOptions
+
+    env.reset(seed)
+    utterance = env.utterance()
+    observer = _LabellingObserver(env, task, seed, utterance, dataset, hashes, near_bits, stats)
+    agent = Agent(screen=screen, observer=observer, executor=executor,
+                  planner=LLMClient(driver.llm),
+                  prompter=CaapPrompter(PromptOptions(demonstrations=False)),
+                  config=AgentConfig(max_steps=driver.max_steps), is_finished=env.done)
+    result = agent.run(utterance)
+    if result.status == LLM_ERROR:
+        raise RuntimeError(f"{task} seed {seed}: the planner failed: {result.reason}")
+    if env.done():
+        stats.ended_by_interaction += 1
+    return observer.kept

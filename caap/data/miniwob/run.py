@@ -9,7 +9,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from caap.data.miniwob.generate import GenerationStats, generate
+from caap.data.miniwob.generate import AgentDriver, GenerationStats, generate
 
 
 def pick_seeds(seeds: Sequence[int], per_task: int | None) -> list[int]:
@@ -22,14 +22,15 @@ def pick_seeds(seeds: Sequence[int], per_task: int | None) -> list[int]:
 
 
 def _worker(out: str, tasks: list[str], seeds: list[int], steps: tuple[int, int], events: Any,
-            info: dict[str, Any]) -> GenerationStats:
-    return generate(out, tasks, seeds, steps=steps, generator_info=info,
+            info: dict[str, Any], driver: AgentDriver | None) -> GenerationStats:
+    return generate(out, tasks, seeds, steps=steps, generator_info=info, driver=driver,
                     on_episode=lambda task, seed, kept: events.put((task, seed, kept)))
 
 
 def generate_parallel(out: str | Path, tasks: Sequence[str], seeds: Sequence[int], *, workers: int = 1,
                       steps: tuple[int, int] = (1, 4), info: dict[str, Any] | None = None,
-                      on_episode: Callable[[str, int, int], None] | None = None) -> GenerationStats:
+                      on_episode: Callable[[str, int, int], None] | None = None,
+                      driver: AgentDriver | None = None) -> GenerationStats:
     """Tasks are dealt round-robin to ``workers`` processes; each owns an Xvfb and a Chromium."""
     from caap.data.format import Dataset
 
@@ -38,7 +39,8 @@ def generate_parallel(out: str | Path, tasks: Sequence[str], seeds: Sequence[int
     ctx = mp.get_context("spawn")  # no inherited X connections or threads
     with ctx.Manager() as manager, ProcessPoolExecutor(len(shards), mp_context=ctx) as pool:
         events = manager.Queue()
-        futures = [pool.submit(_worker, str(out), shard, list(seeds), steps, events, info or {}) for shard in shards]
+        futures = [pool.submit(_worker, str(out), shard, list(seeds), steps, events, info or {}, driver)
+                   for shard in shards]
         while not all(f.done() for f in futures):
             try:
                 event = events.get(timeout=0.5)
