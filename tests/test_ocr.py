@@ -6,6 +6,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
@@ -250,3 +251,18 @@ def test_a_text_element_read_blank_goes_to_pp_ocr_whatever_the_readers_confidenc
     # The rest of the screen keeps what the reader and the chooser gave it.
     assert {e.text for e in auto if e.type.value == "button"} == {"Rectangle", "Circle", "Triangle", "Letter",
                                                                     "Number"}
+
+
+def test_top_and_bottom_lines_are_a_frame_even_without_sides() -> None:
+    """A table cell between two row rules, or a field whose right side spinner buttons cover: the
+    two lines spanning the box are border, however wide the text between them is (before, text
+    wider than 1/1.4 of the box made them count as text). An open side ends where the lines end."""
+    from caap.observe.ocr import _borders
+
+    ink = np.zeros((20, 80), bool)
+    ink[0, 2:70] = ink[19, 2:70] = True  # the rules (or ring) end at column 70; buttons lie beyond
+    ink[5:15, 4:66] = True               # text as wide as the box
+    ink[3:8, 74:78] = True               # a spinner arrow
+    inner, lines = _borders(ink, (0, 0, 80, 20), 0.85)
+    assert inner == (2, 1, 70, 19)
+    assert lines[0].sum() == 68 and lines[19].sum() == 68 and not lines[5:15].any()
