@@ -17,8 +17,8 @@ from caap.observe.vision import DEFAULT_DETECTOR, DEFAULT_READER, plain_rows_unh
 SCREENS = Path(__file__).parent / "fixtures" / "screens"
 
 
-def row(text: str, box: list[int], **kw) -> Element:
-    return Element(type="tabled_text", bbox=box, text=text, **kw)
+def row(text: str, box: list[int], score: float = 0.9, **kw) -> Element:
+    return Element(type="tabled_text", bbox=box, text=text, score=score, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -33,13 +33,16 @@ def observer():
 
 def test_a_box_over_two_rows_goes_and_the_rows_stay():
     a, b, c = row("Theodora", [2, 58, 151, 78]), row("Catherine", [3, 75, 141, 91]), row("Marilee", [3, 92, 141, 108])
-    both = row("Theodora Catherine", [4, 63, 136, 92])
+    both = row("Theodora Catherine", [4, 63, 136, 92], score=0.5)
     button = Element(type="button", bbox=[2, 150, 98, 180], text="Submit")
     assert drop_spanning_rows([a, both, b, c, button]) == [a, b, c, button]
     # Rows side by side (a table's cells) are not stacked under one box; nor is a lone pair.
     cells = [row("x", [0, 0, 40, 20]), row("y", [40, 0, 80, 20]), row("z", [0, 20, 80, 40])]
     assert drop_spanning_rows(cells) == cells
     assert drop_spanning_rows([a, both]) == [a, both]
+    # A sure row stays whatever unsure boxes lie inside it (the evaluation asks for every box above 0.001).
+    sure = row("Theodora Catherine", [4, 63, 136, 92], score=0.95)
+    assert drop_spanning_rows([a, sure, b, c]) == [a, sure, b, c]
 
 
 def test_page_colour_and_a_row_on_it():

@@ -20,6 +20,7 @@ from live_marks import live
 from caap.decide.demos import load_demo
 from caap.elements import Element
 from caap.record.events import (
+    HOVER_S,
     MAX_DRAG_POINTS,
     Annotator,
     Key,
@@ -110,6 +111,36 @@ def test_a_small_wobble_is_still_a_click():
     evs = [MouseButton(0.0, 10, 20, "left", True), MouseMove(0.02, 12, 21), MouseButton(0.05, 12, 21, "left", False)]
     steps, _ = run(evs, end=1)
     assert steps == [("click_element", {}, (10, 20))]
+
+
+def test_a_pointer_at_rest_is_a_hover_gesture_and_a_click_covers_it():
+    """A menu that opens on hover: the pointer moved there and rested. The merger offers it as a
+    point_element gesture once it rested HOVER_S (the recorder keeps it only where the screen
+    changed beyond the element); a click or key soon after the move covers it, a drag is a drag."""
+    merger = Merger()
+    assert merger.feed(MouseMove(0.0, 30, 40)) == [] and merger.hovering and merger.pending_t == 0.0
+    assert merger.feed(MouseMove(0.1, 60, 40)) == []  # moved on: the newer resting place counts
+    assert merger.tick(0.1 + HOVER_S - 0.01) == []
+    (g,) = merger.tick(0.1 + HOVER_S)
+    assert g.hover and g.t == 0.1 and [(s.action, s.point) for s in g.steps] == [("point_element", (60, 40))]
+    assert merger.tick(5.0) == [] and merger.pending_t is None  # offered once
+    steps, gestures = run([MouseMove(0.0, 60, 40), *click(0.2, 60, 40)], end=3)
+    assert steps == [("click_element", {}, (60, 40))] and not any(g.hover for g in gestures)
+    steps, _ = run([MouseMove(0.0, 60, 40), *keys(0.1, "a")], end=3)
+    assert [s[0] for s in steps] == ["type_text"]
+    steps, _ = run([MouseButton(0.0, 10, 20, "left", True), MouseMove(0.1, 60, 40),
+                    MouseButton(0.9, 60, 40, "left", False)], end=3)
+    assert steps[0][0] == "drag_mouse_hold_down"
+    steps, _ = run([MouseMove(0.0, 60, 40)])  # stopped before it rested: nothing
+    assert steps == []
+
+
+def test_a_hover_binds_to_the_element_under_it_or_is_dropped():
+    menu = [Element(id=1, type="tabled_text", bbox=[40, 30, 100, 50], text="Playback>")]
+    (g,) = run([MouseMove(0.0, 60, 40)], end=1)[1]
+    (step,) = Annotator()(g, menu, menu)
+    assert step.action == "point_element" and step.args == {"element_id": 1} and step.element == menu[0]
+    assert Annotator()(g, [], []) == []  # nothing observed under it: no element to point at again
 
 
 def test_typing_with_shift_and_backspace_is_one_step():

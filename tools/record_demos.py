@@ -43,6 +43,52 @@ from caap.observe.capture import CaptureTarget, LiveScreen  # noqa: E402
 from caap.record.recorder import assets_dir  # noqa: E402
 
 
+class HumanPacedExecutor(XdotoolExecutor):
+    """xdotool input with a person's pause before each action. The recorder samples the screen at
+    5 Hz and takes an action's before-screenshot from the latest sample; the agent acts within
+    milliseconds of its own settle, so on a busy CPU the latest sample could still show the screen
+    before the previous action's effect (a tab's old content), and the step was bound to an element
+    of that stale screen. A person never clicks that fast after a change; neither does this driver."""
+
+    def __init__(self, *args, pause_s: float = 0.6, **kw) -> None:
+        super().__init__(*args, **kw)
+        self.pause_s = pause_s
+        self._dragging = False
+
+    def _pause(self) -> None:
+        if not self._dragging:
+            time.sleep(self.pause_s)
+
+    def move(self, x, y):
+        self._pause()
+        super().move(x, y)
+
+    def click(self, x, y, **kw):
+        self._pause()
+        super().click(x, y, **kw)
+
+    def mouse_down(self, x, y, **kw):
+        self._pause()
+        super().mouse_down(x, y, **kw)
+        self._dragging = True
+
+    def mouse_up(self, **kw):
+        super().mouse_up(**kw)
+        self._dragging = False
+
+    def type_text(self, text):
+        self._pause()
+        super().type_text(text)
+
+    def press_keys(self, keys):
+        self._pause()
+        super().press_keys(keys)
+
+    def scroll(self, x, y, **kw):
+        self._pause()
+        super().scroll(x, y, **kw)
+
+
 def _start_recorder(env: MiniWoBEnv, task_text: str, out: Path, observe: bool) -> subprocess.Popen[str]:
     r = env.region
     cmd = [sys.executable, "-c", "from caap.cli import main; main()", "record", "--task", task_text,
@@ -83,7 +129,7 @@ def record_one(env: MiniWoBEnv, task: str, seed: int, out: Path, base_url: str, 
     screen = LiveScreen(CaptureTarget(kind="region", region=(r.left, r.top, r.width, r.height)), display=env.display)
     try:
         agent = Agent(screen=screen, observer=OracleObserver(env),
-                      executor=XdotoolExecutor(lambda: screen.mapping, display=env.display),
+                      executor=HumanPacedExecutor(lambda: screen.mapping, display=env.display),
                       planner=LLMClient(LLMConfig(base_url=base_url, model="scripted", api_key="none")),
                       prompter=CaapPrompter(PromptOptions(demonstrations=False)),
                       config=AgentConfig(max_steps=15), is_finished=env.done)

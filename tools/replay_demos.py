@@ -21,6 +21,16 @@ from pathlib import Path
 from caap.bench.miniwob import MiniWoBEnv
 
 
+def _secret(path: Path) -> list[str]:
+    """``--secret`` for a demonstration whose typed password the recorder masked: the person
+    replaying knows it, and a MiniWoB++ task states it (``... the password "Ieh" ...``)."""
+    demo = json.loads(path.read_text(encoding="utf-8"))
+    if not any(step.get("masked") for step in demo.get("steps", [])):
+        return []
+    found = re.search(r'password "([^"]*)"', demo.get("task", ""), re.IGNORECASE)
+    return ["--secret", found.group(1)] if found else []
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root", type=Path)
@@ -41,7 +51,8 @@ def main() -> None:
             t0 = time.monotonic()
             proc = subprocess.run(
                 [sys.executable, "-c", "from caap.cli import main; main()", "replay", str(path), "--region",
-                 f"{r.left},{r.top},{r.width},{r.height}", "--backend", "xdotool", "--no-confirm", "--json"],
+                 f"{r.left},{r.top},{r.width},{r.height}", "--backend", "xdotool", "--no-confirm", "--json",
+                 *_secret(path)],
                 env={**os.environ, "DISPLAY": env.display}, capture_output=True, text=True, timeout=300)
             time.sleep(0.3)
             reward = env.reward() if env.done() else 0.0

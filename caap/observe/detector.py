@@ -100,14 +100,16 @@ def drop_spanning_rows(elements: list[Element]) -> list[Element]:
     """Drop a row box that spans two or more rows the detector also found: the network sometimes
     proposes one box over two neighbouring selected list rows ("Theodora Catherine"), and an agent
     clicking it hits whichever row lies under its middle. A box goes when it holds the middles of
-    at least two other boxes of its class that share most of its width."""
+    at least two other boxes of its class, each more confident than it, that share most of its
+    width (a sure row never goes for the sake of unsure ones below the confidence threshold)."""
     rows = [e for e in elements if e.type in ROW_TYPES]
     if len(rows) < 3:
         return elements
     drop: set[int] = set()
     for e in rows:
         x1, y1, x2, y2 = e.bbox
-        held = [r for r in rows if r is not e and y1 < (r.bbox[1] + r.bbox[3]) / 2 < y2
+        held = [r for r in rows if r is not e and (r.score or 0.0) >= (e.score or 0.0)
+                and y1 < (r.bbox[1] + r.bbox[3]) / 2 < y2
                 and min(x2, r.bbox[2]) - max(x1, r.bbox[0]) >= 0.5 * min(x2 - x1, r.bbox[2] - r.bbox[0])]
         if len(held) >= 2:
             drop.add(id(e))

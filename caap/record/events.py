@@ -30,6 +30,7 @@ MAX_DRAG_POINTS = 10
 SCROLL_IDLE_S = 0.5  # wheel clicks closer than this in time (and place) are one scroll step
 SCROLL_PX = 20
 MAX_SCROLL = 25  # the scroll action's own maximum amount
+HOVER_S = 0.4  # a pointer resting this long after it moved (no button held) may be pointing at something
 
 Button = Literal["left", "right", "middle"]
 
@@ -88,10 +89,13 @@ class Step:
 
 @dataclass
 class Gesture:
-    """What one user action produced: its steps and when it began (its before-screenshot's moment)."""
+    """What one user action produced: its steps and when it began (its before-screenshot's moment).
+    ``hover``: the pointer came to rest there; the recorder keeps it only where that changed the
+    screen beyond the element under it (a submenu opened), since every move would be noise."""
 
     t: float
     steps: list[Step]
+    hover: bool = False
 
 
 def parse_hotkey(combo: str) -> tuple[frozenset[str], str]:
@@ -165,13 +169,20 @@ class Merger:
         self._press: _Press | None = None
         self._typing: _Typing | None = None
         self._scroll: _Scroll | None = None
+        self._hover: MouseMove | None = None  # where the pointer last moved to, with no button held
 
     @property
     def pending_t(self) -> float | None:
-        for p in (self._click, self._press, self._typing, self._scroll):
+        for p in (self._click, self._press, self._typing, self._scroll, self._hover):
             if p is not None:
                 return p.t
         return None
+
+    @property
+    def hovering(self) -> bool:
+        """Whether the gesture in progress is only a pointer at rest (no action began)."""
+        return self._hover is not None and all(
+            p is None for p in (self._click, self._press, self._typing, self._scroll))
 
     # --- flushing ---------------------------------------------------------------------------------
     def _flush_click(self) -> list[Gesture]:
@@ -207,15 +218,21 @@ class Merger:
             out += self._flush_click()
         if self._scroll is not None and now - self._scroll.last_t > SCROLL_IDLE_S:
             out += self._flush_scroll()
+        if self._hover is not None and now - self._hover.t >= HOVER_S and self.hovering:
+            h, self._hover = self._hover, None
+            out.append(Gesture(h.t, [Step("point_element", {}, h.t, (h.x, h.y))], hover=True))
         return out
 
     def finish(self) -> list[Gesture]:
         self._press = None  # a button still held when the recording stops is no finished action
+        self._hover = None  # nor is a pointer that had not come to rest
         return self._flush()
 
     # --- events -----------------------------------------------------------------------------------
     def feed(self, ev: RawEvent) -> list[Gesture]:
         out = self.tick(ev.t)
+        if not isinstance(ev, MouseMove):
+            self._hover = None  # a click or a key covers where the pointer was
         if isinstance(ev, Key):
             out += self._key(ev)
         elif isinstance(ev, MouseButton):
@@ -223,6 +240,8 @@ class Merger:
         elif isinstance(ev, MouseMove):
             if self._press is not None:
                 self._press.path.append((ev.x, ev.y, ev.t))
+            else:
+                self._hover = ev  # a new resting place replaces the last one
         elif isinstance(ev, Wheel):
             out += self._wheel(ev)
         return out
@@ -326,7 +345,7 @@ class Merger:
 # --- binding gestures to observed elements --------------------------------------------------------
 
 ELEMENT_ACTIONS = {"click_element", "control_click_element", "double_click_element", "right_click_element",
-                   "scroll"}
+                   "scroll", "point_element"}
 # What a person would call a secret field: its text or its label says so, or it shows only bullets.
 PASSWORD_WORDS = re.compile(r"(?i)pass(word|code|phrase)?|\bpin\b|secret|\bcvv\b|\bcvc\b")
 _BULLETS = re.compile(r"^[•●∙·*]+$")
@@ -368,6 +387,8 @@ class Annotator:
             action = s.action
             element = element_at(before, s.point) if s.point is not None else None
             masked = False
+            if action == "point_element" and element is None:
+                continue  # resting over nothing observed: no element to point at again
             if action in ELEMENT_ACTIONS and element is not None:
                 assert element.id is not None
                 args["element_id"] = element.id

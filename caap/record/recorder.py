@@ -29,11 +29,24 @@ from PIL import Image
 from caap.decide.demos import Demonstration, DemoStep, save_demo
 from caap.elements import Element
 from caap.observe.capture import CaptureTarget, LiveScreen, SettleOptions
-from caap.observe.screen import ScreenError
+from caap.observe.screen import ScreenError, changed_outside
 from caap.observe.tracking import IdTracker
-from caap.record.events import Annotator, Gesture, Key, Merger, MouseButton, MouseMove, RawEvent, Wheel, key_name
+from caap.record.events import (
+    Annotator,
+    Gesture,
+    Key,
+    Merger,
+    MouseButton,
+    MouseMove,
+    RawEvent,
+    Wheel,
+    element_at,
+    key_name,
+)
 
 CAPTURE_HZ = 5.0
+HOVER_CHANGE_PX = 16  # as the agent loop's change threshold: less is a caret or anti-aliasing
+HOVER_STEP_PX = 3  # pointer moves closer than this to the last one are the same resting place
 RECORD_SETTLE = SettleOptions(min_wait_s=0.05, interval_s=0.08, timeout_s=2.0)
 
 
@@ -117,6 +130,7 @@ class Recorder:
         self._t0 = time.monotonic()
         self._held: set[str] = set()  # mouse buttons pressed inside the captured area
         self._size: tuple[int, int] = (0, 0)
+        self._last_hover: tuple[int, int] | None = None
 
     # --- capture thread -------------------------------------------------------------------------------
     def _capture_loop(self) -> None:
@@ -178,10 +192,18 @@ class Recorder:
         self._wake.set()  # also capture right after the input, for the next event's before
 
     def _on_move(self, ox: float, oy: float) -> None:
-        if "left" in self._held:  # only a held button's path matters (a drag)
+        if "left" in self._held:  # a held button's path (a drag)
             x, y, _ = self._to_image(ox, oy)
             w, h = self._size
             self._events.put((MouseMove(self._now(), min(max(x, 0), w - 1), min(max(y, 0), h - 1)), None))
+            return
+        x, y, inside = self._to_image(ox, oy)
+        last = self._last_hover
+        if inside and not self._held and (last is None or abs(x - last[0]) + abs(y - last[1]) >= HOVER_STEP_PX):
+            # Where the pointer may come to rest, with the frame before it got there: a menu that
+            # opens on hover is an action of its own (point_element).
+            self._last_hover = (x, y)
+            self._events.put((MouseMove(self._now(), x, y), self.screen.latest))
 
     def _on_click(self, ox: float, oy: float, button: Any, pressed: bool) -> None:
         name = getattr(button, "name", str(button))
@@ -229,6 +251,9 @@ class Recorder:
                 return
             job.ready.wait()
             assert job.after is not None
+            if job.gesture.hover and not self._hover_changed(job, observe):
+                job.before = job.after = None  # type: ignore[assignment]
+                continue
             index = len(self.demo.steps) + 1
             paths = {}
             try:
@@ -261,6 +286,20 @@ class Recorder:
             self.on_steps(index, steps)
 
     # --- the session ------------------------------------------------------------------------------------
+    def _hover_changed(self, job: _Job, observe: Callable[[Image.Image], list[Element]]) -> bool:
+        """Whether the pointer coming to rest changed the screen beyond the element under it (a
+        submenu, a tooltip): a button's own hover tint is no step of the demonstration."""
+        point = job.gesture.steps[0].point
+        boxes = []
+        if self.observer is not None and point is not None:
+            try:
+                under = element_at(observe(job.before), point)
+            except Exception:  # a broken observer is reported by the step's own observation
+                under = None
+            if under is not None:
+                boxes.append(under.bbox)
+        return changed_outside(job.before, job.after, boxes) > HOVER_CHANGE_PX
+
     def _dispatch(self, gestures: list[Gesture], frames: dict[float, Image.Image], began: float | None = None,
                   frame: Image.Image | None = None) -> None:
         """Queue finished gestures. ``began`` is the time of an event that started a new action
@@ -323,6 +362,8 @@ class Recorder:
                 g.t == event.t for g in gestures)
             if began and frame is not None:
                 frames[event.t] = frame
+            if began and merger.hovering:  # a pointer moving is no action yet: earlier ones still settle
+                began = False
             self._dispatch(gestures, frames, event.t if began else None, frame)
             for t in [t for t in frames if t != merger.pending_t]:
                 del frames[t]
