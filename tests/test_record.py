@@ -443,3 +443,20 @@ def test_window_not_found_is_a_clear_error(xvfb, tmp_path):
                                       "--window", "no such window 4711"], env={"DISPLAY": xvfb.name})
     assert result.exit_code == 2 and "no visible window" in result.output, result.output
     assert list(tmp_path.iterdir()) == []  # nothing left behind to block the next try
+
+
+@live
+def test_typed_line_breaks_and_tabs_are_the_enter_and_tab_keys(xvfb, monkeypatch):
+    """xdotool types "\\n" as the Linefeed keysym, which pynput reports as a bare key code: it was
+    dropped, and a demonstration that submitted with Enter lost its last step (guess-number)."""
+    monkeypatch.setenv("DISPLAY", xvfb.name)  # pynput binds to a display when imported
+    keyboard = pytest.importorskip("pynput.keyboard", reason="needs the screen extra (pynput)")
+    from caap.record.recorder import key_event
+
+    for code in (keyboard.KeyCode.from_vk(0xFF0A), keyboard.KeyCode.from_vk(0xFF0D), keyboard.KeyCode.from_char("\n"),
+                 keyboard.KeyCode.from_char("\r"), keyboard.Key.enter):
+        assert key_event(code, True, 1.0) == Key(1.0, "enter", True, None), code
+    assert key_event(keyboard.KeyCode.from_char("\t"), False, 2.0) == Key(2.0, "tab", False, None)
+    assert key_event(keyboard.KeyCode.from_char("\x01"), True, 3.0).key == "a"  # Ctrl+A as some backends send it
+    steps, _ = run([*keys(0, "4"), Key(0.2, "enter", True), Key(0.21, "enter", False)])
+    assert steps == [("type_text", {"string_to_type": "4"}, None), ("press_key", {"key": "enter"}, None)]

@@ -399,6 +399,10 @@ class Recorder:
         return self.demo
 
 
+_ENTER_KEYSYMS = (0xFF0D, 0xFF0A, 0xFF8D)  # X11 Return, Linefeed, KP_Enter
+_TAB_KEYSYM = 0xFF09
+
+
 def key_event(key: Any, pressed: bool, t: float) -> Key | None:
     """A pynput key → the merger's Key (None for keys that have no name or character)."""
     from pynput import keyboard
@@ -407,6 +411,12 @@ def key_event(key: Any, pressed: bool, t: float) -> Key | None:
         char = key.value.char if key is keyboard.Key.space else None
         return Key(t, key_name(key.name), pressed, char)
     char = getattr(key, "char", None)
+    # Typed line breaks and tabs (xdotool types "\n" as the Linefeed keysym) are the Enter and Tab keys.
+    vk = getattr(key, "vk", None)
+    if char in ("\n", "\r") or vk in _ENTER_KEYSYMS:
+        return Key(t, "enter", pressed, None)
+    if char == "\t" or vk == _TAB_KEYSYM:
+        return Key(t, "tab", pressed, None)
     if not char:
         return None
     if len(char) == 1 and ord(char) < 32:
