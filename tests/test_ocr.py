@@ -242,7 +242,7 @@ def test_a_text_element_read_blank_goes_to_pp_ocr_whatever_the_readers_confidenc
         pytest.skip(f"{DEFAULT_DETECTOR} is not in this checkout")
     image = Image.open(Path(__file__).parent / "fixtures" / "screens" / "identify-shape-letter.png").convert("RGB")
     def figure(elements):  # the letter, as the detector boxes it: the one element between text and buttons
-        (found,) = [e for e in elements if 60 <= e.bbox[1] and e.bbox[3] <= 110]
+        (found,) = [e for e in elements if e.bbox[1] >= 60 and e.bbox[3] <= 110]
         return found
 
     own = VisionObserver.from_config(ObserveConfig(text_source="reader")).observe(image)
@@ -269,3 +269,19 @@ def test_top_and_bottom_lines_are_a_frame_even_without_sides() -> None:
     inner, lines = _borders(ink, (0, 0, 80, 20), 0.85)
     assert inner == (2, 1, 70, 19)
     assert lines[0].sum() == 68 and lines[19].sum() == 68 and not lines[5:15].any()
+
+
+def test_a_frame_inside_a_wider_box_is_found_where_its_top_and_bottom_lines_begin() -> None:
+    """use-spinner: the detector's box starts 3 px left of the focus ring, so the ring's left side
+    lies beyond the outer columns where side lines are looked for; with the ring left in the crop,
+    PP-OCR read `-11` as `F11`. The side stands where the top and bottom lines begin."""
+    from caap.observe.ocr import _borders
+
+    ink = np.zeros((20, 80), bool)
+    ink[1:3, 3:77] = ink[17:19, 3:77] = True  # a 2 px ring from column 3 to 76 (its right side covered)
+    ink[1:19, 3:5] = True                     # its left side, 3 px inside the box
+    ink[9, 5:8] = True                        # a minus sign touching it
+    ink[5:15, 10:12] = True                   # a digit
+    inner, lines = _borders(ink, (0, 0, 80, 20), 0.85)
+    assert inner == (5, 3, 77, 17)
+    assert lines[:, 3:5].sum() == 2 * 18 and not lines[5:15, 10:12].any()

@@ -374,6 +374,15 @@ def _borders(ink: np.ndarray, box: tuple[int, int, int, int], fraction: float
         cols = sub[top[-1] + 1:bottom[0]].mean(axis=0)
     left = _run(cols, range(min(depth, w)), fraction, range(depth, w // 2))
     right = sorted(_run(cols, range(w - 1, w - depth - 1, -1), fraction, range(w - depth - 1, w // 2, -1)))
+    if top and bottom and not (left and right):
+        # A box wider than its frame (the detector's box a few px outside a focus ring): the sides
+        # stand where the top and bottom lines begin and end.
+        span = np.flatnonzero(sub[top[-1]] & sub[bottom[0]])
+        if span.size:
+            left = left or _run(cols, range(int(span[0]), min(int(span[0]) + 1, w)), fraction,
+                                range(int(span[0]) + 1, w // 2))
+            right = right or sorted(_run(cols, range(int(span[-1]), max(int(span[-1]) - 1, -1), -1), fraction,
+                                         range(int(span[-1]) - 1, w // 2, -1)))
     # Lines along both the top and the bottom are a frame even where a side is missing (a spinner's
     # buttons cover a field's right side); no glyph spans the box twice.
     if not (top and bottom):
