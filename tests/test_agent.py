@@ -6,7 +6,7 @@ import threading
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from scripted_app import AppExecutor, AppObserver, checkbox_app, dropdown_app
+from scripted_app import AppExecutor, AppObserver, ScriptedApp, checkbox_app, dropdown_app, el
 
 from caap.agent.loop import Agent
 from caap.agent.trace import TraceWriter, read_steps
@@ -66,7 +66,8 @@ def test_three_step_episode(tmp_path, mode, script):
     assert [(c["x"], c["y"]) for c in clicks] == [(76, 65), (76, 100), (49, 96)]
     assert "dropped" in result.actions[0]["outcome"]
     assert "1 action(s) planned after it were dropped" in prompts_of(requests)[-1]
-    assert app.captures == 4  # one initial frame + one per executed action: no frame taken twice
+    # One initial frame, one per executed action, and a look at each click's target just before it.
+    assert app.captures == 7
 
     # What the model was sent.
     prompts = [r["messages"][0]["content"] for r in requests]
@@ -139,6 +140,59 @@ def test_a_change_within_the_element_acted_on_keeps_the_plan(tmp_path):
     outcomes = [a["outcome"] for a in result.actions]
     assert outcomes[:2] == ["the screen changed within the element"] * 2
     assert outcomes[2] == "the screen changed" and outcomes[3] == "done"
+
+
+class LateListApp(ScriptedApp):
+    """A field whose suggestion list opens a moment after typing, once the screen has looked settled,
+    over the Submit button."""
+
+    def __init__(self) -> None:
+        field = el("input_field", [10, 60, 140, 80], "")
+        submit = el("button", [10, 120, 100, 150], "Submit")
+        super().__init__({
+            "empty": [field, submit],
+            "typed": [field.model_copy(update={"text": "Rus"}), submit],
+            "suggestions": [field.model_copy(update={"text": "Rus"}), submit,
+                            el("tabled_text", [10, 82, 140, 112], "Russia"), el("tabled_text", [10, 112, 140, 142], "Rust")],
+            "picked": [field.model_copy(update={"text": "Russia"}), submit],
+            "submitted": [el("text", [10, 10, 150, 30], "Thanks")],
+        }, {("empty", "input_field"): "typed", ("typed", "Submit"): "submitted", ("suggestions", "Russia"): "picked",
+            ("suggestions", "Rust"): "picked", ("picked", "Submit"): "submitted"}, "empty")
+        self._seen_typed = 0
+
+    def _time_passes(self) -> None:
+        if self.state == "typed":
+            self._seen_typed += 1
+            if self._seen_typed > 1:  # the frame after typing looked settled; the list opens now
+                self.state = "suggestions"
+                self.visited.append(self.state)
+
+    def capture(self):
+        self._time_passes()
+        return super().capture()
+
+    def click_at(self, x, y):
+        self._time_passes()
+        super().click_at(x, y)
+
+
+def test_a_click_whose_target_changed_after_the_screen_was_read_is_not_done():
+    """use-autocomplete: the suggestions open after the screen was read, over Submit. The click
+    planned for Submit would land on a suggestion; it is held back and the screen read again."""
+    app = LateListApp()
+    planner = ListPlanner(["Action_1=(Action: functions.click_element, Argument: {element_id: 1})",
+                           "Action_2=(Action: functions.click_element, Argument: {element_id: 2})",
+                           "Action_3=(Action: functions.click_element, Argument: {element_id: 3})",
+                           "Action_4=(Action: functions.click_element, Argument: {element_id: 2})\n"
+                           "Action_5=(Action: functions.done, Argument: {reason: \"submitted\"})"])
+    agent = Agent(screen=app, observer=AppObserver(app), executor=AppExecutor(app), planner=planner,
+                  prompter=CaapPrompter(PromptOptions(mode="text")), config=AgentConfig())
+    result = agent.run("Enter a country that starts with Rus and click Submit.")
+    assert result.status == "done" and app.visited == ["empty", "typed", "suggestions", "picked", "submitted"]
+    assert [a.get("outcome") for a in result.actions][1] == "not done"
+    clicked = [(c["x"], c["y"]) for name, c in agent.executor.calls if name == "click"]
+    assert clicked == [(75, 70), (75, 97), (55, 135)]  # the field, Russia, then Submit: none on a stale view
+    assert "click_element was not done: the screen changed where it was aimed" in planner.prompts[2]
 
 
 def test_invalid_answers_are_reported_back_then_the_episode_stops():
@@ -226,7 +280,7 @@ def test_fuzz_nothing_escapes_the_loop(answers):
 CHILD = r"""
 import sys
 sys.path.insert(0, {tests!r})
-from scripted_app import AppExecutor, AppObserver, checkbox_app, dropdown_app
+from scripted_app import AppExecutor, AppObserver, ScriptedApp, checkbox_app, dropdown_app, el
 from caap.agent.loop import Agent
 from caap.agent.trace import TraceWriter
 from caap.config import AgentConfig, LLMConfig

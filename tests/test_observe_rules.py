@@ -7,12 +7,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
 
 from caap.elements import Element
 from caap.observe.colour import dominant_colour, on_page_colour
 from caap.observe.detector import drop_spanning_rows
-from caap.observe.vision import DEFAULT_DETECTOR, DEFAULT_READER, plain_rows_unhighlighted
+from caap.observe.figures import solid_figure, solid_figures
+from caap.observe.ink import foreign_ink, without_foreign_ink
+from caap.observe.vision import (
+    DEFAULT_DETECTOR,
+    DEFAULT_READER,
+    plain_rows_unhighlighted,
+    spin_boxes,
+    spin_value,
+    without_trailing_chevrons,
+)
 
 SCREENS = Path(__file__).parent / "fixtures" / "screens"
 
@@ -92,3 +101,118 @@ def test_a_minus_touching_the_focus_ring_is_read(observer):
     found = observer.observe(Image.open(SCREENS / "use-spinner-focused.png"))
     (field,) = [e for e in found if e.type.value == "input_field"]
     assert field.text == "-1"
+
+
+def test_a_lighter_text_behind_a_field_is_painted_over_and_the_value_kept():
+    font = ImageFont.load_default(size=14)
+    image = Image.new("RGB", (120, 30), "white")
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([0, 0, 119, 29], outline=(120, 120, 120))  # the field's border
+    draw.text((8, 7), "Results", fill=(186, 186, 186), font=font)
+    draw.text((8, 7), "Kiley", fill=(0, 0, 0), font=font)
+    field = Element(type="input_field", bbox=[0, 0, 120, 30])
+    clean = np.asarray(without_foreign_ink(image, [field]))
+    rgb = np.asarray(image)
+    light = (np.abs(rgb.astype(int) - 186).max(axis=2) <= 8)
+    assert light.sum() > 12 and not (np.abs(clean.astype(int) - 186).max(axis=2) <= 8)[3:-3, 3:-3].any()
+    assert (clean[rgb.max(axis=2) == 0] == 0).all()  # the value's own ink is kept
+    assert (clean[0] == rgb[0]).all()  # and so is the border
+    # One colour of text (a value, or a placeholder alone), or no field: the screen is untouched.
+    plain = Image.new("RGB", (120, 30), "white")
+    ImageDraw.Draw(plain).text((8, 7), "Kiley", fill=(0, 0, 0), font=font)
+    assert without_foreign_ink(plain, [field]) is plain
+    hint = Image.new("RGB", (120, 30), "white")
+    ImageDraw.Draw(hint).text((8, 7), "Results", fill=(186, 186, 186), font=font)
+    assert foreign_ink(np.asarray(hint)[3:-3, 3:-3]) is None
+    assert without_foreign_ink(image, [Element(type="text", bbox=[0, 0, 120, 30])]) is image
+
+
+def test_a_search_typed_over_a_heading_reads_as_typed(observer):
+    """email-inbox-nl-turk after a search: the field is transparent and the grey "Results" heading
+    shows through after the typed name, read as one word (``Kileyts``). The agent then typed the
+    name again until its step limit."""
+    found = observer.observe(Image.open(SCREENS / "email-search-over-heading.png"))
+    (field,) = [e for e in found if e.type.value == "input_field"]
+    assert field.text == "Kiley"
+
+
+def test_a_chevron_after_a_row_label_is_not_text():
+    rows = [row("Marietta>", [10, 76, 52, 87]), row("Joana ›", [10, 59, 39, 70]), row("a > b", [0, 0, 9, 9]),
+            row("->", [0, 0, 9, 9]), Element(type="text", bbox=[3, 3, 142, 14], text="Select Marietta>")]
+    assert [e.text for e in without_trailing_chevrons(rows)] == ["Marietta", "Joana", "a > b", "->", "Select Marietta>"]
+
+
+def test_a_submenu_arrow_is_not_read_into_the_entry(observer):
+    """click-menu: the arrow of a submenu is drawn right after the entry's name and was read as
+    ``Marietta>``; the agent found no entry Marietta."""
+    found = observer.observe(Image.open(SCREENS / "click-menu-submenu-arrow.png"))
+    assert "Marietta" in {e.text for e in found if e.type.value == "tabled_text"}
+
+
+def _figure(draw_it) -> np.ndarray:
+    image = Image.new("RGB", (160, 210), "white")
+    ImageDraw.Draw(image).rectangle([0, 0, 159, 50], fill=(255, 255, 0))  # the task's banner above
+    draw_it(ImageDraw.Draw(image))
+    return np.asarray(image)
+
+
+def test_filled_figures_are_told_apart_from_glyphs():
+    square = _figure(lambda d: d.rectangle([62, 69, 91, 98], fill=(255, 255, 0)))
+    triangle = _figure(lambda d: d.polygon([(77, 69), (62, 98), (92, 98)], fill=(0, 0, 255)))
+    circle = _figure(lambda d: d.ellipse([62, 69, 91, 98], fill=(255, 0, 255)))
+    outline = _figure(lambda d: d.ellipse([62, 69, 91, 98], outline=(0, 0, 0), width=2))
+    font = ImageFont.load_default(size=30)
+    letter = _figure(lambda d: d.text((64, 66), "A", fill=(255, 0, 255), font=font))
+    bar = _figure(lambda d: d.rectangle([75, 69, 78, 98], fill=(0, 128, 0)))  # an "l": too thin for a figure
+    assert solid_figure(square, [62, 62, 93, 80]) == ("rectangle", (62, 69, 92, 99))  # a box over its top half
+    assert solid_figure(triangle, [62, 69, 92, 99])[0] == "triangle"
+    assert solid_figure(circle, [60, 67, 94, 101])[0] == "circle"
+    assert solid_figure(outline, [62, 69, 92, 99]) is None
+    assert solid_figure(letter, [60, 60, 100, 104]) is None
+    assert solid_figure(bar, [73, 67, 81, 101]) is None
+    # The observer's rule: a lone glyph or a shape that is a filled figure becomes that shape;
+    # longer text stays text whatever its box holds.
+    image = Image.fromarray(triangle)
+    found = solid_figures(image, [Element(type="text", bbox=[62, 69, 92, 99], text=""),
+                                  Element(type="shape", bbox=[62, 69, 92, 99], subtype="rectangle"),
+                                  Element(type="text", bbox=[62, 69, 92, 99], text="Submit")])
+    assert [(e.type.value, e.subtype) for e in found] == [("shape", "triangle")] * 2 + [("text", None)]
+
+
+@pytest.mark.parametrize(("name", "subtype"), [("identify-shape-square-read-a.png", "rectangle"),
+                                               ("identify-shape-circle-called-rectangle.png", "circle")])
+def test_identify_shape_figures(observer, name, subtype):
+    """identify-shape: a yellow square the detector boxed by its top half and read as ``A``, and a
+    circle the reader called a rectangle; the agent clicked the wrong button for both."""
+    found = observer.observe(Image.open(SCREENS / name))
+    assert [e.subtype for e in found if e.type.value == "shape"] == [subtype]
+
+
+def test_spin_boxes_are_fields_with_stacked_arrows_at_their_end():
+    field = Element(type="input_field", bbox=[7, 67, 144, 85])
+    up, down = Element(type="button", bbox=[138, 67, 155, 77], text="▲"), Element(type="button", bbox=[138, 76, 155, 85], text="▼")
+    other = Element(type="input_field", bbox=[7, 120, 144, 138])
+    assert spin_boxes([field, up, down, other]) == {0}
+    assert spin_boxes([field, up, other]) == set()  # one arrow: a dropdown's, not a spin box
+    assert spin_boxes([field, down.model_copy(update={"bbox": (138, 67, 155, 77)}),
+                       up.model_copy(update={"bbox": (138, 76, 155, 85)})]) == set()  # upside down
+
+
+def test_a_spin_box_value_is_the_reading_that_is_a_number():
+    assert spin_value("-3", "3") is None  # the reader's number stands
+    assert spin_value("g", "9") == "9" and spin_value("13:", "-13") == "-13"
+    assert spin_value("B", "B") == "8" and spin_value("-1O", "Hq:") == "-10"
+    assert spin_value("Hq", "abc") is None and spin_value("", "") is None
+
+
+@pytest.mark.parametrize(("name", "value"), [("use-spinner-caret-after-digit.png", "-3"),
+                                             ("use-spinner-digit-over-ring.png", "9"),
+                                             ("use-spinner-eight-over-ring.png", "8")])
+def test_a_spin_box_value_is_read_as_a_number(observer, name, value):
+    """use-spinner: the caret right after "-3" touches the 3 and was read as part of it (PP-OCR then
+    lost the faint minus: ``3``); a "9" drawn over the focus ring was read ``g`` by the reader, and
+    PP-OCR's ``9`` lost to it; an 8 whose left side lies under the ring reads ``B`` to both. A field
+    with up and down arrows holds a number: the reading that is one stands."""
+    found = observer.observe(Image.open(SCREENS / name))
+    (field,) = [e for e in found if e.type.value == "input_field"]
+    assert field.text == value

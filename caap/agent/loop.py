@@ -4,7 +4,8 @@ Several actions in one answer run in order; after each, the screen is captured a
 settled, and if it changed beyond the element acted on the rest of the batch is dropped (it was
 planned for a screen that no longer exists) and the model is asked again; a change within that
 element (a ticked box, typed text) keeps the plan. The frame captured after the last action is the one
-the next step observes, so no screen is captured twice.
+the next step observes, so no screen is captured twice. A pointer action whose target has changed
+since the screen was read (a list that opened a moment later) is not done; the screen is read again.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from caap.decide.parser import bind_all, parse_reply
 from caap.decide.prompter import CaapPrompter, HistoryEntry, PromptContext
 from caap.elements import Element
 from caap.memory.cache import ActionCache, cache_key
-from caap.observe.screen import Observer, Screen, ScreenError, changed_outside, changed_pixels
+from caap.observe.screen import Observer, Screen, ScreenError, changed_outside, changed_pixels, changed_within
 from caap.observe.tracking import IdTracker
 
 
@@ -108,6 +109,7 @@ class Agent:
         self.family = family
         self.steps: list[dict[str, Any]] = []  # this episode's step records (auto-context reads them)
         self._button_held = False  # a drag was started and not yet released
+        self._moved_on_before = False  # the last batch stopped because its target changed before it ran
 
     def _tools(self) -> list[dict[str, Any]] | None:
         o = self.prompter.options
@@ -121,6 +123,7 @@ class Agent:
         result = EpisodeResult(status=MAX_STEPS, reason=f"reached the step limit ({self.config.max_steps})", steps=0)
         self._cost_known = True
         self._button_held = False
+        self._moved_on_before = False
         try:
             self._episode(task, result, started)
         except KeyboardInterrupt:
@@ -298,6 +301,16 @@ class Agent:
                 errors.append(ActionError("denied", denial, action.name))
                 executed.append({**action.to_json(), "outcome": "denied", "reason": denial})
                 break
+            if self._target_moved_on(action, frame):
+                # Something drawn after the screen was read (a suggestion list that opens a moment after
+                # typing) now lies where the action aims: read the screen again instead of acting blind.
+                message = (f"{action.name} was not done: the screen changed where it was aimed after it was "
+                           "read; it has been read again")
+                errors.append(ActionError("screen_moved_on", message, action.name))
+                executed.append({**action.to_json(), "outcome": "not done", "reason": message})
+                self._moved_on_before = True
+                return executed, self.screen.settle(frame), None, timings, None
+            self._moved_on_before = False
             number = (history[-1].number if history else 1) + 1
             t0 = time.perf_counter()
             try:
@@ -331,6 +344,22 @@ class Agent:
             if drop:
                 break
         return executed, frame, None, timings, None
+
+    def _target_moved_on(self, action: PlannedAction, frame: Image.Image) -> bool:
+        """Whether the screen has changed, since ``frame`` was read, where a pointer action aims
+        (its element's box, or a few pixels around its point). Drags are not checked (what is held
+        moves with the pointer), and an action held back once is not held back again in the next
+        step, so a region that keeps moving (an animation) cannot stall the episode."""
+        if self._moved_on_before or self._button_held or action.spec.button is not None:
+            return False
+        if action.element is not None:
+            box = action.element.bbox
+        elif action.point is not None:
+            x, y = action.point
+            box = (x - 3, y - 3, x + 4, y + 4)
+        else:
+            return False
+        return changed_within(frame, self.screen.capture(), box) > self.config.change_threshold_px
 
     def _changed_elsewhere(self, action: PlannedAction, history: list[HistoryEntry],
                            before: Image.Image, after: Image.Image) -> bool:

@@ -478,7 +478,8 @@ def _drop_control(ink: np.ndarray) -> np.ndarray:
 
 def _drop_caret(ink: np.ndarray) -> np.ndarray:
     """Clear a text caret at either end of a line of a field's text: a 1 px column of ink clearly
-    taller than the rest of the line (a caret spans the line box; a final "l" only its ascender)."""
+    taller than the rest of the line (a caret spans the line box; a final "l" only its ascender),
+    with no ink beside it or reaching past the rest both above and below."""
     cols = np.flatnonzero(ink.any(axis=0))
     if cols.size < 3:
         return ink
@@ -489,7 +490,10 @@ def _drop_caret(ink: np.ndarray) -> np.ndarray:
         rows = np.flatnonzero(rest.any(axis=1))
         if rows.size == 0:
             continue
-        if run[-1] - run[0] + 1 >= 1.15 * (rows[-1] - rows[0] + 1) and ink[run[0]:run[-1] + 1, beside].mean() < 0.5:
+        # A caret touching the last glyph (a "3" whose right side fills the column beside it) still
+        # passes both its top and its bottom; a letter's stem ("l", "d") stops at the baseline.
+        clear = ink[run[0]:run[-1] + 1, beside].mean() < 0.5 or (run[0] < rows[0] and run[-1] > rows[-1])
+        if run[-1] - run[0] + 1 >= 1.15 * (rows[-1] - rows[0] + 1) and clear:
             ink = rest
     return ink
 

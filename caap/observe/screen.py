@@ -120,3 +120,15 @@ def changed_outside(a: Image.Image, b: Image.Image, boxes: list[tuple[int, int, 
     for x1, y1, x2, y2 in boxes:
         mask[max(0, y1 - margin):min(h, y2 + margin), max(0, x1 - margin):min(w, x2 + margin)] = False
     return int(np.count_nonzero(mask))
+
+
+def changed_within(a: Image.Image, b: Image.Image, box: tuple[int, int, int, int],
+                   margin: int = LOCAL_CHANGE_MARGIN_PX) -> int:
+    """How many pixels differ between two frames inside ``box`` (grown by ``margin``): whether
+    what an action aims at still looks as it did when the screen was read."""
+    mask = change_mask(a, b)
+    if mask is None:
+        return max(a.width * a.height, b.width * b.height)
+    h, w = mask.shape
+    x1, y1, x2, y2 = box
+    return int(np.count_nonzero(mask[max(0, y1 - margin):min(h, y2 + margin), max(0, x1 - margin):min(w, x2 + margin)]))

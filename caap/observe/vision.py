@@ -14,6 +14,7 @@ picks one; a reader without a chooser gives way to PP-OCR).
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -25,6 +26,8 @@ from caap.elements import Element
 from caap.observe.colour import dominant_colour, on_page_colour
 from caap.observe.ctc import normalise
 from caap.observe.detector import Detector
+from caap.observe.figures import solid_figures
+from caap.observe.ink import without_foreign_ink
 from caap.observe.text_choice import resolve_lookalikes
 from caap.taxonomy import SUBTYPE, TEXT, TEXT_ELEMENT_TYPES, ElementType, attributes_of
 
@@ -76,6 +79,67 @@ def plain_rows_unhighlighted(image: Image.Image, elements: list[Element]) -> lis
         if on_page_colour(rgb, out[i].bbox, page):
             out[i] = out[i].model_copy(update={"highlighted": False})
     return out
+
+
+# A submenu's or a next page's arrow drawn right after a label: an icon beside the text, not part of
+# it (no labelled text on the test and validation screens ends in one; click-menu read "Marietta>").
+_TRAILING_CHEVRON = re.compile(r"(?<=\w)\s*[>›»]$")
+
+
+def without_trailing_chevrons(elements: list[Element]) -> list[Element]:
+    """Menu and list rows with a closing chevron taken off the end of their text."""
+    out = list(elements)
+    for i, e in enumerate(out):
+        if e.type == ElementType.TABLED_TEXT and e.text and _TRAILING_CHEVRON.search(e.text):
+            out[i] = e.model_copy(update={"text": _TRAILING_CHEVRON.sub("", e.text)})
+    return out
+
+
+_NUMBER = re.compile(r"^[-−+]?\d+(?:[.,]\d+)?$")
+_STEPPERS = ({"▲", "▴", "⏶", "+"}, {"▼", "▾", "⏷", "-", "−"})
+
+
+# Glyphs a digit is misread as when part of it is lost (the left side of an 8 under a focus ring reads B).
+_DIGIT_LOOKALIKES = str.maketrans({"B": "8", "O": "0", "o": "0", "D": "0", "l": "1", "I": "1", "|": "1",
+                                   "S": "5", "s": "5", "Z": "2", "z": "2", "g": "9", "q": "9", "G": "6", "b": "6"})
+
+
+def spin_value(reader_text: str, ocr_text: str) -> str | None:
+    """A spin box's value from the reader's and PP-OCR's readings: the reader's where it is a
+    number (None: it stands), else PP-OCR's where it is one, else the first that becomes one with
+    digit look-alikes read as digits; None when neither is a number either way."""
+    mine, theirs = normalise(reader_text), normalise(ocr_text)
+    if _NUMBER.match(mine):
+        return None
+    if _NUMBER.match(theirs):
+        return theirs
+    for text in (theirs, mine):
+        if text and _NUMBER.match(digits := text.translate(_DIGIT_LOOKALIKES)):
+            return digits
+    return None
+
+
+def spin_boxes(elements: list[Element]) -> set[int]:
+    """The text fields that are spin boxes: an up and a down button stacked against the field's
+    right end (a number input, jQuery UI's spinner, a desktop toolkit's spin button). Their value
+    is a number."""
+    ups = [e for e in elements if e.type == ElementType.BUTTON and (e.text or "").strip() in _STEPPERS[0]]
+    downs = [e for e in elements if e.type == ElementType.BUTTON and (e.text or "").strip() in _STEPPERS[1]]
+    found = set()
+    for i, f in enumerate(elements):
+        if f.type != ElementType.INPUT_FIELD or not ups or not downs:
+            continue
+        x1, y1, x2, y2 = f.bbox
+
+        def beside(b: Element, x1: int = x1, y1: int = y1, x2: int = x2, y2: int = y2) -> bool:
+            cx, cy = (b.bbox[0] + b.bbox[2]) / 2, (b.bbox[1] + b.bbox[3]) / 2
+            return x2 - (y2 - y1) * 1.5 <= cx <= x2 + (y2 - y1) and y1 - 4 <= cy <= y2 + 4
+
+        up = [b for b in ups if beside(b)]
+        down = [b for b in downs if beside(b)]
+        if any(u.bbox[1] < d.bbox[1] for u in up for d in down):
+            found.add(i)
+    return found
 
 
 class VisionObserver:
@@ -134,6 +198,7 @@ class VisionObserver:
         if self.reader is None or not boxes:
             elements = boxes
         else:
+            image = without_foreign_ink(image, boxes)  # a field's value alone, not what shows through it
             read = self.reader.read(image, boxes, type_hints=[b.type for b in boxes],  # type: ignore[attr-defined]
                                     follow_hints=self.type_source == "detector")
             elements = [merge_reading(det, got, self.type_source) for det, got in zip(boxes, read, strict=True)]
@@ -143,6 +208,7 @@ class VisionObserver:
             if self.ocr is not None:
                 elements = self._ocr_texts(image, elements)
                 timings["ocr"] = round((time.perf_counter() - t2) * 1000, 2)
+            elements = solid_figures(image, without_trailing_chevrons(elements))
         t3 = time.perf_counter()
         self.last_timings_ms = {"detect": round((t1 - t0) * 1000, 2), "read": timings.get("read", 0.0),
                                 **({"ocr": timings["ocr"]} if "ocr" in timings else {}),
@@ -150,18 +216,25 @@ class VisionObserver:
         return elements
 
     def _ocr_texts(self, image: Image.Image, elements: list[Element]) -> list[Element]:
-        """PP-OCR's text for the elements the text source gives to it (all texts, or the doubtful ones)."""
+        """PP-OCR's text for the elements the text source gives to it (all texts, or the doubtful
+        ones, and every spin box's value)."""
+        spins = spin_boxes(elements)
         wanted = [i for i, e in enumerate(elements) if TEXT in attributes_of(e.type) and (
             self.text_source == "ocr" or e.text_confidence is None or e.text_confidence < self._limit(e)
-            or self._read_nothing(e))]
+            or self._read_nothing(e) or i in spins)]
         if not wanted:
             return elements
         got = self.ocr.read(image, [elements[i].bbox for i in wanted],  # type: ignore[attr-defined]
                             [elements[i].type.value for i in wanted])
         out = list(elements)
         for i, reading in zip(wanted, got, strict=True):
-            text = reading.text if self.chooser is None else self._chosen(out[i], reading.text,
-                                                                           float(reading.confidence), i)
+            number = spin_value(out[i].text or "", reading.text) if i in spins else None
+            if number is not None:
+                text: str | None = number
+            elif self.chooser is None:
+                text = reading.text
+            else:
+                text = self._chosen(out[i], reading.text, float(reading.confidence), i)
             if text is None:
                 continue
             out[i] = out[i].model_copy(update={"text": text,

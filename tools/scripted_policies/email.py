@@ -222,8 +222,9 @@ def _search(p: Prompt, goal: Goal) -> list[Action]:
     box = find_all(p, "input_field")[0]
     if norm(box.text) != norm(goal.name):
         return ([] if box.focused else [click(box)]) + [select_all(), type_text(goal.name)]
+    # A result lies below the field: its middle does (a detected row may start where the field's box ends).
     found = [e for e in find_all(p, ("tabled_text", "text")) if _same_name(e.text, goal.name) and _full(e)
-             and e.box[1] > box.box[3]]
+             and (e.box[1] + e.box[3]) / 2 > box.box[3]]
     if found:
         return [click(found[0])]
     last = p.steps[-1] if p.steps else None
