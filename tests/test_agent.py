@@ -195,6 +195,47 @@ def test_a_click_whose_target_changed_after_the_screen_was_read_is_not_done():
     assert "click_element was not done: the screen changed where it was aimed" in planner.prompts[2]
 
 
+class FieldApp(ScriptedApp):
+    """A number field and a Submit button; keys change only the field."""
+
+    def __init__(self) -> None:
+        def field(text, **kw):
+            return [el("input_field", [10, 60, 140, 80], text, **kw), el("button", [10, 120, 100, 150], "Submit")]
+
+        super().__init__({"empty": field(""), "focused": field("", focused=True), "selected": field("4", focused=True),
+                          "typed": field("7", focused=True)}, {("empty", "input_field"): "focused"}, "empty")
+
+    def key(self, state: str) -> None:
+        self.state = state
+        self.visited.append(state)
+
+
+class FieldExecutor(AppExecutor):
+    def press_keys(self, keys):
+        super().press_keys(keys)
+        self.app.key("selected")
+
+    def type_text(self, text):
+        super().type_text(text)
+        self.app.key("typed")
+
+
+def test_keys_after_a_click_at_a_point_go_to_the_element_under_it():
+    """guess-number: the field is clicked near its left end (a point, not an element), then its
+    text selected and a number typed. Selecting changes the field only, so the plan goes on; the
+    loop used to count a change after an element-less click as a change anywhere and drop the rest."""
+    app = FieldApp()
+    planner = ListPlanner(["Action_1=(Action: functions.click_new_point, Argument: {x: 16, y: 70})\n"
+                           "Action_2=(Action: functions.press_control_A)\n"
+                           "Action_3=(Action: functions.type_text, Argument: {text: \"7\"})\n"
+                           "Action_4=(Action: functions.done, Argument: {reason: \"typed\"})"])
+    agent = Agent(screen=app, observer=AppObserver(app), executor=FieldExecutor(app), planner=planner,
+                  prompter=CaapPrompter(PromptOptions(mode="text")), config=AgentConfig())
+    result = agent.run("Enter 7.")
+    assert result.status == "done" and result.steps == 1 and app.visited == ["empty", "focused", "selected", "typed"]
+    assert [a["outcome"] for a in result.actions[1:3]] == ["the screen changed within the element"] * 2
+
+
 def test_invalid_answers_are_reported_back_then_the_episode_stops():
     planner = ListPlanner(["I am not sure.", "Action_2=(Action: functions.click_element, Argument: {element_id: 42})",
                            "Action_2=(Action: functions.teleport)"])

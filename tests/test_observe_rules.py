@@ -12,7 +12,7 @@ from PIL import Image, ImageDraw, ImageFont
 from caap.elements import Element
 from caap.observe.colour import dominant_colour, on_page_colour
 from caap.observe.detector import drop_spanning_rows
-from caap.observe.figures import solid_figure, solid_figures
+from caap.observe.figures import control_kinds, corner_fill, solid_figure, solid_figures
 from caap.observe.ink import foreign_ink, without_foreign_ink
 from caap.observe.vision import (
     DEFAULT_DETECTOR,
@@ -216,3 +216,27 @@ def test_a_spin_box_value_is_read_as_a_number(observer, name, value):
     found = observer.observe(Image.open(SCREENS / name))
     (field,) = [e for e in found if e.type.value == "input_field"]
     assert field.text == value
+
+
+def test_a_round_control_is_a_radio_button_and_a_square_one_a_checkbox():
+    image = Image.new("RGB", (160, 60), "white")
+    draw = ImageDraw.Draw(image)
+    draw.ellipse([6, 6, 18, 18], outline=(118, 118, 118), width=1)
+    draw.text((24, 6), "GDK", fill="black")
+    draw.rounded_rectangle([6, 36, 18, 48], radius=2, outline=(118, 118, 118), width=1)
+    draw.text((24, 36), "Hh8", fill="black")
+    rgb = np.asarray(image)
+    assert corner_fill(rgb, [4, 4, 60, 21]) < 0.35 < corner_fill(rgb, [4, 34, 60, 51])
+    found = control_kinds(image, [Element(type="checkbox", bbox=[4, 4, 60, 21], text="GDK", checked=False),
+                                  Element(type="radio", bbox=[4, 34, 60, 51], text="Hh8", checked=False),
+                                  Element(type="checkbox", bbox=[4, 34, 60, 51], text="Hh8")])
+    assert [(e.type.value, e.text, e.checked) for e in found] == [
+        ("radio", "GDK", False), ("checkbox", "Hh8", False), ("checkbox", "Hh8", None)]
+
+
+def test_click_widget_radio_buttons_are_not_checkboxes(observer):
+    """click-widget "Click on a checkbox widget": the detector called the radio button GDK a
+    checkbox, and the agent clicked it."""
+    found = observer.observe(Image.open(SCREENS / "click-widget-radio-called-checkbox.png"))
+    kinds = {e.text: e.type.value for e in found if e.type.value in ("checkbox", "radio")}
+    assert kinds == {"US": "radio", "GDK": "radio", "Hh8": "checkbox", "0": "checkbox"}

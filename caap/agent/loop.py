@@ -328,7 +328,7 @@ class Agent:
             timings["settle"] += t2 - t1
             changed = changed_pixels(frame, after)
             screen_changed = changed > self.config.change_threshold_px
-            elsewhere = screen_changed and self._changed_elsewhere(action, history, frame, after)
+            elsewhere = screen_changed and self._changed_elsewhere(action, history, frame, after, elements)
             outcome = "no visible change"
             if screen_changed:
                 outcome = "the screen changed" if elsewhere else "the screen changed within the element"
@@ -362,15 +362,17 @@ class Agent:
         return changed_within(frame, self.screen.capture(), box) > self.config.change_threshold_px
 
     def _changed_elsewhere(self, action: PlannedAction, history: list[HistoryEntry],
-                           before: Image.Image, after: Image.Image) -> bool:
+                           before: Image.Image, after: Image.Image, elements: list[Element]) -> bool:
         """Whether an action changed the screen beyond the elements it touched. Ticking a checkbox
         or typing into a field changes that element (keys go to the element acted on last), and the
         hover or focus mark leaves the element acted on before; then the rest of the plan still
         fits the screen. A menu, a dialog or a new page changes elsewhere and the plan is stale."""
-        boxes = [action.element.bbox] if action.element is not None else []
-        last = next((h.action.element for h in reversed(history) if h.action.element is not None), None)
+        held = self._button_held or action.spec.button is not None  # in a drag, a point is where it drops
+        under = [] if held else elements
+        boxes = [box] if (box := _target_box(action, under)) is not None else []
+        last = next((b for h in reversed(history) if (b := _target_box(h.action, under)) is not None), None)
         if last is not None:
-            boxes.append(last.bbox)
+            boxes.append(last)
         if not boxes:
             return True
         return changed_outside(before, after, boxes) > self.config.change_threshold_px
@@ -381,6 +383,18 @@ class Agent:
             self.trace.step(record)
         if self.on_step:
             self.on_step(record)
+
+
+def _target_box(action: PlannedAction, elements: list[Element]) -> tuple[int, int, int, int] | None:
+    """The box an action acted on: its element's, or for a click at a point the smallest element
+    the point lies in (a field clicked near its left end to place the caret), else None."""
+    if action.element is not None:
+        return action.element.bbox
+    if action.point is None:
+        return None
+    x, y = action.point
+    holding = [e.bbox for e in elements if e.bbox[0] <= x < e.bbox[2] and e.bbox[1] <= y < e.bbox[3]]
+    return min(holding, key=lambda b: (b[2] - b[0]) * (b[3] - b[1])) if holding else None
 
 
 def _act_failure(exc: Exception) -> tuple[str, str]:

@@ -1,4 +1,5 @@
-"""Solid figures: a filled square, triangle or circle told apart from a glyph by its pixels.
+"""Figures told apart by their pixels: a filled square, triangle or circle from a glyph, and a
+radio button's round control from a checkbox's square one.
 
 The detector and the reader see a lone figure (identify-shape's yellow square, blue triangle) as a
 large glyph often enough: a text ``A`` over the top half of a square, a blank text for a triangle,
@@ -100,4 +101,54 @@ def solid_figures(image: Image.Image, elements: list[Element]) -> list[Element]:
         if found is not None:
             subtype, bbox = found
             out[i] = Element(type=ElementType.SHAPE, bbox=bbox, subtype=subtype, score=out[i].score, id=out[i].id)
+    return out
+
+
+ROUND_CORNERS = 0.35  # ink share of a control's corner squares: a radio's circle leaves them empty
+                      # (labelled test/validation/agent screens: radios ≤ 0.3, checkboxes ≥ 0.4)
+
+
+def corner_fill(rgb: np.ndarray, box: Sequence[int]) -> float | None:
+    """How much of the four corner squares of a checkbox's or radio button's control (the first
+    run of ink columns at the left of ``box``, about square) is ink; None where no such control
+    shows."""
+    x1, y1, x2, y2 = (int(v) for v in box)
+    crop = rgb[max(0, y1):y2, max(0, x1):x2].astype(np.int16)
+    if crop.shape[0] < 8 or crop.shape[1] < 8:
+        return None
+    values, counts = np.unique(crop.reshape(-1, 3), axis=0, return_counts=True)
+    ink = np.abs(crop - values[counts.argmax()]).max(axis=2) > 40
+    cols = ink.any(axis=0)
+    xs = np.flatnonzero(cols)
+    if xs.size == 0:
+        return None
+    end = int(xs[0])
+    while end < cols.size and cols[end]:
+        end += 1
+    control = ink[:, int(xs[0]):end]
+    ys = np.flatnonzero(control.any(axis=1))
+    control = control[ys[0]:ys[-1] + 1]
+    h, w = control.shape
+    if not (8 <= w <= 24 and 0.75 <= w / h <= 1.33):
+        return None
+    k = max(2, round(min(h, w) * 0.2))
+    return float(np.mean([control[:k, :k].mean(), control[:k, -k:].mean(),
+                          control[-k:, :k].mean(), control[-k:, -k:].mean()]))
+
+
+def control_kinds(image: Image.Image, elements: list[Element]) -> list[Element]:
+    """Checkboxes and radio buttons typed by their control's outline: round is a radio button,
+    square a checkbox (the detector confuses the two on pages that mix them: click-widget)."""
+    suspects = [i for i, e in enumerate(elements) if e.type in (ElementType.CHECKBOX, ElementType.RADIO)]
+    if not suspects:
+        return elements
+    rgb = np.asarray(image.convert("RGB"))
+    out = list(elements)
+    for i in suspects:
+        fill = corner_fill(rgb, out[i].bbox)
+        if fill is None:
+            continue
+        kind = ElementType.RADIO if fill <= ROUND_CORNERS else ElementType.CHECKBOX
+        if kind != out[i].type:
+            out[i] = out[i].model_copy(update={"type": kind})
     return out
