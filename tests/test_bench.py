@@ -133,3 +133,17 @@ def test_summary_metrics_follow_the_paper(tmp_path):
     assert o["cost_per_episode_usd"] is None and summary["tasks"]["click-button"]["cost_per_episode_usd"] == 0.01
     assert o["latency_ms"] == {"read": 100.0, "llm": 50.0}
     assert [f["seed"] for f in summary["tasks"]["click-tab"]["failures"]] == [5, 6, 7, 8]
+
+
+def test_the_start_cover_is_told_from_a_task_screen():
+    """An episode's first look must not be MiniWoB's START cover, which the X server can still show
+    for a moment after the page hid it (3 of 1,340 vision episodes saw it and found nothing)."""
+    from PIL import Image
+
+    from caap.bench.harness import shows_start_cover
+
+    screens = Path(__file__).parent / "fixtures" / "screens"
+    assert shows_start_cover(Image.open(screens / "miniwob-start-cover.png"))
+    for name in ("click-widget-radio-called-checkbox.png", "email-search-over-heading.png",
+                 "identify-shape-square-read-a.png"):
+        assert not shows_start_cover(Image.open(screens / name))

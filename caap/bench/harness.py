@@ -33,6 +33,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from PIL import Image
+
 from caap import __version__
 from caap.bench.ablations import ABLATIONS
 from caap.memory.cache import CacheError
@@ -45,6 +48,14 @@ CAAP67 = DATA_DIR / "tasks-caap67.txt"
 TIMING_KEYS = ("capture", "detect", "read", "prompt", "llm", "act", "settle")
 MAX_LLM_FAILURES = 3  # episodes in a row whose LLM calls failed before the run stops
 CHUNK = 10  # seeds per job: a worker keeps one task open for a while, and work still spreads over workers
+START_COVER_SHARE = 0.6  # of the task region near black: MiniWoB's START cover, not a task's screen
+
+
+def shows_start_cover(frame: Image.Image) -> bool:
+    """Whether a frame of the task region is MiniWoB's START cover (dark all over; every task
+    draws on white under a yellow query bar)."""
+    small = np.asarray(frame.convert("RGB").reduce(4), dtype=np.int16)
+    return float((small.max(axis=2) < 48).mean()) >= START_COVER_SHARE
 
 
 class BenchError(RuntimeError):
@@ -214,6 +225,15 @@ class EpisodeRunner:
                                   display=self.env.display,
                                   settle=SettleOptions(sc.settle_min_s, sc.settle_interval_s, sc.settle_timeout_s))
 
+    def _wait_for_cover_to_go(self, timeout_s: float = 2.0) -> None:
+        """Wait until the screen no longer shows MiniWoB's dark START cover. The page has hidden it
+        and painted when ``reset`` returns, but on a busy CPU the X server can still hold the old
+        frame for a moment, and an agent whose first look is the cover finds nothing to act on
+        (3 of 1,340 vision episodes). After ``timeout_s`` the episode goes ahead as it is."""
+        deadline = time.monotonic() + timeout_s
+        while shows_start_cover(self._screen.capture()) and time.monotonic() < deadline:
+            time.sleep(0.03)
+
     def run(self, task: str, seed: int) -> dict[str, Any]:
         """One episode; returns its record (never raises for what happens inside the episode)."""
         from caap.agent.loop import Agent
@@ -229,6 +249,7 @@ class EpisodeRunner:
         try:
             self._open(task)
             self.env.reset(seed)
+            self._wait_for_cover_to_go()
             utterance = self.env.utterance()
             if task not in self._demos:
                 self._demos[task] = demos_for(s.demos, task)
