@@ -301,7 +301,10 @@ class Agent:
                 errors.append(ActionError("denied", denial, action.name))
                 executed.append({**action.to_json(), "outcome": "denied", "reason": denial})
                 break
-            if self._target_moved_on(action, frame):
+            looked = time.perf_counter()
+            moved_on = self._target_moved_on(action, frame)
+            timings["act"] += time.perf_counter() - looked  # the look before acting is part of acting
+            if moved_on:
                 # Something drawn after the screen was read (a suggestion list that opens a moment after
                 # typing) now lies where the action aims: read the screen again instead of acting blind.
                 message = (f"{action.name} was not done: the screen changed where it was aimed after it was "
