@@ -12,7 +12,7 @@ checkbox and icon boxes): no text, control or icon is taken for a figure.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from PIL import Image
@@ -87,22 +87,35 @@ def solid_figure(rgb: np.ndarray, box: Sequence[int]) -> tuple[str, tuple[int, i
     return None
 
 
-def solid_figures(image: Image.Image, elements: list[Element]) -> list[Element]:
-    """Texts of at most one glyph and shapes that are filled figures become shapes of the figure's
-    kind, boxed tightly; everything else is kept as it is."""
-    suspects = [i for i, e in enumerate(elements) if e.type == ElementType.SHAPE
-                or (e.type == ElementType.TEXT and len((e.text or "").strip()) <= 1)]
+def _rewrite(image: Image.Image, elements: list[Element], wanted: Callable[[Element], bool],
+             change: Callable[[np.ndarray, Element], Element | None]) -> list[Element]:
+    """The elements with each ``wanted`` one replaced by what ``change`` makes of it on the
+    screenshot's pixels (None: kept); the input list is not changed."""
+    suspects = [i for i, e in enumerate(elements) if wanted(e)]
     if not suspects:
         return elements
     rgb = np.asarray(image.convert("RGB"))
     out = list(elements)
     for i in suspects:
-        found = solid_figure(rgb, out[i].bbox)
-        if found is not None:
-            subtype, bbox = found
-            out[i] = Element(type=ElementType.SHAPE, bbox=bbox, subtype=subtype, score=out[i].score, id=out[i].id)
+        changed = change(rgb, out[i])
+        if changed is not None:
+            out[i] = changed
     return out
 
+
+def _as_figure(rgb: np.ndarray, element: Element) -> Element | None:
+    found = solid_figure(rgb, element.bbox)
+    if found is None:
+        return None
+    subtype, bbox = found
+    return Element(type=ElementType.SHAPE, bbox=bbox, subtype=subtype, score=element.score, id=element.id)
+
+
+def solid_figures(image: Image.Image, elements: list[Element]) -> list[Element]:
+    """Texts of at most one glyph and shapes that are filled figures become shapes of the figure's
+    kind, boxed tightly; everything else is kept as it is."""
+    return _rewrite(image, elements, lambda e: e.type == ElementType.SHAPE
+                    or (e.type == ElementType.TEXT and len((e.text or "").strip()) <= 1), _as_figure)
 
 ROUND_CORNERS = 0.35  # ink share of a control's corner squares: a radio's circle leaves them empty
                       # (labelled test/validation/agent screens: radios ≤ 0.3, checkboxes ≥ 0.4)
@@ -136,19 +149,15 @@ def corner_fill(rgb: np.ndarray, box: Sequence[int]) -> float | None:
                           control[-k:, :k].mean(), control[-k:, -k:].mean()]))
 
 
+def _by_control(rgb: np.ndarray, element: Element) -> Element | None:
+    fill = corner_fill(rgb, element.bbox)
+    if fill is None:
+        return None
+    kind = ElementType.RADIO if fill <= ROUND_CORNERS else ElementType.CHECKBOX
+    return element.model_copy(update={"type": kind}) if kind != element.type else None
+
+
 def control_kinds(image: Image.Image, elements: list[Element]) -> list[Element]:
     """Checkboxes and radio buttons typed by their control's outline: round is a radio button,
     square a checkbox (the detector confuses the two on pages that mix them: click-widget)."""
-    suspects = [i for i, e in enumerate(elements) if e.type in (ElementType.CHECKBOX, ElementType.RADIO)]
-    if not suspects:
-        return elements
-    rgb = np.asarray(image.convert("RGB"))
-    out = list(elements)
-    for i in suspects:
-        fill = corner_fill(rgb, out[i].bbox)
-        if fill is None:
-            continue
-        kind = ElementType.RADIO if fill <= ROUND_CORNERS else ElementType.CHECKBOX
-        if kind != out[i].type:
-            out[i] = out[i].model_copy(update={"type": kind})
-    return out
+    return _rewrite(image, elements, lambda e: e.type in (ElementType.CHECKBOX, ElementType.RADIO), _by_control)

@@ -16,6 +16,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
+from caap.observe.lines import background_colour
 from caap.taxonomy import ElementType
 
 FIELD_TYPES = frozenset({ElementType.INPUT_FIELD})
@@ -31,11 +32,7 @@ TOUCH_PX = 4           # a second text runs into the value within this many colu
 
 
 def _background(crop: np.ndarray) -> np.ndarray:
-    flat = crop.reshape(-1, 3).astype(np.int32)
-    packed = (flat[:, 0] << 16) | (flat[:, 1] << 8) | flat[:, 2]
-    values, counts = np.unique(packed, return_counts=True)
-    v = int(values[counts.argmax()])
-    return np.array([(v >> 16) & 255, (v >> 8) & 255, v & 255], np.int16)
+    return background_colour(crop).astype(np.int16)
 
 
 def _grow(mask: np.ndarray) -> np.ndarray:
