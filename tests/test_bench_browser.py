@@ -12,12 +12,11 @@ import shutil
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
 from caap.bench.browser import BrowserError, Chromium, find_origin_marker, grab_display
-from caap.bench.display import DisplayError, VirtualDisplay
+from caap.bench.display import DisplayError, VirtualDisplay, group_members
 from caap.bench.miniwob import TASK_REGION, MiniWoBEnv, MiniWoBError, Region, list_tasks
 
 CHROMIUM = "/usr/bin/chromium"
@@ -41,19 +40,6 @@ def _exists(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
-
-
-def _group_members(pgid: int) -> list[int]:
-    """Processes in a process group (Chromium runs its helpers in its own group)."""
-    members = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(stat.parent.name))
-    return members
 
 
 # --- the display -----------------------------------------------------------------------------------------------
@@ -151,7 +137,7 @@ def test_chromium_killed_is_reported(xdisplay: VirtualDisplay) -> None:
     finally:
         browser.close()
     browser.close()
-    assert _group_members(pid) == []
+    assert group_members(pid) == []
 
 
 @pytest.mark.parametrize("at", [(0, 0), (37, 11), (92, 52)])
@@ -305,7 +291,7 @@ def test_close_leaves_no_processes_and_recovers_from_a_dead_browser() -> None:
     finally:
         env.close()
     assert not _exists(xvfb_pid)
-    assert _group_members(chromium_pid) == []
+    assert group_members(chromium_pid) == []
     env.close()  # twice is fine
     with pytest.raises(MiniWoBError, match="no task is open"):
         env.reset(2)
@@ -340,10 +326,10 @@ def test_ctrl_c_shuts_browser_and_display_down() -> None:
         if child.poll() is None:
             child.kill()
     deadline = time.monotonic() + 5
-    while (_exists(xvfb_pid) or _group_members(chromium_pid)) and time.monotonic() < deadline:
+    while (_exists(xvfb_pid) or group_members(chromium_pid)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _exists(xvfb_pid)
-    assert _group_members(chromium_pid) == []
+    assert group_members(chromium_pid) == []
 
 
 def test_a_natural_language_task_gives_its_sentence_not_its_answer(env: MiniWoBEnv) -> None:

@@ -29,7 +29,7 @@ from caap.decide.parser import bind_all, parse_reply
 from caap.decide.prompter import CaapPrompter, HistoryEntry, PromptContext
 from caap.elements import Element
 from caap.memory.cache import ActionCache, cache_key
-from caap.observe.screen import Observer, Screen, ScreenError, changed_outside, changed_pixels, changed_within
+from caap.observe.screen import FrameChange, Observer, Screen, ScreenError, changed_within
 from caap.observe.tracking import IdTracker
 
 
@@ -329,9 +329,10 @@ class Agent:
             t2 = time.perf_counter()
             timings["act"] += t1 - t0
             timings["settle"] += t2 - t1
-            changed = changed_pixels(frame, after)
+            change = FrameChange(frame, after)  # counted in all, then outside the elements acted on
+            changed = change.total()
             screen_changed = changed > self.config.change_threshold_px
-            elsewhere = screen_changed and self._changed_elsewhere(action, history, frame, after, elements)
+            elsewhere = screen_changed and self._changed_elsewhere(action, history, change, elements)
             outcome = "no visible change"
             if screen_changed:
                 outcome = "the screen changed" if elsewhere else "the screen changed within the element"
@@ -364,8 +365,8 @@ class Agent:
             return False
         return changed_within(frame, self.screen.capture(), box) > self.config.change_threshold_px
 
-    def _changed_elsewhere(self, action: PlannedAction, history: list[HistoryEntry],
-                           before: Image.Image, after: Image.Image, elements: list[Element]) -> bool:
+    def _changed_elsewhere(self, action: PlannedAction, history: list[HistoryEntry], change: FrameChange,
+                           elements: list[Element]) -> bool:
         """Whether an action changed the screen beyond the elements it touched. Ticking a checkbox
         or typing into a field changes that element (keys go to the element acted on last), and the
         hover or focus mark leaves the element acted on before; then the rest of the plan still
@@ -378,7 +379,7 @@ class Agent:
             boxes.append(last)
         if not boxes:
             return True
-        return changed_outside(before, after, boxes) > self.config.change_threshold_px
+        return change.outside(boxes) > self.config.change_threshold_px
 
     def _emit(self, record: dict[str, Any]) -> None:
         self.steps.append(record)

@@ -131,20 +131,21 @@ def _stop_process(proc: subprocess.Popen[bytes], *, group: bool, grace: float = 
     if group:  # helpers (renderers, zygotes) may outlive the main process: leave none behind
         signal_it(signal.SIGKILL)
         deadline = time.monotonic() + grace  # SIGKILL is delivered at once but a process takes a moment to go
-        while _group_alive(proc.pid) and time.monotonic() < deadline:
+        while group_members(proc.pid) and time.monotonic() < deadline:
             time.sleep(0.02)
 
 
-def _group_alive(pgid: int) -> bool:
-    """Whether a process of group ``pgid`` is still running (zombies waiting to be reaped do not count)."""
+def group_members(pgid: int) -> list[int]:
+    """The processes of group ``pgid`` still running (zombies waiting to be reaped do not count)."""
+    members = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
             continue
         if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-            return True
-    return False
+            members.append(int(stat.parent.name))
+    return members
 
 
 # --- the display ---------------------------------------------------------------------------------------------

@@ -100,12 +100,38 @@ def change_mask(a: Image.Image, b: Image.Image) -> np.ndarray | None:
     return changed
 
 
+class FrameChange:
+    """Where two frames differ (``change_mask``), computed once and counted as often as needed:
+    in all, outside some boxes, or inside one. A size change counts as every pixel changed."""
+
+    def __init__(self, a: Image.Image, b: Image.Image) -> None:
+        self.mask = change_mask(a, b)
+        self.everything = max(a.width * a.height, b.width * b.height)
+
+    def total(self) -> int:
+        return self.everything if self.mask is None else int(np.count_nonzero(self.mask))
+
+    def outside(self, boxes: list[tuple[int, int, int, int]], margin: int = LOCAL_CHANGE_MARGIN_PX) -> int:
+        if self.mask is None:
+            return self.everything
+        mask = self.mask.copy()
+        h, w = mask.shape
+        for x1, y1, x2, y2 in boxes:
+            mask[max(0, y1 - margin):min(h, y2 + margin), max(0, x1 - margin):min(w, x2 + margin)] = False
+        return int(np.count_nonzero(mask))
+
+    def within(self, box: tuple[int, int, int, int], margin: int = LOCAL_CHANGE_MARGIN_PX) -> int:
+        if self.mask is None:
+            return self.everything
+        h, w = self.mask.shape
+        x1, y1, x2, y2 = box
+        return int(np.count_nonzero(self.mask[max(0, y1 - margin):min(h, y2 + margin),
+                                              max(0, x1 - margin):min(w, x2 + margin)]))
+
+
 def changed_pixels(a: Image.Image, b: Image.Image) -> int:
     """How many pixels differ between two frames (a size change counts as all of them)."""
-    mask = change_mask(a, b)
-    if mask is None:
-        return max(a.width * a.height, b.width * b.height)
-    return int(np.count_nonzero(mask))
+    return FrameChange(a, b).total()
 
 
 def changed_outside(a: Image.Image, b: Image.Image, boxes: list[tuple[int, int, int, int]],
@@ -113,22 +139,11 @@ def changed_outside(a: Image.Image, b: Image.Image, boxes: list[tuple[int, int, 
     """How many pixels differ between two frames outside ``boxes`` (each grown by ``margin`` for
     a focus ring or hover border drawn around an element). A click that ticks a checkbox or text
     typed into a field changes its own element only; a page that moved on changes elsewhere."""
-    mask = change_mask(a, b)
-    if mask is None:
-        return max(a.width * a.height, b.width * b.height)
-    h, w = mask.shape
-    for x1, y1, x2, y2 in boxes:
-        mask[max(0, y1 - margin):min(h, y2 + margin), max(0, x1 - margin):min(w, x2 + margin)] = False
-    return int(np.count_nonzero(mask))
+    return FrameChange(a, b).outside(boxes, margin)
 
 
 def changed_within(a: Image.Image, b: Image.Image, box: tuple[int, int, int, int],
                    margin: int = LOCAL_CHANGE_MARGIN_PX) -> int:
     """How many pixels differ between two frames inside ``box`` (grown by ``margin``): whether
     what an action aims at still looks as it did when the screen was read."""
-    mask = change_mask(a, b)
-    if mask is None:
-        return max(a.width * a.height, b.width * b.height)
-    h, w = mask.shape
-    x1, y1, x2, y2 = box
-    return int(np.count_nonzero(mask[max(0, y1 - margin):min(h, y2 + margin), max(0, x1 - margin):min(w, x2 + margin)]))
+    return FrameChange(a, b).within(box, margin)
