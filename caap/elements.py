@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from caap.geometry import Box, as_box, centre
+from caap.geometry import Box, area, as_box, centre, contains
 from caap.taxonomy import ATTRIBUTES, BOOLEAN_ATTRIBUTES, SUBTYPE, ElementType, attributes_of, subtypes_of
 
 
@@ -106,6 +106,12 @@ class Element(BaseModel):
 
     def prompt_line(self) -> str:
         return f"- ID: {self.label}, data: {self.describe()}"
+
+
+def element_at(elements: Sequence[Element] | None, point: tuple[int, int]) -> Element | None:
+    """The smallest visible element whose box contains the point."""
+    hits = [e for e in elements or () if e.visible and contains(e.bbox, *point)]
+    return min(hits, key=lambda e: area(e.bbox), default=None)
 
 
 def quote(text: str) -> str:

@@ -148,7 +148,10 @@ def test_a_blinking_caret_is_no_change_but_anything_wider_is():
     in a focused field (2 px wide, 16 tall at a large font: 32 px) must not count as a change."""
     from PIL import Image, ImageDraw
 
-    from caap.observe.screen import changed_pixels
+    from caap.observe.screen import FrameChange
+
+    def changed_pixels(a, b):
+        return FrameChange(a, b).total()
 
     before = Image.new("RGB", (160, 210), "white")
     caret = before.copy()
@@ -181,3 +184,20 @@ def test_a_change_inside_the_boxes_acted_on_is_not_a_change_elsewhere():
     assert changed_outside(before, far, [(20, 20, 30, 30), (100, 100, 110, 110)]) == 0
     assert LOCAL_CHANGE_MARGIN_PX >= 3
     assert changed_outside(before, Image.new("RGB", (10, 10)), [(0, 0, 160, 210)]) == 160 * 210
+
+
+def test_a_change_under_an_actions_target_is_counted_in_its_box_only():
+    from PIL import Image, ImageDraw
+
+    from caap.observe.screen import changed_within
+
+    before = Image.new("RGB", (160, 210), "white")
+    after = before.copy()
+    ImageDraw.Draw(after).rectangle([10, 120, 99, 139], fill=(230, 230, 240))  # a suggestion list opened
+    assert changed_within(before, after, (10, 130, 100, 150)) == 90 * 10 + 90 * 4  # the box and its margin
+    assert changed_within(before, after, (10, 160, 100, 190)) == 0  # below the list
+    assert changed_within(before, after, (200, 300, 210, 310)) == 0  # off the screen
+    caret = before.copy()
+    ImageDraw.Draw(caret).rectangle([50, 130, 51, 145], fill="black")
+    assert changed_within(before, caret, (10, 130, 100, 150)) == 0  # a caret blinking in the field aimed at
+    assert changed_within(before, Image.new("RGB", (10, 10)), (0, 0, 5, 5)) == 160 * 210

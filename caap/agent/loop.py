@@ -27,7 +27,7 @@ from caap.decide.demos import Demonstration
 from caap.decide.llm import LLMError, LLMReply
 from caap.decide.parser import bind_all, parse_reply
 from caap.decide.prompter import CaapPrompter, HistoryEntry, PromptContext
-from caap.elements import Element
+from caap.elements import Element, element_at
 from caap.memory.cache import ActionCache, cache_key
 from caap.observe.screen import FrameChange, Observer, Screen, ScreenError, changed_within
 from caap.observe.tracking import IdTracker
@@ -394,11 +394,8 @@ def _target_box(action: PlannedAction, elements: list[Element]) -> tuple[int, in
     the point lies in (a field clicked near its left end to place the caret), else None."""
     if action.element is not None:
         return action.element.bbox
-    if action.point is None:
-        return None
-    x, y = action.point
-    holding = [e.bbox for e in elements if e.bbox[0] <= x < e.bbox[2] and e.bbox[1] <= y < e.bbox[3]]
-    return min(holding, key=lambda b: (b[2] - b[0]) * (b[3] - b[1])) if holding else None
+    under = element_at(elements, action.point) if action.point is not None else None
+    return under.bbox if under is not None else None
 
 
 def _act_failure(exc: Exception) -> tuple[str, str]:

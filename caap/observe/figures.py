@@ -18,6 +18,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
+from caap.observe.lines import background_colour
 from caap.taxonomy import ElementType
 
 MIN_SIDE = 12        # px: smaller solid blobs are glyph strokes or bullets
@@ -38,8 +39,7 @@ def _ink(rgb: np.ndarray, box: Sequence[int]) -> tuple[np.ndarray, np.ndarray, t
     if crop.shape[0] < 3 or crop.shape[1] < 3:
         return None
     border = np.concatenate([crop[0], crop[-1], crop[:, 0], crop[:, -1]])
-    values, counts = np.unique(border.reshape(-1, 3), axis=0, return_counts=True)
-    ink = np.abs(crop - values[counts.argmax()]).max(axis=2) > INK
+    ink = np.abs(crop - background_colour(border).astype(np.int16)).max(axis=2) > INK
     if not ink.any():
         return None
     edges = [bool(ink[:, 0].any()), bool(ink[0].any()), bool(ink[:, -1].any()), bool(ink[-1].any())]
@@ -129,8 +129,7 @@ def corner_fill(rgb: np.ndarray, box: Sequence[int]) -> float | None:
     crop = rgb[max(0, y1):y2, max(0, x1):x2].astype(np.int16)
     if crop.shape[0] < 8 or crop.shape[1] < 8:
         return None
-    values, counts = np.unique(crop.reshape(-1, 3), axis=0, return_counts=True)
-    ink = np.abs(crop - values[counts.argmax()]).max(axis=2) > 40
+    ink = np.abs(crop - background_colour(crop).astype(np.int16)).max(axis=2) > 40
     cols = ink.any(axis=0)
     xs = np.flatnonzero(cols)
     if xs.size == 0:

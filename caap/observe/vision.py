@@ -119,27 +119,25 @@ def spin_value(reader_text: str, ocr_text: str) -> str | None:
     return None
 
 
+def _at_right_end(field: Element, button: Element) -> bool:
+    """Whether a button's middle lies against the right end of a field (within one and a half
+    field heights inside it, one beyond it)."""
+    _, y1, x2, y2 = field.bbox
+    cx, cy = (button.bbox[0] + button.bbox[2]) / 2, (button.bbox[1] + button.bbox[3]) / 2
+    return x2 - (y2 - y1) * 1.5 <= cx <= x2 + (y2 - y1) and y1 - 4 <= cy <= y2 + 4
+
+
 def spin_boxes(elements: list[Element]) -> set[int]:
     """The text fields that are spin boxes: an up and a down button stacked against the field's
     right end (a number input, jQuery UI's spinner, a desktop toolkit's spin button). Their value
     is a number."""
-    ups = [e for e in elements if e.type == ElementType.BUTTON and (e.text or "").strip() in _STEPPERS[0]]
-    downs = [e for e in elements if e.type == ElementType.BUTTON and (e.text or "").strip() in _STEPPERS[1]]
-    found = set()
-    for i, f in enumerate(elements):
-        if f.type != ElementType.INPUT_FIELD or not ups or not downs:
-            continue
-        x1, y1, x2, y2 = f.bbox
-
-        def beside(b: Element, x1: int = x1, y1: int = y1, x2: int = x2, y2: int = y2) -> bool:
-            cx, cy = (b.bbox[0] + b.bbox[2]) / 2, (b.bbox[1] + b.bbox[3]) / 2
-            return x2 - (y2 - y1) * 1.5 <= cx <= x2 + (y2 - y1) and y1 - 4 <= cy <= y2 + 4
-
-        up = [b for b in ups if beside(b)]
-        down = [b for b in downs if beside(b)]
-        if any(u.bbox[1] < d.bbox[1] for u in up for d in down):
-            found.add(i)
-    return found
+    buttons = [e for e in elements if e.type == ElementType.BUTTON]
+    ups = [b for b in buttons if (b.text or "").strip() in _STEPPERS[0]]
+    downs = [b for b in buttons if (b.text or "").strip() in _STEPPERS[1]]
+    if not ups or not downs:
+        return set()
+    return {i for i, f in enumerate(elements) if f.type == ElementType.INPUT_FIELD
+            and any(u.bbox[1] < d.bbox[1] for u in ups if _at_right_end(f, u) for d in downs if _at_right_end(f, d))}
 
 
 class VisionObserver:

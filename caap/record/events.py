@@ -19,8 +19,7 @@ from typing import Any, Literal
 from caap.act.actions import KEYS, MODIFIERS, _normalise_key, lookup
 from caap.act.safety import label_of
 from caap.decide.demos import DemoStep
-from caap.elements import Element
-from caap.geometry import area, contains
+from caap.elements import Element, element_at
 
 # Thresholds a person's hand produces; close to common desktop defaults.
 DOUBLE_CLICK_S = 0.4
@@ -350,12 +349,6 @@ ELEMENT_ACTIONS = {"click_element", "control_click_element", "double_click_eleme
 PASSWORD_WORDS = re.compile(r"(?i)pass(word|code|phrase)?|\bpin\b|secret|\bcvv\b|\bcvc\b")
 _BULLETS = re.compile(r"^[•●∙·*]+$")
 TEXT_FIELDS = ("input_field", "text_area")
-
-
-def element_at(elements: Sequence[Element] | None, point: tuple[int, int]) -> Element | None:
-    """The smallest visible element whose box contains the point."""
-    hits = [e for e in elements or () if e.visible and contains(e.bbox, *point)]
-    return min(hits, key=lambda e: area(e.bbox), default=None)
 
 
 def is_password_field(element: Element | None, elements: Sequence[Element] | None = None) -> bool:
