@@ -47,6 +47,17 @@ def iou(a: Box, b: Box) -> float:
     return inter / float(area(a) + area(b) - inter)
 
 
+def uncovered_part(box: Box, other: Box) -> Box:
+    """The largest band of ``box`` that ``other`` does not reach (left, right, above or below it);
+    ``box`` itself when they do not overlap or ``other`` covers it across."""
+    if intersection(box, other) == 0:
+        return box
+    bands = [(box[0], box[1], min(box[2], other[0]), box[3]), (max(box[0], other[2]), box[1], box[2], box[3]),
+             (box[0], box[1], box[2], min(box[3], other[1])), (box[0], max(box[1], other[3]), box[2], box[3])]
+    best = max(bands, key=area)
+    return best if area(best) > 0 else box
+
+
 def clip(box: Box, width: int, height: int) -> Box | None:
     """Clip a box to an image of the given size; None when nothing of it is left."""
     x1, y1 = max(0, box[0]), max(0, box[1])

@@ -122,3 +122,35 @@ def test_scrolled_element_keeps_its_id_by_text_and_size():
 def test_parse_elements_accepts_bare_list():
     els = parse_elements([{"type": "scrollbar", "bbox": [150, 0, 160, 210]}])
     assert els[0].type is ElementType.SCROLLBAR
+
+
+def test_a_click_on_stacked_buttons_goes_where_only_that_button_is():
+    """click-test-2 seed 7: the box of ONE (behind TWO) had its middle on TWO's edge, and the click
+    meant for ONE pressed TWO. Each button is clicked in the band of its box the other's box leaves."""
+    from caap.elements import click_point
+
+    two = Element(id=2, type="button", bbox=[38, 162, 85, 201], text="TWON")
+    one = Element(id=3, type="button", bbox=[55, 157, 98, 199], text="WONE")
+    assert click_point(one, [two, one]) == (91, 178)
+    assert click_point(two, [two, one]) == (46, 181)
+    # Alone, boxed twice (mostly the same box), inside another, or overlapping an element of another
+    # type (a label over its field): the centre.
+    assert click_point(one, [one]) == one.centre
+    twice = Element(id=4, type="button", bbox=[56, 157, 99, 200])
+    assert click_point(one, [one, twice]) == one.centre
+    panel = Element(id=5, type="button", bbox=[0, 150, 150, 210])
+    assert click_point(one, [one, panel]) == one.centre
+    label = Element(id=6, type="text", bbox=[38, 162, 85, 201], text="x")
+    assert click_point(one, [one, label]) == one.centre
+    # A sliver left uncovered is no place to click: the centre.
+    sliver = Element(id=7, type="button", bbox=[40, 150, 95, 205])
+    assert click_point(one, [one, sliver]) == one.centre
+
+
+def test_a_planned_click_goes_to_the_click_point():
+    from caap.act.actions import ScreenState, plan
+
+    two = Element(id=2, type="button", bbox=[38, 162, 85, 201], text="TWON")
+    one = Element(id=3, type="button", bbox=[55, 157, 98, 199], text="WONE")
+    planned = plan("click_element", {"element_id": 3}, ScreenState([two, one], 160, 210))
+    assert planned.point == (91, 178)

@@ -11,9 +11,11 @@ from PIL import Image, ImageDraw, ImageFont
 
 from caap.elements import Element
 from caap.observe.colour import dominant_colour, on_page_colour
-from caap.observe.detector import drop_spanning_rows
+from caap.observe.detector import drop_spanning_rows, merge_overlapping_words
 from caap.observe.figures import control_kinds, corner_fill, solid_figure, solid_figures
-from caap.observe.ink import foreign_ink, without_foreign_ink
+from caap.observe.grips import find_grip, grip_of, resize_grips
+from caap.observe.ink import caret_columns, foreign_ink, without_foreign_ink
+from caap.observe.snap import split_links
 from caap.observe.vision import (
     DEFAULT_DETECTOR,
     DEFAULT_READER,
@@ -24,6 +26,9 @@ from caap.observe.vision import (
 )
 
 SCREENS = Path(__file__).parent / "fixtures" / "screens"
+# Arial's metric twin, as Chromium draws MiniWoB's text here (setup.sh --system installs it).
+FONT = Path("/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf")
+needs_font = pytest.mark.skipif(not FONT.is_file(), reason="needs fonts-liberation (tools/setup.sh --system)")
 
 
 def row(text: str, box: list[int], score: float = 0.9, **kw) -> Element:
@@ -240,3 +245,129 @@ def test_click_widget_radio_buttons_are_not_checkboxes(observer):
     found = observer.observe(Image.open(SCREENS / "click-widget-radio-called-checkbox.png"))
     kinds = {e.text: e.type.value for e in found if e.type.value in ("checkbox", "radio")}
     assert kinds == {"US": "radio", "GDK": "radio", "Hh8": "checkbox", "0": "checkbox"}
+
+
+# --- carets, resize grips, words and links the detector boxed wrongly ---------------------------------
+
+
+def _line(text: str, caret_gap: int | None, width: int = 120) -> np.ndarray:
+    """One line of 13 px text on white, with a 1 px caret ``caret_gap`` px after it (None: none)."""
+    font = ImageFont.truetype(FONT, 13)
+    image = Image.new("RGB", (width, 14), "white")
+    draw = ImageDraw.Draw(image)
+    draw.text((2, -1), text, font=font, fill=(0, 0, 0))
+    if caret_gap is not None:
+        x = int(draw.textlength(text, font=font)) + 2 + caret_gap
+        draw.line([(x, 0), (x, 13)], fill=(0, 0, 0))
+    return np.asarray(image)
+
+
+@needs_font
+@pytest.mark.parametrize("text", ["Tiphani", "Kiley", "well", "-3", "1", "Ramsey", "jump"])
+def test_a_caret_after_the_text_is_found(text):
+    found = caret_columns(_line(text, 1))
+    assert found is not None
+    # What is left reads as the text alone: nothing of the caret remains.
+    line = _line(text, 1).copy()
+    line[:, found] = 255
+    assert np.array_equal(line, _line(text, None))
+
+
+@needs_font
+@pytest.mark.parametrize("text", ["Tiphani", "song", "well", "Il", "rag", "1", "jump", "Kiley"])
+def test_a_final_letter_is_not_a_caret(text):
+    """A final l, I or 1 stops at the baseline; a final g hooks back under its bowl."""
+    assert caret_columns(_line(text, None)) is None
+
+
+def test_a_caret_after_a_typed_name_is_not_read_as_a_letter(observer):
+    """email-inbox-nl-turk: after the search, the caret right after the name read as an ``l``
+    (``Tiphanil``) and the agent typed the name again until its step limit."""
+    found = observer.observe(Image.open(SCREENS / "email-search-caret-after-name.png"))
+    (field,) = [e for e in found if e.type.value == "input_field"]
+    assert field.text == "Tiphani"
+
+
+def test_a_resize_grip_is_found_in_a_fields_corner():
+    rgb = np.asarray(Image.open(SCREENS / "resize-textarea-start.png").convert("RGB"))
+    assert grip_of(rgb, [35, 80, 121, 152]) == (109, 139, 116, 146)
+    # No grip in a plain field (the same box moved off the corner) or on a blank page.
+    assert grip_of(rgb, [35, 80, 100, 130]) is None
+    assert grip_of(np.full((50, 50, 3), 255, np.uint8), [0, 0, 50, 50]) is None
+    # Parallel strokes of a glyph (an italic "//") end on no common row or column: not a grip.
+    strokes = np.full((16, 16, 3), 255, np.uint8)
+    for k in range(6):
+        strokes[8 - k, 3 + k] = 0
+        strokes[11 - k, 5 + k] = 0
+    assert find_grip(strokes) is None
+
+
+def test_a_small_text_area_with_a_grip_is_a_text_area_with_a_handle(observer):
+    """resize-textarea: dragged small, the text area was detected as an input field with no resize
+    handle, and the agent could not tell that it had shrunk."""
+    found = observer.observe(Image.open(SCREENS / "resize-textarea-small-area.png"))
+    areas = [e for e in found if e.type.value == "text_area"]
+    handles = [e for e in found if e.type.value == "resize_handle"]
+    assert len(areas) == 1 and not [e for e in found if e.type.value == "input_field"]
+    assert len(handles) == 1
+    x, y = handles[0].centre
+    assert 69 <= x <= 76 and 84 <= y <= 91  # on the grip's stripes
+
+
+def test_resize_grips_rule_types_and_adds_once():
+    rgb = Image.open(SCREENS / "resize-textarea-start.png")
+    field = Element(type="input_field", bbox=[35, 80, 121, 152], text="", focused=False, score=0.8)
+    out = resize_grips(rgb, [field])
+    assert [e.type.value for e in out] == ["text_area", "resize_handle"]
+    assert out[0].bbox == field.bbox and out[0].focused is False
+    # A handle the detector found over the grip is not added twice.
+    handle = Element(type="resize_handle", bbox=[103, 133, 120, 150], score=0.9)
+    assert [e.type.value for e in resize_grips(rgb, [field, handle])] == ["text_area", "resize_handle"]
+
+
+def test_a_paragraphs_missed_last_line_is_found(observer):
+    """click-collapsible-2: the lone link "adipiscing." on a section's last line had no box at
+    all; the agent opened every section and gave up."""
+    found = observer.observe(Image.open(SCREENS / "click-collapsible-2-last-line-missed.png"))
+    links = {e.text: e for e in found if e.type.value == "hyperlink"}
+    assert "adipiscing." in links
+    assert links["adipiscing."].bbox[1] >= 136
+
+
+def test_two_links_in_one_box_are_split_at_the_underline_break(observer):
+    """click-collapsible-2: the links "eu" and "lobortis." a space apart were boxed as one link."""
+    found = observer.observe(Image.open(SCREENS / "click-collapsible-2-two-links-one-box.png"))
+    links = {e.text for e in found if e.type.value == "hyperlink"}
+    assert {"eu", "lobortis."} <= links and "eu lobortis." not in links
+
+
+@needs_font
+def test_one_link_underlined_across_a_space_stays_whole():
+    image = Image.new("RGB", (120, 16), "white")
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.truetype(FONT, 13)
+    draw.text((2, 0), "nibh laoreet", font=font, fill=(0, 0, 238))
+    draw.line([(2, 14), (2 + int(draw.textlength("nibh laoreet", font=font)), 14)], fill=(0, 0, 238))
+    link = Element(type="hyperlink", bbox=[2, 1, 80, 14], score=0.9)
+    assert split_links(image, [link]) == [link]
+
+
+def test_a_word_boxed_twice_in_two_parts_is_one_box(observer):
+    """click-collapsible-2: the link "ullamcorper" came as two overlapping links ``ullamco`` and
+    ``amcorper``; neither matched."""
+    found = observer.observe(Image.open(SCREENS / "click-collapsible-2-link-boxed-twice.png"))
+    assert "ullamcorper" in {e.text for e in found if e.type.value == "hyperlink"}
+
+
+def test_overlapping_word_boxes_merge_but_neighbours_do_not():
+    a = Element(type="hyperlink", bbox=[41, 123, 74, 134], score=0.6)
+    b = Element(type="hyperlink", bbox=[54, 123, 95, 134], score=0.7)
+    (merged,) = merge_overlapping_words([a, b])
+    assert merged.bbox == (41, 123, 95, 134) and merged.score == 0.7
+    # Words a space apart, boxes of other lines or types, and unsure boxes stay as they are.
+    c = Element(type="hyperlink", bbox=[97, 123, 120, 134], score=0.9)
+    d = Element(type="hyperlink", bbox=[41, 134, 74, 145], score=0.9)
+    e = Element(type="text", bbox=[60, 123, 90, 134], score=0.9)
+    f = Element(type="hyperlink", bbox=[100, 123, 118, 134], score=0.1)
+    assert merge_overlapping_words([c, d, e]) == [c, d, e]
+    assert merge_overlapping_words([c, f]) == [c, f]

@@ -298,6 +298,22 @@ def test_click_button_sequence() -> None:
                                                                                 sp.done()]
 
 
+def test_stacked_buttons_are_found_by_what_shows_of_their_names() -> None:
+    """click-test-2 and click-button-sequence: the buttons cover each other. What shows of ONE is ``ON``
+    (seed 17), or its box takes in a letter of TWO in front of it (``WONE``, seed 7)."""
+    two = el(3, "button", (108, 64, 149, 105), text="TWO", focused=False)
+    on = el(4, "button", (77, 75, 117, 115), text="ON", focused=False)
+    assert plan("Click button ONE.", [two, on]) == [("click_element", {"element_id": 4}), sp.done()]
+    twon = el(2, "button", (38, 162, 85, 201), text="TWON", focused=False)
+    wone = el(3, "button", (55, 157, 98, 199), text="WONE", focused=False)
+    assert plan("Click button ONE, then click button TWO.", [twon, wone]) == [
+        ("click_element", {"element_id": 3}), ("click_element", {"element_id": 2}), sp.done()]
+    # Two candidates that both could be ONE are no answer: the task fails rather than guess.
+    o = el(5, "button", (4, 60, 44, 100), text="ON", focused=False)
+    n = el(6, "button", (50, 60, 90, 100), text="NE", focused=False)
+    assert plan("Click button ONE, then click button TWO.", [two, o, n])[0][0] == "fail"
+
+
 # --- the server -------------------------------------------------------------------------------------
 
 

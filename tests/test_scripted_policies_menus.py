@@ -226,6 +226,24 @@ def test_resize_textarea_drags_the_corner_and_checks_it_moved() -> None:
     assert plan(grow, [area, low, SUBMIT])[2] == sp.move(77, 205)
 
 
+def test_resize_textarea_reads_the_areas_edge_when_the_handle_is_hidden() -> None:
+    """resize-textarea seeds 3 and 5: the corner was dragged under the Submit button, which covers the
+    handle; the text area's own bottom edge shows that it grew."""
+    task = "Resize the textarea so that the height is larger than its initial size then press Submit."
+    dragged = [(act("drag_mouse_hold_down", x=111, y=141), CHANGED), (act("drag_mouse_move", x=111, y=156), CHANGED),
+               (act("drag_mouse_move", x=111, y=171), CHANGED), (act("drag_mouse_release"), CHANGED)]
+    grown = el(4, "text_area", (35, 81, 122, 170), text="", focused=False)
+    assert plan(task, [grown, SUBMIT], dragged) == [clicks(SUBMIT), sp.done()]
+    # The edge a few pixels below the grab (where it was before the drag) is no proof: no handle, no plan.
+    same = el(4, "text_area", (35, 80, 121, 152), text="", focused=False)
+    assert plan(task, [same, SUBMIT], dragged)[0][0] == "fail"
+    # Smaller: the edge now above the point where the corner was grabbed.
+    task = "Resize the textarea so that the height is smaller than its initial size then press Submit."
+    up = [(act("drag_mouse_hold_down", x=72, y=117), CHANGED), (act("drag_mouse_release"), CHANGED)]
+    shrunk = el(4, "text_area", (24, 70, 81, 96), text="", focused=False)
+    assert plan(task, [shrunk, SUBMIT], up) == [clicks(SUBMIT), sp.done()]
+
+
 # --- scroll-text, scroll-text-2 -----------------------------------------------------------------------------
 
 

@@ -270,6 +270,24 @@ def find(p: Prompt, types: tuple[str, ...] | str, text: str | None = None, *, ex
     return found[0] if found else None
 
 
+def find_covered(p: Prompt, types: tuple[str, ...] | str, name: str, others: Iterable[str]) -> El | None:
+    """The element named ``name`` among stacked ones that cover each other (click-test-2's ONE and TWO):
+    the exact name if one has it, else the one element whose visible text holds the name (the box
+    takes in a letter of its neighbour: ``WONE``), else the one whose text (two letters or more) is
+    part of ``name`` and of none of the ``others`` (the rest is hidden behind its neighbour: ``ON``).
+    A model that is told of buttons ``TWO`` and ``ON`` and asked for ONE reads it the same way."""
+    found = find(p, types, name)
+    if found is not None:
+        return found
+    pool = find_all(p, types)
+    holding = [e for e in pool if norm(name) in norm(e.text)]
+    if len(holding) == 1:
+        return holding[0]
+    part = [e for e in pool if len(norm(e.text)) >= 2 and norm(e.text) in norm(name)
+            and not any(norm(e.text) in norm(o) for o in others)]
+    return part[0] if len(part) == 1 else None
+
+
 def same_text(a: str | None, b: str | None) -> bool:
     return (a or "").strip() == (b or "").strip() or norm(a) == norm(b)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from caap.act.executor import Executor
-from caap.elements import Element, quote
+from caap.elements import Element, click_point, quote
 
 ParamKind = Literal["integer", "number", "string"]
 
@@ -211,7 +211,7 @@ class ActionSpec:
             args[p.name] = value
         point: tuple[int, int] | None = None
         if element is not None:
-            point = element.centre
+            point = click_point(element, screen.elements)
         elif "x" in args and "y" in args:
             point = (int(args["x"]), int(args["y"]))
         return PlannedAction(self.name, args, element, point)

@@ -16,7 +16,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import as_box, clip, iou
-from caap.observe.snap import add_missed_words, snap_text_boxes
+from caap.observe.snap import SURE_SCORE, add_missed_words, snap_text_boxes, split_links
 from caap.taxonomy import DETECTOR_CLASSES, ElementType
 
 
@@ -81,7 +81,9 @@ class Detector:
         found = drop_spanning_rows(merge_duplicates(found, self.merge_iou))
         # Snapping fits the text boxes to the words on the screen, then finds the words of their lines
         # that no box holds (short inline links the network misses).
-        return add_missed_words(image, snap_text_boxes(image, found)) if self.snap else found
+        if not self.snap:
+            return found
+        return merge_overlapping_words(add_missed_words(image, split_links(image, snap_text_boxes(image, found))))
 
 
 def merge_duplicates(elements: list[Element], threshold: float = 0.7) -> list[Element]:
@@ -91,6 +93,45 @@ def merge_duplicates(elements: list[Element], threshold: float = 0.7) -> list[El
         if all(iou(e.bbox, k.bbox) < threshold for k in kept):
             kept.append(e)
     return kept
+
+
+WORD_TYPES = (ElementType.TEXT, ElementType.HYPERLINK)
+MIN_WORD_OVERLAP_PX = 3  # words on a line stand a space apart: boxes overlapping more are one thing
+SAME_LINE = 0.7          # share of the lower box's height two boxes must share to lie on one line
+
+
+def merge_overlapping_words(elements: list[Element]) -> list[Element]:
+    """One box for text or link boxes of one class on one line that overlap: the words of a line
+    stand a space apart, so two boxes that run into each other cover one thing the network boxed
+    twice, in two parts ("ullamco" and "amcorper" for the link "ullamcorper") or a part inside the
+    whole; the reader gets the union and reads it once. The most confident box's score stands."""
+    words = [e for e in elements if e.type in WORD_TYPES and (e.score or 0.0) >= SURE_SCORE]
+    if len(words) < 2:
+        return elements
+    merged = list(elements)
+    changed = True
+    while changed:
+        changed = False
+        for i, a in enumerate(merged):
+            for j in range(i + 1, len(merged)):
+                b = merged[j]
+                if a.type != b.type or a.type not in WORD_TYPES or min(a.score or 0.0, b.score or 0.0) < SURE_SCORE:
+                    continue
+                shared_y = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1])
+                shared_x = min(a.bbox[2], b.bbox[2]) - max(a.bbox[0], b.bbox[0])
+                lower = min(a.bbox[3] - a.bbox[1], b.bbox[3] - b.bbox[1])
+                if shared_y < SAME_LINE * lower or shared_x < MIN_WORD_OVERLAP_PX:
+                    continue
+                box = (min(a.bbox[0], b.bbox[0]), min(a.bbox[1], b.bbox[1]),
+                       max(a.bbox[2], b.bbox[2]), max(a.bbox[3], b.bbox[3]))
+                best = a if (a.score or 0.0) >= (b.score or 0.0) else b
+                merged[i] = best.model_copy(update={"bbox": box})
+                del merged[j]
+                changed = True
+                break
+            if changed:
+                break
+    return merged
 
 
 ROW_TYPES = (ElementType.TABLED_TEXT,)

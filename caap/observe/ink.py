@@ -73,9 +73,60 @@ def foreign_ink(crop: np.ndarray) -> np.ndarray | None:
     return ~core
 
 
+CARET_MAX_WIDTH = 2     # a caret is a 1 px line, anti-aliased onto a second column at most
+CARET_BELOW_PX = 2      # ... that reaches this far below the text's baseline
+
+
+def caret_columns(crop: np.ndarray) -> slice | None:
+    """The columns of a text caret at the end of the text in a field's crop (H × W × 3, border
+    cut away), or None. Read with the value, a caret becomes a letter (``Tiphani`` + caret read
+    ``Tiphanil``), and an agent that checks what it typed types it again.
+
+    Chromium draws the caret over the whole line box: from the top of the tallest glyphs down to
+    the descenders, in one unbroken column. A final ``l`` or ``I`` stops at the baseline, so the
+    caret is the thin unbroken column at the end of the ink that reaches as high as the rest and at
+    least ``CARET_BELOW_PX`` below the value's baseline (the row where most of its strongest columns
+    end). A caret inside the text (after a click there) is left to the readers."""
+    if crop.shape[0] < 6 or crop.shape[1] < 4:
+        return None
+    diff = np.abs(crop.astype(np.int16) - _background(crop)).max(axis=2)
+    ink = diff > INK_DIFFERENCE
+    cols = np.flatnonzero(ink.any(axis=0))
+    if cols.size < 4:
+        return None
+    last = int(cols[-1])
+    strong = diff >= CORE_FRACTION * int(diff.max())
+    # Widest first: the caret's own column and its anti-aliased outer side go together.
+    for c, span in ((last - k, slice(last - k, last + 1)) for k in range(CARET_MAX_WIDTH - 1, -1, -1)):
+        run = np.flatnonzero(ink[:, c])
+        if run.size < 6 or run[-1] - run[0] + 1 != run.size:
+            continue
+        rest = ink.copy()
+        rest[:, span] = False
+        rest_cols = np.flatnonzero(rest.any(axis=0))
+        if rest_cols.size < 3:
+            continue
+        # The baseline of the value's own ink (a lighter text behind it may sit higher).
+        core = strong & rest
+        core_cols = np.flatnonzero(core.any(axis=0))
+        if core_cols.size < 3:
+            continue
+        bottoms = np.array([np.flatnonzero(core[:, k])[-1] for k in core_cols])
+        baseline = int(np.bincount(bottoms).argmax())  # where most columns end (a T's bar ends higher)
+        rows = np.flatnonzero(rest.any(axis=1))
+        inner = span.start - 1
+        # Below the baseline the caret stands alone (a final "g" hooks back under its bowl); above
+        # it, the last glyph's anti-aliased edge may touch it.
+        apart = not (0 <= inner < ink.shape[1]) or not ink[baseline + 1:, inner].any()
+        past_both = run[0] < rows[0] and run[-1] > rows[-1]
+        if (apart and run[0] <= rows[0] + 1 and run[-1] >= baseline + CARET_BELOW_PX) or past_both:
+            return span
+    return None
+
+
 def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Image.Image:
-    """``image`` with the second text of every text field painted in that field's background
-    colour (``image`` itself when no field shows one)."""
+    """``image`` with the second text and the caret of every text field painted in that field's
+    background colour (``image`` itself when no field shows either)."""
     fields = [e for e in elements if e.type in FIELD_TYPES]
     if not fields:
         return image
@@ -91,5 +142,10 @@ def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Imag
         mask = foreign_ink(crop)
         if mask is not None:
             crop[mask] = _background(crop).astype(np.uint8)
+            painted = True
+        # With the second text gone, the caret is the last thing on the line.
+        caret = caret_columns(crop)
+        if caret is not None:
+            crop[:, caret] = _background(crop).astype(np.uint8)
             painted = True
     return Image.fromarray(rgb) if painted else image

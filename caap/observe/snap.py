@@ -181,6 +181,10 @@ def snap_text_boxes(image: Image.Image, elements: Sequence[Element], *, max_shif
 # --- words no box holds ---------------------------------------------------------------------------
 LINE_TYPES = frozenset({ElementType.TEXT, ElementType.HYPERLINK})
 WORD_SPACE = 0.7  # line heights: the widest blank between two words of one line of running text
+MISSED_LINES = 3  # whole lines looked for below a paragraph, one after another
+# The rules that cut, join or add boxes from a box's neighbours act on boxes the observer keeps at its
+# default threshold only: low-confidence boxes (kept for evaluation) never change a sure one.
+SURE_SCORE = 0.25
 
 
 def _same_line(a: Box, b: Box) -> bool:
@@ -189,6 +193,25 @@ def _same_line(a: Box, b: Box) -> bool:
     overlap = min(a[3], b[3]) - max(a[1], b[1])
     ha, hb = a[3] - a[1], b[3] - b[1]
     return overlap >= 0.7 * min(ha, hb) and abs(ha - hb) <= 2
+
+
+def _next_lines(lines: list[list[int]], boxes: list[Box]) -> list[tuple[int, int, int, list[int]]]:
+    """Bands where a paragraph's next line stands but no box was found: one line pitch below a
+    line that has a line above it at the same left edge and pitch, when no line was found there.
+    Each band is (top, bottom, left edge, the paragraph's line above it)."""
+    spans = [(min(boxes[i][0] for i in line), int(np.median([boxes[i][1] for i in line])),
+              int(np.median([boxes[i][3] for i in line]))) for line in lines]
+    bands = []
+    for k, (left, y1, y2) in enumerate(spans):
+        height = y2 - y1
+        above = [(y1 - b[1]) for b in spans if abs(b[0] - left) <= 2 and height <= y1 - b[1] <= 1.6 * height]
+        if not above:
+            continue
+        pitch = min(above)
+        if any(abs(b[1] - (y1 + pitch)) <= 2 for b in spans):
+            continue
+        bands.append((y1 + pitch, y2 + pitch, left, lines[k]))
+    return bands
 
 
 def add_missed_words(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
@@ -201,70 +224,171 @@ def add_missed_words(image: Image.Image, elements: Sequence[Element]) -> list[El
     so), and it looks like text (``_words``). A word inked in another colour than the line's plain
     text (or, on a line of links only, underlined) is a link of its own: a new hyperlink. Any other
     word belongs to the plain text beside it, whose box grows to hold it; with no plain text box
-    beside it, it becomes a new text element. New elements get the lowest score of their line."""
+    beside it, it becomes a new text element. New elements get the lowest score of their line.
+
+    A paragraph's last line can be missed whole (click-collapsible-2's lone link "adipiscing." on
+    the last line of a section): one line pitch below a paragraph's last line (two lines or more at
+    one left edge), the words that run on from the paragraph's left edge are found the same way,
+    inked like the paragraph's plain text (else links)."""
     pixels = np.asarray(image.convert("RGB"))
-    width = pixels.shape[1]
+    bottom = pixels.shape[0]
     out = list(elements)
     boxes = [tuple(e.bbox) for e in elements]
-    lines: list[list[int]] = []  # indexes of one-line text boxes, grouped by line
-    for i, e in enumerate(elements):
-        h = e.bbox[3] - e.bbox[1]
-        if e.type not in LINE_TYPES or h < 6 or h > 40:
-            continue
-        for line in lines:
-            if _same_line(boxes[line[0]], boxes[i]):
-                line.append(i)
-                break
-        else:
-            lines.append([i])
+    lines = _group_lines(elements)
     added: list[Element] = []
     for line in lines:
         members = [boxes[i] for i in line]
         y1 = int(np.median([b[1] for b in members]))
         y2 = int(np.median([b[3] for b in members]))
-        height = y2 - y1
-        space = max(3, round(WORD_SPACE * height))
-        left = max(0, min(b[0] for b in members) - 3 * height)
-        right = min(width, max(b[2] for b in members) + 3 * height)
-        words = _words(pixels[y1:y2, left:right], max(3, round(height * 0.25)))
-        # Everything already boxed on this band, whatever its type (a button's label, a checkbox's).
-        taken = [tuple(e.bbox) for e in out + added if min(e.bbox[3], y2) - max(e.bbox[1], y1) > 0.3 * height]
-        plain = [i for i in line if elements[i].type is ElementType.TEXT]
-        # The ink colour of the line's plain text: a missed word inked otherwise is a link.
+        _add_band(pixels, elements, out, added, y1, y2, line, [(boxes[i][0], boxes[i][2], i) for i in line])
+    found = [*out, *added]
+    for _ in range(MISSED_LINES):
+        boxes = [tuple(e.bbox) for e in found]
+        more: list[Element] = []
+        sure = [[i for i in line if (found[i].score or 0.0) >= SURE_SCORE] for line in _group_lines(found)]
+        for y1, y2, left, above in _next_lines([line for line in sure if line], boxes):
+            if y2 > bottom:
+                continue
+            # The paragraph's left edge anchors the chain; its line above gives the text colour.
+            _add_band(pixels, found, list(found), more, y1, y2, above, [(left, left, None)], colour_line=(
+                int(np.median([boxes[i][1] for i in above])), int(np.median([boxes[i][3] for i in above]))))
+        if not more:
+            break
+        found += more
+    return found
+
+
+def _group_lines(elements: Sequence[Element]) -> list[list[int]]:
+    """Indexes of the one-line text and link boxes, grouped by line."""
+    lines: list[list[int]] = []
+    for i, e in enumerate(elements):
+        h = e.bbox[3] - e.bbox[1]
+        if e.type not in LINE_TYPES or h < 6 or h > 40:
+            continue
+        for line in lines:
+            if _same_line(tuple(elements[line[0]].bbox), tuple(e.bbox)):
+                line.append(i)
+                break
+        else:
+            lines.append([i])
+    return lines
+
+
+def _add_band(pixels: np.ndarray, elements: Sequence[Element], out: list[Element], added: list[Element],
+              y1: int, y2: int, line: list[int], spans: list[tuple[int, int, int | None]],
+              colour_line: tuple[int, int] | None = None) -> None:
+    """Find the missed words of the band ``y1``–``y2`` that chain out from ``spans`` (the found
+    words of the line, (left, right, element index or None)); grow ``out``'s plain text boxes of
+    ``line`` or append new elements to ``added``. ``colour_line``: the band whose plain text of
+    ``line`` gives the text colour (default: this band)."""
+    width = pixels.shape[1]
+    boxes = [tuple(e.bbox) for e in elements]
+    height = y2 - y1
+    space = max(3, round(WORD_SPACE * height))
+    left = max(0, min(sp[0] for sp in spans) - 3 * height)
+    right = min(width, max(max(sp[1] for sp in spans), max((boxes[i][2] for i in line), default=0)) + 3 * height)
+    if colour_line is not None:
+        right = min(width, max(boxes[i][2] for i in line) + 3 * height)
+    words = _words(pixels[y1:y2, left:right], max(3, round(height * 0.25)))
+    # Everything already boxed on this band, whatever its type (a button's label, a checkbox's).
+    taken = [tuple(e.bbox) for e in out + added if min(e.bbox[3], y2) - max(e.bbox[1], y1) > 0.3 * height]
+    plain = [i for i in line if elements[i].type is ElementType.TEXT]
+    # The ink colour of the line's plain text: a missed word inked otherwise is a link.
+    if colour_line is None:
         text_colour = sum((w.colour for w in words
                            if any(boxes[i][0] <= (w.start + w.end) / 2 + left < boxes[i][2] for i in plain)),
                           np.zeros(3))
-        missed = []
-        for w in words:
-            start, end = w.start + left, w.end + left
-            if (start <= left and left > 0) or (end >= right and right < width) or end - start < 2:
-                continue  # may go on beyond the band: not a whole word
-            if any(min(end, b[2]) - max(start, b[0]) > 0 for b in taken):
+    else:
+        cy1, cy2 = colour_line
+        above = _words(pixels[cy1:cy2, left:right], max(3, round(height * 0.25)))
+        text_colour = sum((w.colour for w in above
+                           if any(boxes[i][0] <= (w.start + w.end) / 2 + left < boxes[i][2] for i in plain)),
+                          np.zeros(3))
+        plain = []  # a new line's words never grow the boxes of the line above
+    missed = []
+    for w in words:
+        start, end = w.start + left, w.end + left
+        if (start <= left and left > 0) or (end >= right and right < width) or end - start < 2:
+            continue  # may go on beyond the band: not a whole word
+        if any(min(end, b[2]) - max(start, b[0]) > 0 for b in taken):
+            continue
+        link = not _same_colour(w.colour, text_colour) if text_colour.any() else w.underlined
+        missed.append((start, end, link))
+    # Chain outwards from the found words: each missed word must be a word space from the line.
+    grown = True
+    while grown and missed:
+        grown = False
+        for m in list(missed):
+            near = [sp for sp in spans if m[0] - sp[1] <= space and sp[0] - m[1] <= space]
+            if not near:
                 continue
-            link = not _same_colour(w.colour, text_colour) if text_colour.any() else w.underlined
-            missed.append((start, end, link))
-        # Chain outwards from the found words: each missed word must be a word space from the line.
-        spans: list[tuple[int, int, int | None]] = [(boxes[i][0], boxes[i][2], i) for i in line]
-        grown = True
-        while grown and missed:
-            grown = False
-            for m in list(missed):
-                near = [sp for sp in spans if m[0] - sp[1] <= space and sp[0] - m[1] <= space]
-                if not near:
-                    continue
-                missed.remove(m)
-                grown = True
-                beside = [sp[2] for sp in near if sp[2] is not None and sp[2] in plain]
-                if not m[2] and beside:
-                    k = beside[0]  # plain text: the text box beside it grows to hold it
-                    b = tuple(out[k].bbox)
-                    grown_box = as_box((min(b[0], m[0]), b[1], max(b[2], min(width, m[1] + RIGHT_PAD)), b[3]))
-                    out[k] = out[k].model_copy(update={"bbox": grown_box})
-                    spans.append((grown_box[0], grown_box[2], k))
-                    continue
-                kind = ElementType.HYPERLINK if m[2] else ElementType.TEXT
-                score = min((elements[i].score or 0.0) for i in line)
-                added.append(Element(type=kind, bbox=as_box((m[0], y1, min(width, m[1] + RIGHT_PAD), y2)),
-                                     score=score))
-                spans.append((m[0], m[1], None))
-    return [*out, *added]
+            missed.remove(m)
+            grown = True
+            beside = [sp[2] for sp in near if sp[2] is not None and sp[2] in plain]
+            if not m[2] and beside:
+                k = beside[0]  # plain text: the text box beside it grows to hold it
+                b = tuple(out[k].bbox)
+                grown_box = as_box((min(b[0], m[0]), b[1], max(b[2], min(width, m[1] + RIGHT_PAD)), b[3]))
+                out[k] = out[k].model_copy(update={"bbox": grown_box})
+                spans.append((grown_box[0], grown_box[2], k))
+                continue
+            kind = ElementType.HYPERLINK if m[2] else ElementType.TEXT
+            score = min((elements[i].score or 0.0) for i in line)
+            added.append(Element(type=kind, bbox=as_box((m[0], y1, min(width, m[1] + RIGHT_PAD), y2)), score=score))
+            spans.append((m[0], m[1], None))
+
+
+# --- links that run into each other ----------------------------------------------------------------
+MIN_PART_PX = 3  # a part of a split link holds at least this many glyph columns
+UNDERLINE_BELOW_PX = 2  # a link's box may end right above its underline
+
+
+def split_links(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
+    """The elements with every link box that holds two links cut in two. Each link has its own
+    underline: where the underline under a link box breaks within a blank gap between glyphs, one
+    link ends and the next begins (click-collapsible-2's links "eu" and "lobortis." a space apart,
+    boxed as one link "eu lobortis."). The parts keep the box's top, bottom and score."""
+    links = [i for i, e in enumerate(elements) if e.type is ElementType.HYPERLINK and (e.score or 0.0) >= SURE_SCORE]
+    if not links:
+        return list(elements)
+    pixels = np.asarray(image.convert("RGB"))
+    out: list[Element] = []
+    for i, e in enumerate(elements):
+        parts = _link_parts(pixels, e.bbox) if i in links else None
+        if not parts:
+            out.append(e)
+            continue
+        out += [e.model_copy(update={"bbox": as_box((a, e.bbox[1], b, e.bbox[3]))}) for a, b in parts]
+    return out
+
+
+def _link_parts(pixels: np.ndarray, box: Box) -> list[tuple[int, int]] | None:
+    """The column spans (screen x, exclusive ends) of the links in one link box, or None for one."""
+    x1, y1, x2, y2 = (int(v) for v in box)
+    band = pixels[y1:min(pixels.shape[0], y2 + UNDERLINE_BELOW_PX), x1:x2]  # the underline may lie just below
+    if band.shape[0] < 6 or band.shape[1] < 2 * MIN_PART_PX + 2:
+        return None
+    diff = band.astype(np.int32) - background_colour(band).astype(np.int32)
+    ink = np.abs(diff).sum(axis=2) > INK_DIFFERENCE
+    underline = _underline(ink)
+    under = underline.any(axis=0)
+    glyphs = (ink & ~underline).any(axis=0)
+    if not under.any():
+        return None
+    lined = np.flatnonzero(under)
+    # Breaks in the underline between its first and last column, over blank glyph columns.
+    cuts = [x for x in range(int(lined[0]), int(lined[-1]) + 1) if not under[x] and not glyphs[x]]
+    if not cuts:
+        return None
+    parts: list[tuple[int, int]] = []
+    start = 0
+    for x in cuts:
+        if glyphs[start:x].sum() >= MIN_PART_PX and glyphs[x:].sum() >= MIN_PART_PX:
+            cols = np.flatnonzero(glyphs[start:x]) + start
+            parts.append((x1 + int(cols[0]), x1 + min(int(cols[-1]) + 1 + RIGHT_PAD, x)))
+            start = x + 1
+    if not parts:
+        return None
+    cols = np.flatnonzero(glyphs[start:]) + start
+    parts.append((x1 + int(cols[0]), x1 + int(cols[-1]) + 1 + RIGHT_PAD))
+    return parts

@@ -27,6 +27,7 @@ from caap.observe.colour import dominant_colour, on_page_colour
 from caap.observe.ctc import normalise
 from caap.observe.detector import Detector
 from caap.observe.figures import control_kinds, solid_figures
+from caap.observe.grips import resize_grips
 from caap.observe.ink import without_foreign_ink
 from caap.observe.text_choice import resolve_lookalikes
 from caap.taxonomy import SUBTYPE, TEXT, TEXT_ELEMENT_TYPES, ElementType, attributes_of
@@ -207,6 +208,7 @@ class VisionObserver:
                 elements = self._ocr_texts(image, elements)
                 timings["ocr"] = round((time.perf_counter() - t2) * 1000, 2)
             elements = control_kinds(image, solid_figures(image, without_trailing_chevrons(elements)))
+            elements = resize_grips(image, elements)
         t3 = time.perf_counter()
         self.last_timings_ms = {"detect": round((t1 - t0) * 1000, 2), "read": timings.get("read", 0.0),
                                 **({"ocr": timings["ocr"]} if "ocr" in timings else {}),

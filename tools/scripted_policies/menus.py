@@ -294,6 +294,15 @@ def resize_textarea(p: Prompt, m: re.Match[str]) -> list[Action]:
         return [release()]
     sign = 1 if m["dir"] == "larger" else -1
     horizontal = m["dim"] == "width"
+    area = find(p, "text_area")
+    if handle is None and grabs and area is not None:
+        # The corner was dragged under another element (the Submit button), which hides the handle:
+        # the text area's own edge says where the corner is now. It was grabbed a few pixels inside
+        # that edge; now the edge lies well past that point the wanted way.
+        gx, gy = grabs[-1]
+        edge, grabbed = (area.box[2], gx) if horizontal else (area.box[3], gy)
+        if (edge - grabbed) * sign >= (12 if sign > 0 else 0):
+            return finish(submit_button(p))
     if handle is None:
         return [fail("no resize handle on the screen")]
     if grabs:
