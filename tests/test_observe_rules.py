@@ -12,7 +12,7 @@ from PIL import Image, ImageDraw, ImageFont
 from caap.elements import Element
 from caap.observe.colour import dominant_colour, on_page_colour
 from caap.observe.detector import drop_spanning_rows, merge_overlapping_words
-from caap.observe.figures import control_kinds, corner_fill, solid_figure, solid_figures
+from caap.observe.figures import control_kinds, corner_fill, lone_glyphs, plain_bar, solid_figure, solid_figures
 from caap.observe.grips import find_grip, grip_of, resize_grips
 from caap.observe.ink import caret_columns, foreign_ink, without_foreign_ink
 from caap.observe.snap import split_links
@@ -371,3 +371,49 @@ def test_overlapping_word_boxes_merge_but_neighbours_do_not():
     f = Element(type="hyperlink", bbox=[100, 123, 118, 134], score=0.1)
     assert merge_overlapping_words([c, d, e]) == [c, d, e]
     assert merge_overlapping_words([c, f]) == [c, f]
+
+
+# --- lone glyphs, light text on a fill ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("identify-shape-lone-j.png", "j"),             # no box was proposed for it
+    ("identify-shape-a-read-triangle.png", "A"),    # the reader wrote a figure's symbol for a letter
+    ("identify-shape-l-read-one.png", "l"),         # a plain bar read as the digit one
+])
+def test_identify_shapes_lone_letters_read_as_letters(observer, name, text):
+    found = observer.observe(Image.open(SCREENS / name))
+    lone = [e for e in found if e.type.value in ("text", "shape") and 60 <= e.bbox[1] <= 110]
+    assert [(e.type.value, e.text) for e in lone] == [("text", text)]
+
+
+def test_lone_glyphs_are_only_large_blobs_standing_alone():
+    image = Image.new("RGB", (160, 210), "white")
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([70, 70, 75, 100], fill=(200, 30, 30))       # a large lone glyph
+    draw.rectangle([20, 150, 24, 158], fill=(0, 0, 0))          # small: text or an icon, never added
+    draw.rectangle([100, 60, 104, 90], fill=(0, 0, 0))          # large, but another blob lies 9 px off
+    draw.rectangle([114, 60, 117, 70], fill=(0, 0, 0))
+    draw.rectangle([30, 40, 34, 70], fill=(0, 0, 0))            # large, inside an element's box
+    held = Element(type="button", bbox=[20, 35, 60, 75], text="x", score=0.9)
+    out = lone_glyphs(image, [held])
+    assert [(e.type.value, e.bbox) for e in out[1:]] == [("text", (70, 70, 76, 101))]
+
+
+@needs_font
+def test_a_one_is_no_plain_bar_but_an_l_is():
+    for text, bar in (("1", False), ("l", True), ("7", False)):
+        image = Image.new("RGB", (60, 60), "white")
+        ImageDraw.Draw(image).text((20, 10), text, font=ImageFont.truetype(FONT, 36), fill=(0, 0, 0))
+        rgb = np.asarray(image)
+        ys, xs = np.nonzero(rgb.min(axis=2) < 128)
+        assert plain_bar(rgb, [xs.min(), ys.min(), xs.max() + 1, ys.max() + 1]) is bar, text
+
+
+@pytest.mark.parametrize(("name", "entry"), [
+    ("click-menu-hovered-entry.png", "Evy"),            # white on blue: read "Ewy"
+    ("click-menu-hovered-entry-chevron.png", "Marietta"),  # its white submenu arrow read as an "x"
+])
+def test_a_hovered_menu_entry_reads_as_its_name(observer, name, entry):
+    found = observer.observe(Image.open(SCREENS / name))
+    assert entry in {e.text for e in found if e.type.value == "tabled_text" and e.highlighted}

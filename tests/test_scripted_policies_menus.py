@@ -89,6 +89,9 @@ def test_click_menu_points_along_the_path_then_clicks_the_leaf() -> None:
     assert plan(task, top, history) == [("point_element", {"element_id": 3})]
     # A top-level entry is clicked at once.
     assert plan("Select Laurette", top) == [("click_element", {"element_id": 4}), sp.done()]
+    # A hyphenated name wraps after its hyphen onto a second row (click-menu seed 7: "Anne-" / "Corinne").
+    wrapped = rows((2, "Joana", 10, 59), (3, "Anne-", 10, 76), (4, "Corinne", 10, 87))
+    assert plan("Select Anne-Corinne", wrapped) == [("click_element", {"element_id": 3}), sp.done()]
 
 
 def test_click_menu_2_opens_the_menu_and_its_submenu() -> None:
@@ -141,6 +144,18 @@ def test_click_scroll_list_control_clicks_targets_and_scrolls_for_the_rest() -> 
                                                                 CHANGED)]
     assert plan(task, scroll_list(["Fredra", "Deeanne", "Bangladesh", "Nauru", "Niue"], ("Niue",)), missed)[0][
         0] == "scroll"
+
+
+
+def test_click_scroll_list_takes_a_name_cut_by_the_lists_edge() -> None:
+    """click-scroll-list seeds 3 and 16: the list is too narrow for "Heard Island and McDonald Islands",
+    which shows as "Heard Island and McD"; a short row that merely starts the name is not it."""
+    task = "Select Heard Island and McDonald Islands, Nicaragua from the scroll list and click Submit."
+    shown = scroll_list(["Heard Island and McD.", "Nicaragua", "Heard", "Norway", "Sudan"])
+    assert plan(task, shown) == [("control_click_element", {"element_id": 3})]
+    picked = scroll_list(["Heard Island and McD.", "Nicaragua", "Heard", "Norway", "Sudan"],
+                         ("Heard Island and McD.", "Nicaragua"))
+    assert plan(task, picked) == [("click_element", {"element_id": 10}), sp.done()]
 
 
 # --- guess-number -----------------------------------------------------------------------------------------

@@ -160,3 +160,84 @@ def control_kinds(image: Image.Image, elements: list[Element]) -> list[Element]:
     """Checkboxes and radio buttons typed by their control's outline: round is a radio button,
     square a checkbox (the detector confuses the two on pages that mix them: click-widget)."""
     return _rewrite(image, elements, lambda e: e.type in (ElementType.CHECKBOX, ElementType.RADIO), _by_control)
+
+
+# --- lone glyphs ---------------------------------------------------------------------------------------
+LONE_MIN_HEIGHT = 15   # px: a glyph this tall is drawn large on purpose (UI text and icons are smaller)
+LONE_MAX_SIDE = 80     # px: larger blobs are pictures or panels, not one glyph
+LONE_CLEARANCE = 10    # px of background all round, free of other ink and of every element's box
+GLYPH_GAP = 3          # px between the pieces of one glyph
+
+
+def lone_glyphs(image: Image.Image, elements: list[Element]) -> list[Element]:
+    """The elements with a text element added for every large glyph that stands alone on the page
+    and that no box holds (identify-shape's letter "j", drawn 30 px high, was not proposed at all).
+    A glyph is one connected blob of ink LONE_MIN_HEIGHT to LONE_MAX_SIDE px high with background
+    LONE_CLEARANCE px all round; the reader reads it, and ``solid_figures`` makes a filled figure a
+    shape."""
+    import cv2  # the vision extra's
+
+    rgb = np.asarray(image.convert("RGB"))
+    h, w = rgb.shape[:2]
+    bg = background_colour(rgb[:: max(1, h // 64), :: max(1, w // 64)]).astype(np.int16)
+    ink = (np.abs(rgb.astype(np.int16) - bg).max(axis=2) > INK).astype(np.uint8)
+    # A glyph's pieces (the dot of a "j") lie within a few pixels of each other.
+    joined = cv2.dilate(ink, np.ones((2 * GLYPH_GAP + 1, 2 * GLYPH_GAP + 1), np.uint8))
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(joined, connectivity=8)
+    if n < 2:
+        return elements
+    taken = np.zeros((h, w), bool)
+    for e in elements:
+        x1, y1, x2, y2 = (int(v) for v in e.bbox)
+        taken[max(0, y1):y2, max(0, x1):x2] = True
+    added: list[Element] = []
+    for k in range(1, n):
+        # The joined blob is GLYPH_GAP px larger than the glyph on every side.
+        x, y = int(stats[k, cv2.CC_STAT_LEFT]) + GLYPH_GAP, int(stats[k, cv2.CC_STAT_TOP]) + GLYPH_GAP
+        bw, bh = int(stats[k, cv2.CC_STAT_WIDTH]) - 2 * GLYPH_GAP, int(stats[k, cv2.CC_STAT_HEIGHT]) - 2 * GLYPH_GAP
+        if not (LONE_MIN_HEIGHT <= bh <= LONE_MAX_SIDE and 0 < bw <= LONE_MAX_SIDE):
+            continue
+        c = LONE_CLEARANCE
+        x1, y1, x2, y2 = max(0, x - c), max(0, y - c), min(w, x + bw + c), min(h, y + bh + c)
+        if x1 == 0 or y1 == 0 or x2 == w or y2 == h:
+            continue  # at the screen's edge: may go on beyond it
+        region = labels[y1:y2, x1:x2]
+        if taken[y1:y2, x1:x2].any() or ((region != 0) & (region != k)).any():
+            continue
+        added.append(Element(type=ElementType.TEXT, bbox=(x, y, x + bw, y + bh),
+                             score=min((e.score or 0.0 for e in elements), default=0.25)))
+    return [*elements, *added] if added else elements
+
+
+# --- bars read as digits -------------------------------------------------------------------------------
+BAR_DIGITS = frozenset({"1", "|"})
+BAR_ASPECT = 3.0   # a bar is at least this many times as tall as it is wide
+
+
+def plain_bar(rgb: np.ndarray, box: Sequence[int]) -> bool:
+    """Whether the ink in ``box`` is one plain vertical bar: every row one run of the same width at
+    the same place (a "1" has its flag at the top, and in many fonts a foot)."""
+    found = _ink(rgb, box)
+    if found is None:
+        return False
+    ink = found[0]
+    rows = [np.flatnonzero(r) for r in ink if r.any()]
+    if len(rows) < 6:
+        return False
+    lefts = np.array([r[0] for r in rows])
+    rights = np.array([r[-1] for r in rows])
+    widths = rights - lefts + 1
+    solid = all(r.size == r[-1] - r[0] + 1 for r in rows)
+    return (solid and int(np.ptp(lefts)) <= 1 and int(np.ptp(rights)) <= 1
+            and len(rows) >= BAR_ASPECT * float(np.median(widths)))
+
+
+def _as_letter(rgb: np.ndarray, element: Element) -> Element | None:
+    return element.model_copy(update={"text": "l"}) if plain_bar(rgb, element.bbox) else None
+
+
+def bars_as_letters(image: Image.Image, elements: list[Element]) -> list[Element]:
+    """A lone glyph read as the digit one (or a pipe) whose ink is a plain vertical bar is the letter
+    l: identify-shape's "l" was read "1", and the agent answered Number."""
+    return _rewrite(image, elements, lambda e: e.type == ElementType.TEXT and (e.text or "").strip() in BAR_DIGITS,
+                    _as_letter)

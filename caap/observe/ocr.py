@@ -77,6 +77,7 @@ class _Tuning:
     det_scale: float = 3.0         # the detector's input scale for multi-line crops
     det_box_thresh: float = 0.5
     det_unclip: float = 1.6
+    light_on_dark: bool = True     # light text on a fill redrawn as dark on white (_dark_on_light)
 
 
 _TUNING = _Tuning()
@@ -203,6 +204,8 @@ class PPOCR:
         bg = background_colour(crop[inner[1]:inner[3], inner[0]:inner[2]])
         if (flat := _flatten_two_tone(crop, inner)) is not None:
             crop, bg = flat, np.full(3, 255, np.uint8)
+        elif t.light_on_dark and (dark := _dark_on_light(crop, bg, t.ink_threshold)) is not None:
+            crop, bg = dark, np.full(3, 255, np.uint8)
         raw = _ink(crop, bg, t.ink_threshold)
         outer = inner
         inner, lines = _borders(raw, outer, t.frame_fraction)
@@ -344,6 +347,33 @@ def _flatten_two_tone(crop: np.ndarray, box: tuple[int, int, int, int]) -> np.nd
         first[x] = votes[x] > 0 if votes[x] != 0 else (first[x - 1] if x else True)
     first = np.convolve(first.astype(np.int8), np.ones(3, np.int8), "same") >= 2  # a lone odd column
     d = np.where(first[None, :], near[0], near[1]).astype(np.float32)
+    grey = (255 - np.clip(d * 1.25, 0, 255)).astype(np.uint8)
+    return np.repeat(grey[:, :, None], 3, axis=2)
+
+
+LIGHTER_INK = 60  # luminance by which light text outshines its background (white on a menu's blue)
+DARK_FILL = 170   # the most luminous fill light text is drawn on (a menu's blue is 104; yellow 226)
+
+
+def _luminance(rgb: np.ndarray) -> np.ndarray:
+    return rgb[..., 0] * 0.299 + rgb[..., 1] * 0.587 + rgb[..., 2] * 0.114
+
+
+def _dark_on_light(crop: np.ndarray, bg: np.ndarray, threshold: int) -> np.ndarray | None:
+    """A crop of light text on a darker fill (a hovered menu entry, a selected row, a coloured
+    button's label) redrawn as dark ink on white, each pixel as dark as it differs from the fill;
+    None for dark text. PP-OCR misreads thin light glyphs on a saturated fill (``Ewy`` for a
+    hovered ``Evy``) and reads them redrawn."""
+    # The fill must be dark both inside the box and round it (the crop's outer rows and columns): a
+    # tight box round bold text holds more ink than background, and a ring may cross a list's border.
+    ring = background_colour(np.concatenate([crop[0], crop[-1], crop[:, 0], crop[:, -1]])[None])
+    fill = float(_luminance(bg.astype(np.float32)))
+    if max(fill, float(_luminance(ring.astype(np.float32)))) > DARK_FILL:
+        return None
+    ink = _ink(crop, bg, threshold)
+    if ink.sum() < 4 or float(_luminance(crop[ink].astype(np.float32)).mean()) < fill + LIGHTER_INK:
+        return None
+    d = np.abs(crop.astype(np.int16) - bg.astype(np.int16)).max(axis=2).astype(np.float32)
     grey = (255 - np.clip(d * 1.25, 0, 255)).astype(np.uint8)
     return np.repeat(grey[:, :, None], 3, axis=2)
 

@@ -26,7 +26,7 @@ from caap.elements import Element
 from caap.observe.colour import dominant_colour, on_page_colour
 from caap.observe.ctc import normalise
 from caap.observe.detector import Detector
-from caap.observe.figures import control_kinds, solid_figures
+from caap.observe.figures import bars_as_letters, control_kinds, lone_glyphs, solid_figures
 from caap.observe.grips import resize_grips
 from caap.observe.ink import without_foreign_ink
 from caap.observe.text_choice import resolve_lookalikes
@@ -87,14 +87,22 @@ def plain_rows_unhighlighted(image: Image.Image, elements: list[Element]) -> lis
 _TRAILING_CHEVRON = re.compile(r"(?<=\w)\s*[>›»]$")
 
 
+def without_chevron(text: str) -> str:
+    """A row's text with a closing chevron taken off its end."""
+    return _TRAILING_CHEVRON.sub("", text)
+
+
 def without_trailing_chevrons(elements: list[Element]) -> list[Element]:
     """Menu and list rows with a closing chevron taken off the end of their text."""
     out = list(elements)
     for i, e in enumerate(out):
         if e.type == ElementType.TABLED_TEXT and e.text and _TRAILING_CHEVRON.search(e.text):
-            out[i] = e.model_copy(update={"text": _TRAILING_CHEVRON.sub("", e.text)})
+            out[i] = e.model_copy(update={"text": without_chevron(e.text)})
     return out
 
+
+# Symbols the reader writes for a lone filled figure; a text element is made of letters.
+FIGURE_SYMBOLS = frozenset("▲△▼▽◀▶◆◇●○■□★☆")
 
 _NUMBER = re.compile(r"^[-−+]?\d+(?:[.,]\d+)?$")
 _STEPPERS = ({"▲", "▴", "⏶", "+"}, {"▼", "▾", "⏷", "-", "−"})
@@ -192,6 +200,8 @@ class VisionObserver:
     def observe(self, image: Image.Image) -> list[Element]:
         t0 = time.perf_counter()
         boxes = self.detector.detect(image)
+        if self.reader is not None:
+            boxes = lone_glyphs(image, boxes)  # a large glyph the detector left alone, for the reader
         t1 = time.perf_counter()
         timings: dict[str, float] = {}
         if self.reader is None or not boxes:
@@ -207,8 +217,9 @@ class VisionObserver:
             if self.ocr is not None:
                 elements = self._ocr_texts(image, elements)
                 timings["ocr"] = round((time.perf_counter() - t2) * 1000, 2)
-            elements = control_kinds(image, solid_figures(image, without_trailing_chevrons(elements)))
-            elements = resize_grips(image, elements)
+            # Rules on the pixels around the networks' readings, each traced to benchmark failures.
+            elements = solid_figures(image, without_trailing_chevrons(elements))
+            elements = resize_grips(image, control_kinds(image, bars_as_letters(image, elements)))
         t3 = time.perf_counter()
         self.last_timings_ms = {"detect": round((t1 - t0) * 1000, 2), "read": timings.get("read", 0.0),
                                 **({"ocr": timings["ocr"]} if "ocr" in timings else {}),
@@ -229,12 +240,14 @@ class VisionObserver:
         out = list(elements)
         for i, reading in zip(wanted, got, strict=True):
             number = spin_value(out[i].text or "", reading.text) if i in spins else None
+            # A row's submenu chevron is no part of its name: the two texts are weighed without it.
+            theirs = without_chevron(reading.text) if out[i].type == ElementType.TABLED_TEXT else reading.text
             if number is not None:
                 text: str | None = number
             elif self.chooser is None:
-                text = reading.text
+                text = theirs
             else:
-                text = self._chosen(out[i], reading.text, float(reading.confidence), i)
+                text = self._chosen(out[i], theirs, float(reading.confidence), i)
             if text is None:
                 continue
             out[i] = out[i].model_copy(update={"text": text,
@@ -244,8 +257,11 @@ class VisionObserver:
     @staticmethod
     def _read_nothing(element: Element) -> bool:
         """The reader read no text where there must be some: a large glyph (identify-shape's letter)
-        comes out blank and sure of it. PP-OCR reads it, and its text stands."""
-        return element.type in TEXT_ELEMENT_TYPES and not (element.text or "").strip()
+        comes out blank and sure of it, or as a figure's symbol (an ``A`` read ``▲``; a figure drawn
+        as a text is told by its pixels, ``solid_figures``). PP-OCR reads it, and its text stands."""
+        text = (element.text or "").strip()
+        return element.type in TEXT_ELEMENT_TYPES and (
+            not text or (element.type == ElementType.TEXT and text in FIGURE_SYMBOLS))
 
     def _limit(self, element: Element, threshold: float | None = None) -> float:
         """auto: texts less confident than this go to PP-OCR (``threshold``, default

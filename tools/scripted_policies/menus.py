@@ -99,7 +99,11 @@ def _menu_path(p: Prompt, path: list[str]) -> list[Action]:
         # A long entry wraps in a narrow menu: its second line is a row of its own right below the first.
         for a in rows:
             b = next((e for e in rows if e.box[0] == a.box[0] and 0 <= e.box[1] - a.box[3] <= 1), None)
-            if b is not None and same_text(f"{a.text} {b.text}", name):
+            if b is None:
+                continue
+            # A hyphenated name breaks after its hyphen: the two rows join without a space.
+            joined = f"{a.text}{b.text}" if (a.text or "").endswith("-") else f"{a.text} {b.text}"
+            if same_text(joined, name):
                 return a
         return None
 
@@ -151,6 +155,19 @@ def click_menu_2(p: Prompt, m: re.Match[str]) -> list[Action]:
 # --- click-scroll-list --------------------------------------------------------------------------------
 
 
+_CLIPPED_MIN = 8  # characters a row cut by the list's edge must show to stand for a longer name
+
+
+def _names_row(text: str | None, name: str) -> bool:
+    """Whether a list row showing ``text`` is the option ``name``: the same text, or the start of a
+    name too long for the list, cut at its edge ("Heard Island and McD" for "Heard Island and
+    McDonald Islands"; a cut letter may read as a dot or a dash)."""
+    if same_text(text, name):
+        return True
+    shown = norm(text).rstrip(".…-— ")
+    return len(shown) >= _CLIPPED_MIN and norm(name).startswith(shown)
+
+
 def _selected_out_of_view(p: Prompt, name: str) -> bool:
     """Whether the history leaves ``name`` selected: control-clicks on it that changed the screen toggle
     it, a plain click selects it alone."""
@@ -158,10 +175,10 @@ def _selected_out_of_view(p: Prompt, name: str) -> bool:
     for s in p.steps:
         if s.element is None or not s.changed:
             continue
-        if s.name == "control_click_element" and same_text(s.element.text, name):
+        if s.name == "control_click_element" and _names_row(s.element.text, name):
             on = not on
         elif s.name == "click_element" and s.element.type == "tabled_text":
-            on = same_text(s.element.text, name)
+            on = _names_row(s.element.text, name)
     return on
 
 
@@ -176,14 +193,14 @@ def click_scroll_list(p: Prompt, m: re.Match[str]) -> list[Action]:
         return [fail("no scroll list on the screen")]
 
     def wanted(e: El) -> bool:
-        return any(same_text(e.text, n) for n in names)
+        return any(_names_row(e.text, n) for n in names)
 
     # Control-click toggles one option and leaves the others as they are: it adds the targets and removes
     # anything else that is selected.
     for e in rows:
         if bool(e.highlighted) != wanted(e):
             return [ctrl_click(e)]
-    missing = [n for n in names if not any(same_text(e.text, n) for e in rows) and not _selected_out_of_view(p, n)]
+    missing = [n for n in names if not any(_names_row(e.text, n) for e in rows) and not _selected_out_of_view(p, n)]
     if not missing:
         return finish(submit)
     # A target is out of view: scroll the list, down first; turn back when a scroll moved nothing. One wheel
