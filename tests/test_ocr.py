@@ -18,6 +18,7 @@ from caap.observe import ocr
 from caap.observe.ocr import PPOCR, OcrError, OcrText
 
 FIXTURE = Path(__file__).parent / "fixtures" / "miniwob-mini"
+SCREENS = Path(__file__).parent / "fixtures" / "screens"
 FONT = Path("/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf")
 CONTROL_GLYPHS = set("□口回☐☑◯○●◎OoQ0|[")
 
@@ -285,3 +286,28 @@ def test_a_frame_inside_a_wider_box_is_found_where_its_top_and_bottom_lines_begi
     inner, lines = _borders(ink, (0, 0, 80, 20), 0.85)
     assert inner == (5, 3, 77, 17)
     assert lines[:, 3:5].sum() == 2 * 18 and not lines[5:15, 10:12].any()
+
+
+def test_light_text_on_a_dark_fill_is_redrawn_dark_on_white() -> None:
+    """A hovered menu entry (white on jQuery UI's blue) is redrawn as dark ink on white for PP-OCR;
+    dark text on a light fill (the task's yellow), and a tight box round bold dark text whose inside
+    is mostly ink, are left as they are."""
+    font = ImageFont.load_default(size=12)
+
+    def crop(fill: tuple[int, int, int], ink: tuple[int, int, int]) -> np.ndarray:
+        image = Image.new("RGB", (44, 16), fill)
+        ImageDraw.Draw(image).text((3, 1), "Evy", fill=ink, font=font)
+        return np.asarray(image)
+
+    hovered = crop((0, 127, 255), (255, 255, 255))
+    redrawn = ocr._dark_on_light(hovered, np.array([0, 127, 255], np.uint8), 60)
+    assert redrawn is not None and redrawn.shape == hovered.shape
+    assert redrawn[0, 0].tolist() == [255, 255, 255] and redrawn.min() < 80  # the fill white, the glyphs dark
+    assert ocr._dark_on_light(crop((255, 255, 0), (0, 0, 0)), np.array([255, 255, 0], np.uint8), 60) is None
+    bold = crop((255, 255, 255), (0, 0, 0))
+    assert ocr._dark_on_light(bold, np.array([0, 0, 0], np.uint8), 60) is None  # the ring is white
+
+
+def test_a_hovered_entry_is_read(reader: PPOCR) -> None:
+    image = Image.open(SCREENS / "click-menu-hovered-entry.png")
+    assert reader.read(image, [[10, 93, 28, 104]], ["tabled_text"])[0].text == "Evy"

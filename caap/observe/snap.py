@@ -341,6 +341,7 @@ def _add_band(pixels: np.ndarray, elements: Sequence[Element], out: list[Element
 # --- links that run into each other ----------------------------------------------------------------
 MIN_PART_PX = 3  # a part of a split link holds at least this many glyph columns
 UNDERLINE_BELOW_PX = 2  # a link's box may end right above its underline
+WORD_GAP_PX = 3  # the narrowest blank between two words (letters of a word stand 1-2 px apart)
 
 
 def split_links(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
@@ -376,8 +377,14 @@ def _link_parts(pixels: np.ndarray, box: Box) -> list[tuple[int, int]] | None:
     if not under.any():
         return None
     lined = np.flatnonzero(under)
-    # Breaks in the underline between its first and last column, over blank glyph columns.
-    cuts = [x for x in range(int(lined[0]), int(lined[-1]) + 1) if not under[x] and not glyphs[x]]
+    # Breaks in the underline between its first and last column, within a word space: a run of at
+    # least WORD_GAP_PX blank glyph columns. (An underline also skips round a descender, leaving a
+    # break beside the "q" of "aliquet", but there the blank between two letters is narrower.)
+    blank = ~glyphs
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], blank.astype(np.int8), [0]])))
+    spaces = [(a, b) for a, b in zip(edges[::2], edges[1::2], strict=True) if b - a >= WORD_GAP_PX]
+    cuts = [x for x in range(int(lined[0]), int(lined[-1]) + 1)
+            if not under[x] and any(a <= x < b for a, b in spaces)]
     if not cuts:
         return None
     parts: list[tuple[int, int]] = []
