@@ -4,8 +4,9 @@ A box is ``(x1, y1, x2, y2)`` in integer pixels of the *captured image*: ``(x1, 
 top-left pixel inside the box and ``(x2, y2)`` the first pixel past its bottom-right corner, so
 ``width = x2 - x1``. The centre used for clicking and for the prompt is the integer floor of the
 midpoint; a click on an element that another of its type covers in part goes to the middle of the
-band of its box that the other leaves (``uncovered_part``, ``caap.elements.click_point``). Mapping captured-image pixels to OS input coordinates is the executor's business and
-happens in exactly one place (the screen mapping), never here.
+band of its box that the other leaves (``uncovered_part``, ``caap.elements.click_point``). Mapping
+captured-image pixels to OS input coordinates is the executor's business and happens in exactly
+one place (the screen mapping), never here.
 """
 
 from __future__ import annotations
