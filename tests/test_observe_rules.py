@@ -341,6 +341,14 @@ def test_two_links_in_one_box_are_split_at_the_underline_break(observer):
     assert {"eu", "lobortis."} <= links and "eu lobortis." not in links
 
 
+def test_a_two_letter_link_beside_a_link_is_split_off(observer):
+    """click-tab-2-easy: the links "in" and "porttitor" a space apart were one box; the underline of
+    "in" is shorter than a line height."""
+    found = observer.observe(Image.open(SCREENS / "click-tab-2-short-link-beside-link.png"))
+    links = {e.text for e in found if e.type.value == "hyperlink"}
+    assert {"in", "porttitor"} <= links and "in porttitor" not in links
+
+
 def test_a_link_whose_underline_skips_a_descender_stays_whole(observer):
     """click-tab-2: the underline breaks round the descender of "q" and "g"; the break lies between
     two letters of one word, not in a word space (``aliq`` + ``uet`` lost the link "aliquet")."""

@@ -49,14 +49,15 @@ def _same_colour(a: np.ndarray, b: np.ndarray) -> bool:
     return float(np.dot(_direction(a), _direction(b))) >= SAME_COLOUR
 
 
-def _underline(ink: np.ndarray) -> np.ndarray:
+def _underline(ink: np.ndarray, longest: int | None = None) -> np.ndarray:
     """Ink of underlines: in the lower third of the band, horizontal runs longer than
-    ``UNDERLINE_RUN`` line heights with mostly background (or more underline) in the row above
-    them: a line, not the bottom of a filled surface such as a selection. Two links side by side are underlined across
-    the space between them, which would otherwise join them into one word."""
+    ``UNDERLINE_RUN`` line heights (or ``longest`` px) with mostly background (or more underline) in
+    the row above them: a line, not the bottom of a filled surface such as a selection. Two links
+    side by side are underlined across the space between them, which would otherwise join them into
+    one word."""
     height = ink.shape[0]
     out = np.zeros_like(ink)
-    longest = max(4, round(UNDERLINE_RUN * height))
+    longest = longest or max(4, round(UNDERLINE_RUN * height))
     for y in range(max(1, height - max(1, height // 3)), height):
         row = np.concatenate([[False], ink[y], [False]])
         edges = np.flatnonzero(row[1:] != row[:-1])
@@ -342,6 +343,7 @@ def _add_band(pixels: np.ndarray, elements: Sequence[Element], out: list[Element
 MIN_PART_PX = 3  # a part of a split link holds at least this many glyph columns
 UNDERLINE_BELOW_PX = 2  # a link's box may end right above its underline
 WORD_GAP_PX = 3  # the narrowest blank between two words (letters of a word stand 1-2 px apart)
+SHORT_UNDERLINE_PX = 5  # the underline of a two-letter link
 
 
 def split_links(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
@@ -371,7 +373,8 @@ def _link_parts(pixels: np.ndarray, box: Box) -> list[tuple[int, int]] | None:
         return None
     diff = band.astype(np.int32) - background_colour(band).astype(np.int32)
     ink = np.abs(diff).sum(axis=2) > INK_DIFFERENCE
-    underline = _underline(ink)
+    # A short link's underline ("in" before "porttitor") is shorter than a line height.
+    underline = _underline(ink, SHORT_UNDERLINE_PX)
     under = underline.any(axis=0)
     glyphs = (ink & ~underline).any(axis=0)
     if not under.any():
