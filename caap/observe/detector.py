@@ -100,37 +100,34 @@ MIN_WORD_OVERLAP_PX = 3  # words on a line stand a space apart: boxes overlappin
 SAME_LINE = 0.7          # share of the lower box's height two boxes must share to lie on one line
 
 
+def _one_thing(a: Element, b: Element) -> bool:
+    """Two sure boxes of one word class on one line that run into each other."""
+    if a.type != b.type or a.type not in WORD_TYPES or min(a.score or 0.0, b.score or 0.0) < SURE_SCORE:
+        return False
+    shared_y = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1])
+    shared_x = min(a.bbox[2], b.bbox[2]) - max(a.bbox[0], b.bbox[0])
+    lower = min(a.bbox[3] - a.bbox[1], b.bbox[3] - b.bbox[1])
+    return shared_y >= SAME_LINE * lower and shared_x >= MIN_WORD_OVERLAP_PX
+
+
 def merge_overlapping_words(elements: list[Element]) -> list[Element]:
     """One box for text or link boxes of one class on one line that overlap: the words of a line
     stand a space apart, so two boxes that run into each other cover one thing the network boxed
     twice, in two parts ("ullamco" and "amcorper" for the link "ullamcorper") or a part inside the
     whole; the reader gets the union and reads it once. The most confident box's score stands."""
-    words = [e for e in elements if e.type in WORD_TYPES and (e.score or 0.0) >= SURE_SCORE]
-    if len(words) < 2:
-        return elements
     merged = list(elements)
-    changed = True
-    while changed:
-        changed = False
-        for i, a in enumerate(merged):
-            for j in range(i + 1, len(merged)):
-                b = merged[j]
-                if a.type != b.type or a.type not in WORD_TYPES or min(a.score or 0.0, b.score or 0.0) < SURE_SCORE:
-                    continue
-                shared_y = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1])
-                shared_x = min(a.bbox[2], b.bbox[2]) - max(a.bbox[0], b.bbox[0])
-                lower = min(a.bbox[3] - a.bbox[1], b.bbox[3] - b.bbox[1])
-                if shared_y < SAME_LINE * lower or shared_x < MIN_WORD_OVERLAP_PX:
-                    continue
-                box = (min(a.bbox[0], b.bbox[0]), min(a.bbox[1], b.bbox[1]),
-                       max(a.bbox[2], b.bbox[2]), max(a.bbox[3], b.bbox[3]))
-                best = a if (a.score or 0.0) >= (b.score or 0.0) else b
-                merged[i] = best.model_copy(update={"bbox": box})
-                del merged[j]
-                changed = True
-                break
-            if changed:
-                break
+    i = 0
+    while i < len(merged):
+        a = merged[i]
+        j = next((j for j in range(i + 1, len(merged)) if _one_thing(a, merged[j])), None)
+        if j is None:
+            i += 1
+            continue
+        b = merged.pop(j)
+        box = (min(a.bbox[0], b.bbox[0]), min(a.bbox[1], b.bbox[1]),
+               max(a.bbox[2], b.bbox[2]), max(a.bbox[3], b.bbox[3]))
+        # The union may reach a third box: look again from the same place.
+        merged[i] = (a if (a.score or 0.0) >= (b.score or 0.0) else b).model_copy(update={"bbox": box})
     return merged
 
 
