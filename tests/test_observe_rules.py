@@ -274,9 +274,11 @@ def test_a_caret_after_the_text_is_found(text):
 
 
 @needs_font
-@pytest.mark.parametrize("text", ["Tiphani", "song", "well", "Il", "rag", "1", "jump", "Kiley"])
+@pytest.mark.parametrize("text", ["Tiphani", "song", "well", "Il", "rag", "1", "jump", "Kiley", "ehH", "TH", "aH"])
 def test_a_final_letter_is_not_a_caret(text):
-    """A final l, I or 1 stops at the baseline; a final g hooks back under its bowl."""
+    """A final l, I or 1 stops at the baseline; a final g hooks back under its bowl; an H's crossbar
+    ends many columns high, which must not pass for the baseline (click-widget's ``ehH`` read
+    ``eht`` when the H's stem was taken for a caret)."""
     assert caret_columns(_line(text, None)) is None
 
 

@@ -75,6 +75,7 @@ def foreign_ink(crop: np.ndarray) -> np.ndarray | None:
 
 CARET_MAX_WIDTH = 2     # a caret is a 1 px line, anti-aliased onto a second column at most
 CARET_BELOW_PX = 2      # ... that reaches this far below the text's baseline
+BASELINE_SHARE = 0.5    # the share of a text's glyphs that reach its baseline
 
 
 def caret_columns(crop: np.ndarray) -> slice | None:
@@ -85,8 +86,10 @@ def caret_columns(crop: np.ndarray) -> slice | None:
     Chromium draws the caret over the whole line box: from the top of the tallest glyphs down to
     the descenders, in one unbroken column. A final ``l`` or ``I`` stops at the baseline, so the
     caret is the thin unbroken column at the end of the ink that reaches as high as the rest and at
-    least ``CARET_BELOW_PX`` below the value's baseline (the row where most of its strongest columns
-    end). A caret inside the text (after a click there) is left to the readers."""
+    least ``CARET_BELOW_PX`` below the value's baseline (the lowest row that half its glyphs
+    reach). A caret inside the text (after a click there) is left to the readers."""
+    import cv2  # the vision extra's, as for PP-OCR
+
     if crop.shape[0] < 6 or crop.shape[1] < 4:
         return None
     diff = np.abs(crop.astype(np.int16) - _background(crop)).max(axis=2)
@@ -106,13 +109,16 @@ def caret_columns(crop: np.ndarray) -> slice | None:
         rest_cols = np.flatnonzero(rest.any(axis=0))
         if rest_cols.size < 3:
             continue
-        # The baseline of the value's own ink (a lighter text behind it may sit higher).
-        core = strong & rest
-        core_cols = np.flatnonzero(core.any(axis=0))
-        if core_cols.size < 3:
+        # The baseline of the value's own ink (a lighter text behind it may sit higher): the lowest
+        # row that half of its glyphs reach. Below it only descenders go; a T's bar or an H's
+        # crossbar, which end many columns higher, do not move it.
+        core = (strong & rest).astype(np.uint8)
+        n, labels = cv2.connectedComponents(core, connectivity=8)
+        if n < 2:
             continue
-        bottoms = np.array([np.flatnonzero(core[:, k])[-1] for k in core_cols])
-        baseline = int(np.bincount(bottoms).argmax())  # where most columns end (a T's bar ends higher)
+        glyphs_per_row = np.array([np.unique(row[row > 0]).size for row in labels])
+        share = min(BASELINE_SHARE * (n - 1), float(glyphs_per_row.max()))  # glyphs on no one row: the most
+        baseline = int(np.flatnonzero(glyphs_per_row >= share)[-1])
         rows = np.flatnonzero(rest.any(axis=1))
         inner = span.start - 1
         # Below the baseline the caret stands alone (a final "g" hooks back under its bowl); above
