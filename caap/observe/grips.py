@@ -15,6 +15,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
+from caap.geometry import intersection
 from caap.observe.lines import background_colour
 from caap.taxonomy import ElementType
 
@@ -94,10 +95,6 @@ def grip_of(rgb: np.ndarray, box: Sequence[float]) -> tuple[int, int, int, int] 
     return x1 + gx1, y1 + gy1, x1 + gx2 + 1, y1 + gy2 + 1
 
 
-def _overlaps(a: Sequence[float], b: Sequence[float]) -> bool:
-    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
-
-
 def resize_grips(image: Image.Image, elements: list[Element]) -> list[Element]:
     """The elements with every field that shows a resize grip typed a text area, and a resize
     handle added over each grip that no detected handle covers; the input list is not changed."""
@@ -115,7 +112,7 @@ def resize_grips(image: Image.Image, elements: list[Element]) -> list[Element]:
             # An input field has no text to carry over that a text area lacks; its focus stays.
             out[i] = Element(type=ElementType.TEXT_AREA, bbox=out[i].bbox, text=out[i].text, focused=out[i].focused,
                              score=out[i].score, text_confidence=out[i].text_confidence, id=out[i].id)
-        if not any(e.type == ElementType.RESIZE_HANDLE and _overlaps(e.bbox, grip) for e in out):
+        if not any(e.type == ElementType.RESIZE_HANDLE and intersection(e.bbox, grip) > 0 for e in out):
             box = (max(0, grip[0] - HANDLE_PAD), max(0, grip[1] - HANDLE_PAD),
                    min(w, grip[2] + HANDLE_PAD), min(h, grip[3] + HANDLE_PAD))
             out.append(Element(type=ElementType.RESIZE_HANDLE, bbox=box, score=out[i].score))

@@ -283,28 +283,22 @@ def _add_band(pixels: np.ndarray, elements: Sequence[Element], out: list[Element
     ``line`` or append new elements to ``added``. ``colour_line``: the band whose plain text of
     ``line`` gives the text colour (default: this band)."""
     width = pixels.shape[1]
-    boxes = [tuple(e.bbox) for e in elements]
+    boxes = {i: tuple(elements[i].bbox) for i in line}
     height = y2 - y1
     space = max(3, round(WORD_SPACE * height))
     left = max(0, min(sp[0] for sp in spans) - 3 * height)
-    right = min(width, max(max(sp[1] for sp in spans), max((boxes[i][2] for i in line), default=0)) + 3 * height)
-    if colour_line is not None:
-        right = min(width, max(boxes[i][2] for i in line) + 3 * height)
-    words = _words(pixels[y1:y2, left:right], max(3, round(height * 0.25)))
+    right = min(width, max(b[2] for b in boxes.values()) + 3 * height)
+    gap = max(3, round(height * 0.25))
+    words = _words(pixels[y1:y2, left:right], gap)
     # Everything already boxed on this band, whatever its type (a button's label, a checkbox's).
     taken = [tuple(e.bbox) for e in out + added if min(e.bbox[3], y2) - max(e.bbox[1], y1) > 0.3 * height]
     plain = [i for i in line if elements[i].type is ElementType.TEXT]
     # The ink colour of the line's plain text: a missed word inked otherwise is a link.
-    if colour_line is None:
-        text_colour = sum((w.colour for w in words
-                           if any(boxes[i][0] <= (w.start + w.end) / 2 + left < boxes[i][2] for i in plain)),
-                          np.zeros(3))
-    else:
-        cy1, cy2 = colour_line
-        above = _words(pixels[cy1:cy2, left:right], max(3, round(height * 0.25)))
-        text_colour = sum((w.colour for w in above
-                           if any(boxes[i][0] <= (w.start + w.end) / 2 + left < boxes[i][2] for i in plain)),
-                          np.zeros(3))
+    coloured = words if colour_line is None else _words(pixels[colour_line[0]:colour_line[1], left:right], gap)
+    text_colour = sum((w.colour for w in coloured
+                       if any(boxes[i][0] <= (w.start + w.end) / 2 + left < boxes[i][2] for i in plain)),
+                      np.zeros(3))
+    if colour_line is not None:
         plain = []  # a new line's words never grow the boxes of the line above
     missed = []
     for w in words:
