@@ -179,8 +179,10 @@ def lone_glyphs(image: Image.Image, elements: list[Element]) -> list[Element]:
 
     rgb = np.asarray(image.convert("RGB"))
     h, w = rgb.shape[:2]
-    bg = background_colour(rgb[:: max(1, h // 64), :: max(1, w // 64)]).astype(np.int16)
-    ink = (np.abs(rgb.astype(np.int16) - bg).max(axis=2) > INK).astype(np.uint8)
+    bg = background_colour(rgb[:: max(1, h // 64), :: max(1, w // 64)]).astype(np.uint8)
+    # uint8 arithmetic in OpenCV: this runs on every screen, full-size ones included.
+    d = cv2.absdiff(np.ascontiguousarray(rgb), np.ascontiguousarray(np.broadcast_to(bg, rgb.shape)))
+    ink = (np.maximum(np.maximum(d[:, :, 0], d[:, :, 1]), d[:, :, 2]) > INK).astype(np.uint8)
     # A glyph's pieces (the dot of a "j") lie within a few pixels of each other.
     joined = cv2.dilate(ink, np.ones((2 * GLYPH_GAP + 1, 2 * GLYPH_GAP + 1), np.uint8))
     n, labels, stats, _ = cv2.connectedComponentsWithStats(joined, connectivity=8)
@@ -191,12 +193,14 @@ def lone_glyphs(image: Image.Image, elements: list[Element]) -> list[Element]:
         x1, y1, x2, y2 = (int(v) for v in e.bbox)
         taken[max(0, y1):y2, max(0, x1):x2] = True
     added: list[Element] = []
-    for k in range(1, n):
-        # The joined blob is GLYPH_GAP px larger than the glyph on every side.
+    # The joined blob is GLYPH_GAP px larger than the glyph on every side; only blobs of a large
+    # glyph's size are looked at further (a full-size screen has thousands of small ones).
+    sizes = stats[:, [cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT]] - 2 * GLYPH_GAP
+    sized = np.flatnonzero((sizes[:, 1] >= LONE_MIN_HEIGHT) & (sizes[:, 1] <= LONE_MAX_SIDE)
+                           & (sizes[:, 0] > 0) & (sizes[:, 0] <= LONE_MAX_SIDE))
+    for k in sized[sized > 0].tolist():
         x, y = int(stats[k, cv2.CC_STAT_LEFT]) + GLYPH_GAP, int(stats[k, cv2.CC_STAT_TOP]) + GLYPH_GAP
-        bw, bh = int(stats[k, cv2.CC_STAT_WIDTH]) - 2 * GLYPH_GAP, int(stats[k, cv2.CC_STAT_HEIGHT]) - 2 * GLYPH_GAP
-        if not (LONE_MIN_HEIGHT <= bh <= LONE_MAX_SIDE and 0 < bw <= LONE_MAX_SIDE):
-            continue
+        bw, bh = int(sizes[k, 0]), int(sizes[k, 1])
         c = LONE_CLEARANCE
         x1, y1, x2, y2 = max(0, x - c), max(0, y - c), min(w, x + bw + c), min(h, y + bh + c)
         if x1 == 0 or y1 == 0 or x2 == w or y2 == h:
