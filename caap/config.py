@@ -134,6 +134,10 @@ class ObserveConfig(BaseModel):
     ocr_threshold: float = Field(default=0.98, ge=0, le=1,
                                  description="auto: reader texts less confident than this are also read by PP-OCR")
     device: str = Field(default="cpu", description="cpu, cuda, 0 ...")
+    # An element whose crop's pixels were read before takes its earlier reading (caap/observe/memo.py):
+    # most of a screen is unchanged from one step to the next.
+    memo: int = Field(default=4096, ge=0, description="readings of element crops remembered by their pixels "
+                                                       "(reader and PP-OCR each; 0: off)")
 
 
 class ExecutorConfig(BaseModel):

@@ -35,6 +35,7 @@ import numpy as np
 from PIL import Image
 
 from caap.observe.lines import LINE_SEPARATOR, background_colour
+from caap.observe.memo import ReadingMemo, pixel_key
 
 DET_MODEL = "PP-OCRv6_det_small.onnx"
 REC_MODEL = "PP-OCRv6_rec_small.onnx"
@@ -131,7 +132,9 @@ def normalise(text: str) -> str:
 class PPOCR:
     """PP-OCRv6 small on the CPU. ``threads``: onnxruntime intra-op threads (None: its default)."""
 
-    def __init__(self, *, threads: int | None = None) -> None:
+    def __init__(self, *, threads: int | None = None, memo: int = 0) -> None:
+        if memo < 0:
+            raise OcrError(f"memo must be 0 (off) or a number of readings to keep, got {memo}")
         paths = model_paths()
         try:
             from rapidocr.ch_ppocr_det.utils import DBPostProcess
@@ -149,6 +152,9 @@ class PPOCR:
         self._det_input = self._det.get_inputs()[0].name
         self._db_post = DBPostProcess
         self.tuning = _TUNING
+        # Readings of element crops seen before (caap.observe.memo): a box's text depends only on the
+        # screenshot within ``tuning.context`` px of it, its type and the tuning, which the key holds.
+        self.memo = ReadingMemo(memo) if memo else None
 
     # --- public -----------------------------------------------------------------------------------
     def read(self, image: Image.Image, boxes: Sequence[Sequence[int]],
@@ -158,6 +164,24 @@ class PPOCR:
             raise ValueError(f"{len(types)} types for {len(boxes)} boxes")
         rgb = np.asarray(image.convert("RGB"))
         kinds = [None if types is None or types[i] is None else str(types[i]) for i in range(len(boxes))]
+        if self.memo is None:
+            return self._read(rgb, boxes, kinds)
+        keys = [self._memo_key(rgb, box, kind) for box, kind in zip(boxes, kinds, strict=True)]
+        return self.memo.read_through(keys, lambda todo: self._read(rgb, [boxes[i] for i in todo],
+                                                                    [kinds[i] for i in todo]))
+
+    def _memo_key(self, rgb: np.ndarray, box: Sequence[int], kind: str | None) -> bytes:
+        """What a box's reading depends on: its pixels and ``tuning.context`` px around them, where
+        the box lies in that window, its type and the tuning."""
+        h, w = rgb.shape[:2]
+        x1, y1, x2, y2 = (int(v) for v in box)
+        c = self.tuning.context
+        ex1, ey1, ex2, ey2 = max(0, x1 - c), max(0, y1 - c), min(w, x2 + c), min(h, y2 + c)
+        window = rgb[max(0, ey1):max(0, ey2), max(0, ex1):max(0, ex2)]
+        return pixel_key(window, (x1 - ex1, y1 - ey1, x2 - ex1, y2 - ey1), kind, self.tuning)
+
+    def _read(self, rgb: np.ndarray, boxes: Sequence[Sequence[int]], kinds: Sequence[str | None]) -> list[OcrText]:
+        """``read`` through the models for every box."""
         lines: list[np.ndarray] = []        # every crop to recognise, ready for the recogniser
         owner: list[tuple[int, int]] = []   # the box and the visual line each crop belongs to
         texts: list[list[tuple[int, str]]] = [[] for _ in boxes]

@@ -67,6 +67,7 @@ from caap.geometry import Box, as_box
 from caap.observe.charlm import LM_FILE, CharLM, CharLMError
 from caap.observe.colour import box_colours
 from caap.observe.lines import LINE_SEPARATOR, text_lines
+from caap.observe.memo import ReadingMemo, pixel_key
 from caap.observe.semimask import semi_mask
 from caap.observe.text_choice import CHOICE_FILE, TextChoiceError, TextChooser
 from caap.taxonomy import (
@@ -426,7 +427,8 @@ class Reader:
     ``constrained``: the decoder writes only records of the target format (``RecordGrammar``)."""
 
     def __init__(self, checkpoint: str | Path, *, device: str | None = "cpu", chunk_size: int = 64,
-                 constrained: bool = True, pad_waste: float = 1.25, lm: bool = True, chooser: bool = True) -> None:
+                 constrained: bool = True, pad_waste: float = 1.25, lm: bool = True, chooser: bool = True,
+                 memo: int = 0) -> None:
         if chunk_size < 1:
             raise ReaderError(f"chunk_size must be at least 1, got {chunk_size}")
         path = Path(checkpoint)
@@ -447,6 +449,10 @@ class Reader:
         if getattr(self.model, "ctc_classes", None) != self.alphabet.size:
             raise ReaderError(f"{self.path}: the CTC head has {getattr(self.model, 'ctc_classes', None)} classes "
                               f"but the alphabet in {CHECKPOINT_FILE} needs {self.alphabet.size}")
+        if memo < 0:
+            raise ReaderError(f"memo must be 0 (off) or a number of readings to keep, got {memo}")
+        # Only here, on a checkpoint's frozen weights: a model being trained reads differently each time.
+        self.memo = ReadingMemo(memo) if memo else None
 
     @classmethod
     def in_memory(cls, model: Any, spec: ReaderSpec, tokenizer: Any, *, path: Path, device: str) -> Reader:
@@ -471,6 +477,7 @@ class Reader:
         self.chooser: TextChooser | None = None  # picks the reader's or PP-OCR's text (text_choice)
         self.keep_log_probs = False  # infer() keeps each crop's CTC log-probabilities (for tuning)
         self.last_log_probs: list[Any] = []
+        self.memo: ReadingMemo | None = None  # readings of crops seen before (caap.observe.memo)
 
     # -- the model passes -------------------------------------------------------------------------
 
@@ -517,7 +524,37 @@ class Reader:
         set (None for the others): encoder passes over crops of similar size (``passes``), then
         one batched generation over all of them; ``types``: per crop, the type whose record the
         decoder must write (None: any type; needs the grammar); ``colours``: ``self.colours`` of
-        the crops' boxes (needed to generate with a ``box`` colour set)."""
+        the crops' boxes (needed to generate with a ``box`` colour set). With a ``memo``, crops
+        read before (the same pixels, type and settings) take their earlier reading and only the
+        others go through the model."""
+        if self.memo is None:
+            readings, records, kept = self._infer(crops, generate, max_new_tokens, types, colours,
+                                                  keep=self.keep_log_probs)
+            self.last_log_probs = kept if self.keep_log_probs else []
+            return readings, records
+        fusion = self.lm.fusion if self.lm is not None else None
+        # Types matter only where the decoder writes a record (the hints may cover only those crops).
+        wanted = [types[i] if types is not None and generate[i] else None for i in range(len(crops))]
+        keys = [pixel_key(np.asarray(crop), crop.mode, generate[i], max_new_tokens if generate[i] else None,
+                          wanted[i], colours[i] if colours is not None else None, id(self.lm), fusion)
+                for i, crop in enumerate(crops)]
+
+        def read(todo: list[int]) -> list[tuple[Any, Any, str | None]]:
+            readings, records, kept = self._infer(
+                [crops[i] for i in todo], [generate[i] for i in todo], max_new_tokens,
+                [wanted[i] for i in todo] if types is not None else None,
+                colours[todo] if colours is not None else None, keep=True)
+            return list(zip(readings, kept, records, strict=True))
+
+        done = self.memo.read_through(keys, read)
+        self.last_log_probs = [entry[1] for entry in done] if self.keep_log_probs else []
+        return [entry[0] for entry in done], [entry[2] for entry in done]
+
+    def _infer(self, crops: Sequence[Image.Image], generate: Sequence[bool], max_new_tokens: int,
+               types: Sequence[ElementType | None] | None, colours: np.ndarray | None, *,
+               keep: bool) -> tuple[list[Any], list[str | None], list[Any]]:
+        """``infer`` through the model for every crop; also each crop's CTC log-probabilities
+        where ``keep`` is set (None otherwise)."""
         import torch
 
         from caap.observe.ctc import CtcReading, beam_decode, greedy_decode
@@ -542,7 +579,7 @@ class Reader:
                 log_probs, lengths = log_probs.cpu(), lengths.tolist()
                 for row, (i, reading) in enumerate(zip(group, greedy_decode(log_probs, lengths, self.alphabet),
                                                        strict=True)):
-                    if self.keep_log_probs:
+                    if keep:
                         kept[i] = log_probs[row, : lengths[row]].numpy()
                     if fusion is not None and reading.confidence < fusion.below:
                         # The greedy confidence stays: it says how clear the pixels were.
@@ -561,8 +598,7 @@ class Reader:
                                             [types[i] if types is not None else None for i in chunk], max_new_tokens)
                 for i, record in zip(chunk, records_of, strict=True):
                     records[i] = record
-        self.last_log_probs = kept if self.keep_log_probs else []
-        return readings, records
+        return readings, records, kept
 
     def _generate(self, states: list[Any], types: list[ElementType | None], max_new_tokens: int) -> list[str]:
         """The decoder's records for encoder outputs of different lengths, in one batch."""

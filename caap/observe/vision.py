@@ -43,6 +43,7 @@ TEXT_SOURCES = ("reader", "ocr", "auto")
 DEFAULT_TYPE_SOURCE: str = ObserveConfig.model_fields["type_source"].default
 DEFAULT_TEXT_SOURCE: str = ObserveConfig.model_fields["text_source"].default
 DEFAULT_OCR_THRESHOLD: float = ObserveConfig.model_fields["ocr_threshold"].default
+DEFAULT_MEMO: int = ObserveConfig.model_fields["memo"].default
 
 
 def merge_reading(detected: Element, read: Element, type_source: str = DEFAULT_TYPE_SOURCE) -> Element:
@@ -176,17 +177,19 @@ class VisionObserver:
     def load(cls, detector_weights: str | Path | None = None, reader_checkpoint: str | Path | None = None, *,
              use_reader: bool = True, conf: float = 0.25, device: str = "cpu", snap: bool = True,
              type_source: str = DEFAULT_TYPE_SOURCE, text_source: str = DEFAULT_TEXT_SOURCE,
-             ocr_threshold: float = DEFAULT_OCR_THRESHOLD) -> VisionObserver:
+             ocr_threshold: float = DEFAULT_OCR_THRESHOLD, memo: int = DEFAULT_MEMO) -> VisionObserver:
+        """``memo``: readings of element crops the reader and PP-OCR each remember by their pixels
+        (``caap.observe.memo``; 0: every element is read on every screen)."""
         detector = Detector(detector_weights or DEFAULT_DETECTOR, conf=conf, device=device, snap=snap)
         reader = ocr = None
         if use_reader:
             from caap.observe.reader import Reader
 
-            reader = Reader(reader_checkpoint or DEFAULT_READER, device=device)
+            reader = Reader(reader_checkpoint or DEFAULT_READER, device=device, memo=memo)
             if text_source != "reader":
                 from caap.observe.ocr import PPOCR
 
-                ocr = PPOCR()
+                ocr = PPOCR(memo=memo)
         return cls(detector, reader, type_source=type_source, text_source=text_source, ocr=ocr,
                    ocr_threshold=ocr_threshold)
 
@@ -195,7 +198,8 @@ class VisionObserver:
         """The observer the ``[observe]`` config section describes."""
         return cls.load(cfg.detector, cfg.reader, use_reader=use_reader, conf=cfg.conf, device=cfg.device,
                         snap=cfg.snap_text_boxes,
-                        type_source=cfg.type_source, text_source=cfg.text_source, ocr_threshold=cfg.ocr_threshold)
+                        type_source=cfg.type_source, text_source=cfg.text_source, ocr_threshold=cfg.ocr_threshold,
+                   memo=cfg.memo)
 
     def observe(self, image: Image.Image) -> list[Element]:
         t0 = time.perf_counter()
