@@ -136,7 +136,9 @@ class ObserveConfig(BaseModel):
     device: str = Field(default="cpu", description="cpu, cuda, 0 ...")
     # An element whose crop's pixels were read before takes its earlier reading (caap/observe/memo.py):
     # most of a screen is unchanged from one step to the next.
-    memo: int = Field(default=4096, ge=0, description="readings of element crops remembered by their pixels "
+    # 1,024 readings are the last few dozen MiniWoB screens or a few 1080p ones (each holds its CTC
+    # frames for the text chooser, 20-60 KB for a MiniWoB element): tens of MB at most.
+    memo: int = Field(default=1024, ge=0, description="readings of element crops remembered by their pixels "
                                                        "(reader and PP-OCR each; 0: off)")
 
 

@@ -226,6 +226,31 @@ def test_reset_leaves_nothing_of_the_previous_episode(env: MiniWoBEnv) -> None:
     env.open("click-button")
 
 
+def test_reset_returns_once_the_episodes_images_are_painted(env: MiniWoBEnv) -> None:
+    """email-inbox draws its search, star and trash icons as CSS images of elements its script
+    builds: the first look after a reset must find them on the screen (an inbox without them has no
+    way to search)."""
+    import mss
+    import numpy as np
+
+    env.open("email-inbox")
+    try:
+        for seed in (10, 11):
+            env.reset(seed)
+            with (getattr(mss, "MSS", None) or mss.mss)(display=env.display) as sct:
+                shot = sct.grab(env.region.as_mss())
+            pixels = np.frombuffer(shot.rgb, dtype=np.uint8).reshape(shot.height, shot.width, 3)
+            header = np.all(pixels == (0xF9, 0x25, 0x25), axis=2)  # the inbox's red header bar
+            rows = np.flatnonzero(header.sum(axis=1) > 100)
+            assert rows.size, "no inbox header on the screen"
+            right = int(np.flatnonzero(header[rows].any(axis=0)).max())  # the bar ends at the list's scroll bar
+            bar = pixels[rows[0]:rows[-1] + 1, 100:right + 1]  # where the search icon sits (all red when hidden)
+            assert not np.all(bar == (0xF9, 0x25, 0x25)), f"seed {seed}: the search icon is not painted"
+            assert env.browser.wait_for_images() >= 3  # search, star, trash (at least)
+    finally:
+        env.open("click-button")
+
+
 def test_region_shows_the_task(env: MiniWoBEnv) -> None:
     import numpy as np
 

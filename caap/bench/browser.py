@@ -89,6 +89,19 @@ _ADD_MARKER_JS = """(async () => {
 _REMOVE_MARKER_JS = "document.getElementById('__caap_origin_marker')?.remove(), true"
 
 _TWO_FRAMES_JS = "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
+# Every image the page shows, as <img> or as a CSS content/background URL, loaded and decoded (a
+# rejected one counts as done: a broken image stays broken).
+_IMAGES_DECODED_JS = """(async () => {
+  const urls = new Set(Array.from(document.images, i => i.currentSrc || i.src).filter(Boolean));
+  for (const el of document.querySelectorAll('body *')) {
+    const style = getComputedStyle(el);
+    for (const value of [style.content, style.backgroundImage]) {
+      for (const m of (value || '').matchAll(/url\\(["']?([^"')]+)["']?\\)/g)) urls.add(m[1]);
+    }
+  }
+  await Promise.all(Array.from(urls, u => { const i = new Image(); i.src = u; return i.decode().catch(() => null); }));
+  return urls.size;
+})()"""
 
 
 def grab_display(display: str) -> np.ndarray:
@@ -414,6 +427,13 @@ class Chromium:
     def wait_for_paint(self, timeout: float = 5.0) -> None:
         """Return after two animation frames, i.e. once the current DOM has been rendered."""
         self.evaluate(_TWO_FRAMES_JS, timeout=timeout)
+
+    def wait_for_images(self, timeout: float = 5.0) -> int:
+        """Return once every image the page shows (``<img>``, CSS ``content`` and background URLs)
+        is loaded and decoded; the number of images. A page that builds its elements in script
+        after loading (MiniWoB's episodes) fetches their images then, and paints them a moment
+        later than the rest."""
+        return int(self.evaluate(_IMAGES_DECODED_JS, timeout=timeout) or 0)
 
     def content_origin(self, timeout: float = 5.0) -> tuple[int, int]:
         """Screen coordinates, on this browser's X display, of the top-left CSS pixel of the page's viewport.

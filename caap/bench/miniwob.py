@@ -176,6 +176,9 @@ class MiniWoBEnv:
             if time.monotonic() > deadline:
                 raise MiniWoBError(f"task {self._task} did not become ready within 2 s after reset({seed})")
             time.sleep(0.02)
+        # The episode's icons are CSS images fetched once its elements exist: an agent that looked
+        # before they were painted saw an inbox without its search and row icons (1 of 1,340 episodes).
+        browser.wait_for_images()
         browser.wait_for_paint()
 
     def _page(self) -> Chromium:

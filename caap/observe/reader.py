@@ -535,19 +535,20 @@ class Reader:
         fusion = self.lm.fusion if self.lm is not None else None
         # Types matter only where the decoder writes a record (the hints may cover only those crops).
         wanted = [types[i] if types is not None and generate[i] else None for i in range(len(crops))]
+        keep = self.keep_log_probs  # the CTC frames are most of a reading's size: kept only where asked for
         keys = [pixel_key(np.asarray(crop), crop.mode, generate[i], max_new_tokens if generate[i] else None,
-                          wanted[i], colours[i] if colours is not None else None, id(self.lm), fusion)
+                          wanted[i], colours[i] if colours is not None else None, id(self.lm), fusion, keep)
                 for i, crop in enumerate(crops)]
 
         def read(todo: list[int]) -> list[tuple[Any, Any, str | None]]:
             readings, records, kept = self._infer(
                 [crops[i] for i in todo], [generate[i] for i in todo], max_new_tokens,
                 [wanted[i] for i in todo] if types is not None else None,
-                colours[todo] if colours is not None else None, keep=True)
+                colours[todo] if colours is not None else None, keep=keep)
             return list(zip(readings, kept, records, strict=True))
 
         done = self.memo.read_through(keys, read)
-        self.last_log_probs = [entry[1] for entry in done] if self.keep_log_probs else []
+        self.last_log_probs = [entry[1] for entry in done] if keep else []
         return [entry[0] for entry in done], [entry[2] for entry in done]
 
     def _infer(self, crops: Sequence[Image.Image], generate: Sequence[bool], max_new_tokens: int,
