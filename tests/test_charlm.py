@@ -85,3 +85,34 @@ def test_beam_search_leaves_clear_pixels_alone() -> None:
     assert beam_decode(frames, len(frames), alphabet, lm, weight=0.3, bonus=1.0) == "x7#Qz"
     # Frames past the element's length are not read.
     assert beam_decode(frames, 3, alphabet, lm, weight=0.3, bonus=1.0) == "x7"
+
+
+def test_beam_search_follows_only_the_likeliest_characters_of_a_spread_frame() -> None:
+    """A head early in training spreads each frame over every class; the search follows the ``top``
+    likeliest of them (what a trained head gives is searched as before)."""
+    alphabet = Alphabet.build([*TEXTS, "x7#Qz"])
+    lm = CharLM.train(TEXTS, order=4)
+    rng = np.random.default_rng(0)
+    spread = rng.dirichlet(np.full(alphabet.size, 50.0), size=12)  # every class near 1/size, above the prune
+    spread[::3, alphabet.encode("Q")[0]] += 0.05  # Q a little ahead in every third frame
+    frames = np.log(spread / spread.sum(axis=1, keepdims=True))
+    assert (frames > math.log(1e-3)).all()
+    calls = {"n": 0}
+    counted = lm.log_prob
+
+    def log_prob(context: str, ch: str) -> float:
+        calls["n"] += 1
+        return counted(context, ch)
+
+    lm.log_prob = log_prob  # type: ignore[method-assign]
+    one = beam_decode(frames, len(frames), alphabet, lm, weight=0.3, bonus=1.0, beam=4, top=1)
+    assert calls["n"] <= len(frames) * 4  # one character per beam and frame
+    leaders = {alphabet.decode_ids([int(i)]) for i in frames.argmax(axis=1) if i != BLANK}
+    assert one and set(one) <= leaders and "Q" in one  # only what leads a frame is followed
+    calls["n"] = 0
+    beam_decode(frames, len(frames), alphabet, lm, weight=0.3, bonus=1.0, beam=4, top=None)
+    assert calls["n"] > len(frames) * 4 * 10  # every class followed
+    # A clear head's frames hold fewer candidates than ``top``: the same text either way.
+    clear = _frames(alphabet, [{"x": 0.99}, {}, {"7": 0.6, "T": 0.3}, {"#": 0.98}, {}, {"Q": 0.99}])
+    assert beam_decode(clear, len(clear), alphabet, lm, weight=0.3, bonus=1.0, top=2) == \
+        beam_decode(clear, len(clear), alphabet, lm, weight=0.3, bonus=1.0, top=None)

@@ -120,7 +120,7 @@ def greedy_decode(log_probs: torch.Tensor, lengths: Sequence[int], alphabet: Alp
 
 def beam_decode(log_probs: Sequence[Sequence[float]] | Any, length: int, alphabet: Alphabet, lm: Any, *,
                 weight: float, bonus: float, beam: int = 8, prune: float = 1e-3,
-                skip_blank: float = 0.999) -> str:
+                skip_blank: float = 0.999, top: int | None = 20) -> str:
     """The most likely text of one element under the CTC head *and* a character language model
     (``lm.log_prob(context, char)``, ``lm.end_log_prob(text)``: ``caap.observe.charlm.CharLM``): a
     CTC prefix beam search whose prefixes are scored ``log P_ctc + weight * log P_lm + bonus * chars``
@@ -128,9 +128,11 @@ def beam_decode(log_probs: Sequence[Sequence[float]] | Any, length: int, alphabe
     dropping letters).
 
     ``log_probs``: (frames, classes) array of one element. Per frame only the classes above
-    ``prune`` are followed, and a frame whose blank is above ``skip_blank`` only closes the beams
-    (most frames: the glyphs sit between them), which keeps the search at about a millisecond per
-    element of UI text."""
+    ``prune`` are followed, at most the ``top`` likeliest of them (None: all), and a frame whose
+    blank is above ``skip_blank`` only closes the beams (most frames: the glyphs sit between them),
+    which keeps the search at about a millisecond per element of UI text. ``top`` bounds the search
+    where the head is unsure of everything (a model early in training spreads each frame over
+    all its classes: 187 followed per beam instead of a handful)."""
     import numpy as np
 
     lp = np.asarray(log_probs, dtype=np.float64)[:length]
@@ -156,6 +158,9 @@ def beam_decode(log_probs: Sequence[Sequence[float]] | Any, length: int, alphabe
             beams = {p: [np.logaddexp(b, nb) + blank, neg] for p, (b, nb) in beams.items()}
             continue
         candidates = [int(c) for c in np.flatnonzero(frame > log_prune) if c != BLANK]
+        if top is not None and len(candidates) > top:
+            likeliest = set(sorted(candidates, key=lambda c: -frame[c])[:top])
+            candidates = [c for c in candidates if c in likeliest]
         nxt: dict[tuple[int, ...], list[float]] = {}
         for prefix, (pb, pnb) in beams.items():
             total = np.logaddexp(pb, pnb)
