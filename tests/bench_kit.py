@@ -1,17 +1,15 @@
-"""What the benchmark tests share: the scripted planner served over HTTP (tools/scripted_planner.py,
+"""What the benchmark tests share: the scripted planner served over HTTP (caap.testing.planner,
 the LLM stand-in; the ``planner`` fixture in conftest.py), benchmark settings pointing at it, and the
 episodes a run wrote."""
 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
-import scripted_planner
+from caap.testing import planner as scripted_planner
 
 
 def serve_planner() -> Iterator[Any]:

@@ -25,7 +25,7 @@ def _isolated_env(monkeypatch, tmp_path):
 
 @pytest.fixture(scope="module")
 def planner():
-    """The scripted planner (tools/scripted_planner.py) over HTTP on 127.0.0.1, one per test module."""
+    """The scripted planner (caap.testing.planner) over HTTP on 127.0.0.1, one per test module."""
     from bench_kit import serve_planner
 
     yield from serve_planner()

@@ -1,19 +1,15 @@
-"""Test helpers for the scripted planner (tools/scripted_planner.py and its policy modules): elements,
+"""Test helpers for the scripted planner (caap.testing.planner and its policy modules): elements,
 history entries, prompts built by the real prompter, and what the planner answers to them."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
+import caap.testing.planner.kit as kit
 from caap.act.actions import PlannedAction
 from caap.decide.prompter import CaapPrompter, HistoryEntry, PromptContext, PromptOptions
 from caap.elements import Element
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
-import scripted_kit as kit
-import scripted_planner as sp
+from caap.testing.planner import server as sp
 
 CHANGED = "the screen changed"
 SAME = "no visible change"
@@ -39,7 +35,7 @@ def prompt_text(task: str, elements: list[Element], history: History = (), last_
 
 def plan(task: str, elements: list[Element], history: History = (), last_response: str | None = None) -> Actions:
     """The scripted planner's actions for the prompt of this screen and history."""
-    return sp.plan(sp.parse_prompt(prompt_text(task, elements, history, last_response)))
+    return sp.plan(kit.parse_prompt(prompt_text(task, elements, history, last_response)))
 
 
 def policy_for(task: str) -> Any:

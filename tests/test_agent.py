@@ -319,8 +319,6 @@ def test_fuzz_nothing_escapes_the_loop(answers):
 
 
 CHILD = r"""
-import sys
-sys.path.insert(0, {tests!r})
 from scripted_app import AppExecutor, AppObserver, ScriptedApp, checkbox_app, dropdown_app, el
 from caap.agent.loop import Agent
 from caap.agent.trace import TraceWriter
@@ -348,8 +346,10 @@ def test_a_killed_run_keeps_every_finished_step(tmp_path):
     script = [TEXT_SCRIPT[0], TEXT_SCRIPT[1], Reply(text="too late", delay_s=30)]
     root = tmp_path / "runs"
     with ScriptedLLMServer(script) as server:
-        code = CHILD.format(tests=str(Path(__file__).parent), root=str(root), url=server.base_url)
-        proc = subprocess.Popen([sys.executable, "-c", code])
+        code = CHILD.format(root=str(root), url=server.base_url)
+        # scripted_app lives beside this file: the child finds it on its PYTHONPATH.
+        path = os.pathsep.join(filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))
+        proc = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": path})
         try:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and len(server.requests) < 3:

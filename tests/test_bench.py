@@ -1,5 +1,5 @@
 """`caap bench miniwob` end to end: real Xvfb, Chromium, OS input, the shipped vision models, and the
-scripted planner (tools/scripted_planner.py) as the LLM over HTTP."""
+scripted planner (caap.testing.planner) as the LLM over HTTP."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`caap bench miniwob --ray`: episodes as Ray actors on a real Ray head node (127.0.0.1), with real
-Xvfb, Chromium and OS input, the DOM oracle and the scripted planner (tools/scripted_planner.py)."""
+Xvfb, Chromium and OS input, the DOM oracle and the scripted planner (caap.testing.planner)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,16 @@
-"""The scripted MiniWoB++ planner (tools/scripted_planner.py): reading CAAP prompts built by the real
+"""The scripted MiniWoB++ planner (caap.testing.planner): reading CAAP prompts built by the real
 prompter, the policies' decisions, and the server answering the official openai client."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
+from scripted_prompts import CHANGED, SAME, act, el, plan, prompt_text
 
+import caap.testing.planner.kit as kit
 from caap.act.actions import tool_schemas
 from caap.decide.parser import ToolCall, parse_reply
 from caap.elements import Element
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
-import scripted_kit as kit
-import scripted_planner as sp
-from scripted_prompts import CHANGED, SAME, act, el, plan, prompt_text
+from caap.testing.planner import server as sp
 
 # --- reading the prompt -------------------------------------------------------------------------------
 
@@ -31,7 +26,7 @@ def test_parse_prompt_reads_task_elements_and_flags() -> None:
         el(6, "button", (2, 85, 98, 116), text="Gone", focused=False, visible=False),
         el(7, "dropdown", (2, 57, 152, 76), text="", focused=True),
     ]
-    p = sp.parse_prompt(prompt_text('Click on the "OK" button.', elements))
+    p = kit.parse_prompt(prompt_text('Click on the "OK" button.', elements))
     assert p.task == 'Click on the "OK" button.'
     assert [e.id for e in p.elements] == [1, 2, 3, 4, 5, 7]  # the invisible one is dropped
     by_id = {e.id: e for e in p.elements}
@@ -56,7 +51,7 @@ def test_parse_prompt_reads_history_and_previous_answer() -> None:
         (act("scroll", submit, direction="down", amount=3), SAME),
     ]
     previous = sp.render([("drag_mouse_move", {"x": 11, "y": 22}), ("drag_mouse_release", {})], 6)
-    p = sp.parse_prompt(prompt_text("Focus into the textbox.", [box, submit], history, previous))
+    p = kit.parse_prompt(prompt_text("Focus into the textbox.", [box, submit], history, previous))
     assert [s.number for s in p.steps] == [2, 3, 4, 5, 6] and p.next_number == 7
     click, typed, hold, select_all, scroll = p.steps
     assert click.name == "click_element" and click.element is not None
@@ -77,7 +72,7 @@ def test_parse_prompt_survives_trimmed_history() -> None:
     text = text.replace("action_1: {name: start}",
                         "action_1: {name: start}\n(action_2 to action_7 omitted to save space)\n"
                         "action_8: {name: press_key, arg: {key: \"enter\"}} -> no visible change")
-    p = sp.parse_prompt(text)
+    p = kit.parse_prompt(text)
     assert len(p.steps) == 1 and p.steps[0].args == {"key": "enter"} and p.next_number == 9
 
 
@@ -92,9 +87,9 @@ def test_unknown_task_fails() -> None:
 def test_click_button_then_done() -> None:
     ok = el(2, "button", (2, 85, 98, 116), text="OK", focused=False)
     other = el(3, "button", (2, 120, 98, 150), text="Cancel", focused=False)
-    assert plan('Click on the "OK" button.', [other, ok]) == [sp.click(sp.parse_prompt(
-        prompt_text("x", [ok])).elements[0]), sp.done()]
-    assert plan('Click on the "OK" button.', [other, ok], [(act("click_element", ok), CHANGED)]) == [sp.done()]
+    assert plan('Click on the "OK" button.', [other, ok]) == [kit.click(kit.parse_prompt(
+        prompt_text("x", [ok])).elements[0]), kit.done()]
+    assert plan('Click on the "OK" button.', [other, ok], [(act("click_element", ok), CHANGED)]) == [kit.done()]
 
 
 def test_click_checkboxes_ticks_what_differs_then_submits() -> None:
@@ -107,7 +102,7 @@ def test_click_checkboxes_ticks_what_differs_then_submits() -> None:
     submit = el(6, "button", (2, 130, 98, 160), text="Submit", focused=False)
     actions = plan("Select AU, x7 and click Submit.", [*boxes, submit])
     assert actions == [("click_element", {"element_id": 2}), ("click_element", {"element_id": 3}),
-                       ("click_element", {"element_id": 6}), sp.done()]
+                       ("click_element", {"element_id": 6}), kit.done()]
     nothing = plan("Select nothing and click Submit.", [*boxes, submit])
     assert [a[1].get("element_id") for a in nothing] == [3, 4, 6, None]
 
@@ -117,7 +112,7 @@ def test_click_option_picks_the_radio() -> None:
               el(3, "radio", (7, 73, 72, 88), text="gHF2pKy", checked=False)]
     submit = el(4, "button", (2, 99, 98, 130), text="Submit", focused=False)
     assert plan("Select gHF2pKy and click Submit.", [*radios, submit]) == [
-        ("click_element", {"element_id": 3}), ("click_element", {"element_id": 4}), sp.done()]
+        ("click_element", {"element_id": 3}), ("click_element", {"element_id": 4}), kit.done()]
 
 
 def test_click_checkboxes_soft_uses_synonyms() -> None:
@@ -139,20 +134,20 @@ def test_login_fills_fields_in_order_and_recovers() -> None:
         el(8, "button", (2, 166, 89, 197), text="Login", focused=False),
     ]
     first = plan(task, screen)
-    assert first[:3] == [("click_element", {"element_id": 5}), ("press_control_A", {}), sp.type_text("karrie")]
-    assert first[-2:] == [("click_element", {"element_id": 8}), sp.done()]
+    assert first[:3] == [("click_element", {"element_id": 5}), ("press_control_A", {}), kit.type_text("karrie")]
+    assert first[-2:] == [("click_element", {"element_id": 8}), kit.done()]
     # The username holds its value; the password field is focused but empty: type there.
     screen[1] = el(5, "input_field", (7, 78, 135, 99), text="karrie", focused=False)
     screen[3] = el(7, "input_field", (7, 130, 115, 151), text="", focused=True)
-    assert plan(task, screen)[:2] == [("press_control_A", {}), sp.type_text("AU")]
+    assert plan(task, screen)[:2] == [("press_control_A", {}), kit.type_text("AU")]
     # Both hold their values (the password shows bullets): log in.
     screen[3] = el(7, "input_field", (7, 130, 115, 151), text="••", focused=True)
-    assert plan(task, screen) == [("click_element", {"element_id": 8}), sp.done()]
+    assert plan(task, screen) == [("click_element", {"element_id": 8}), kit.done()]
     # A wrong username is replaced.
     screen[1] = el(5, "input_field", (7, 78, 135, 99), text="karie", focused=False)
     assert plan(task, screen)[0] == ("click_element", {"element_id": 5})
     # After the login button was clicked: done.
-    assert plan(task, screen, [(act("click_element", screen[4]), CHANGED)]) == [sp.done()]
+    assert plan(task, screen, [(act("click_element", screen[4]), CHANGED)]) == [kit.done()]
 
 
 def test_login_popup_is_cancelled() -> None:
@@ -167,24 +162,24 @@ def test_enter_text_2_changes_case() -> None:
     screen = [el(4, "input_field", (2, 53, 130, 74), text="", focused=True),
               el(5, "button", (2, 85, 98, 116), text="Submit", focused=False)]
     actions = plan('Type "agustina" in all upper case letters in the text input and press Submit.', screen)
-    assert actions[:2] == [("press_control_A", {}), sp.type_text("AGUSTINA")]
+    assert actions[:2] == [("press_control_A", {}), kit.type_text("AGUSTINA")]
 
 
 def test_choose_list_types_the_option() -> None:
     task = "Select Helli from the list and click Submit."
     closed = [el(3, "dropdown", (2, 57, 152, 76), text="Theodora", focused=False),
               el(4, "button", (2, 81, 98, 112), text="Submit", focused=False)]
-    assert plan(task, closed)[:3] == [("click_element", {"element_id": 3}), sp.type_text("Helli"), sp.key("enter")]
+    assert plan(task, closed)[:3] == [("click_element", {"element_id": 3}), kit.type_text("Helli"), kit.key("enter")]
     opened = [el(3, "dropdown", (2, 57, 152, 76), text="Theodora", focused=True),
               el(5, "tabled_text", (3, 77, 151, 101), text="Theodora", highlighted=True),
               el(6, "tabled_text", (3, 101, 151, 125), text="Helli", highlighted=False)]
-    assert plan(task, opened, [(act("click_element", closed[0]), CHANGED)]) == [sp.type_text("Helli"),
-                                                                                sp.key("enter")]
+    assert plan(task, opened, [(act("click_element", closed[0]), CHANGED)]) == [kit.type_text("Helli"),
+                                                                                kit.key("enter")]
     # The enter was dropped after typing changed the screen: press it now.
     history = [(act("click_element", closed[0]), CHANGED), (act("type_text", string_to_type="Helli"), CHANGED)]
-    assert plan(task, opened, history) == [sp.key("enter")]
+    assert plan(task, opened, history) == [kit.key("enter")]
     chosen = [el(3, "dropdown", (2, 57, 152, 76), text="Helli", focused=True), closed[1]]
-    assert plan(task, chosen) == [("click_element", {"element_id": 4}), sp.done()]
+    assert plan(task, chosen) == [("click_element", {"element_id": 4}), kit.done()]
 
 
 def test_click_link_clicks_inside_a_line_of_text_and_moves_on() -> None:
@@ -202,11 +197,11 @@ def test_click_link_clicks_inside_a_line_of_text_and_moves_on() -> None:
     # A hyperlink element is clicked directly; once the screen changed, done.
     link = el(4, "hyperlink", (30, 80, 50, 90), text="eget")
     assert plan(task, [*screen, link]) == [("click_element", {"element_id": 4})]
-    assert plan(task, [*screen, link], [(act("click_element", link), CHANGED)]) == [sp.done()]
+    assert plan(task, [*screen, link], [(act("click_element", link), CHANGED)]) == [kit.done()]
 
 
 def test_words_run_together_are_split_only_into_words() -> None:
-    p = sp.parse_prompt(prompt_text('Click on the link "nec".', [
+    p = kit.parse_prompt(prompt_text('Click on the link "nec".', [
         el(2, "text", (2, 52, 134, 63), text="donec velnecornare est,ut"),
     ]))
     assert len(kit.word_points(p, "nec")) == 1  # in "velnecornare", not in "donec"
@@ -219,7 +214,7 @@ def test_drag_items_plans_the_whole_drag_and_goes_on_from_the_previous_answer() 
     rows = [el(3 + i, "tabled_text", (26, 62 + 29 * i, 75, 77 + 29 * i), text=n, highlighted=False)
             for i, n in enumerate(names)]
     actions = plan(task, rows)
-    assert actions[0] == sp.hold(*rows[4].centre) and actions[-2:] == [sp.release(), sp.done()]
+    assert actions[0] == kit.hold(*rows[4].centre) and actions[-2:] == [kit.release(), kit.done()]
     assert all(a[0] == "drag_mouse_move" for a in actions[1:-2])
     assert actions[-3][1]["y"] < rows[2].centre[1]  # past the middle of the 3rd row, going up
     # The agent ran the hold and the first move, then dropped the rest: the rest comes next.
@@ -234,8 +229,8 @@ def test_drag_box_moves_the_small_box_onto_the_large_one() -> None:
               el(4, "shape", (54, 78, 112, 136), subtype="rectangle"),
               el(5, "button", (2, 157, 98, 188), text="Submit", focused=False)]
     actions = plan(task, screen)
-    assert actions[0] == sp.hold(27, 68) and sp.move(83, 107) in actions
-    assert actions[-3:] == [sp.release(), ("click_element", {"element_id": 5}), sp.done()]
+    assert actions[0] == kit.hold(27, 68) and kit.move(83, 107) in actions
+    assert actions[-3:] == [kit.release(), ("click_element", {"element_id": 5}), kit.done()]
 
 
 def test_use_autocomplete_waits_for_suggestions_then_picks_one() -> None:
@@ -256,7 +251,7 @@ def test_use_autocomplete_waits_for_suggestions_then_picks_one() -> None:
     mali = 'Enter an item that starts with "Ma" and ends with "ali".'
     field = el(4, "input_field", (10, 71, 138, 92), text="Ma", focused=True)
     macao = [el(6, "tabled_text", (16, 96, 67, 112), text="Macao")]
-    assert plan(mali, [field, *macao, submit], typed)[:2] == [("press_control_A", {}), sp.type_text("Mali")]
+    assert plan(mali, [field, *macao, submit], typed)[:2] == [("press_control_A", {}), kit.type_text("Mali")]
     # Suggestions left over from before anything was typed are ignored.
     empty = el(4, "input_field", (10, 71, 138, 92), text="", focused=False)
     assert plan(mali, [empty, *macao, submit])[0] == ("click_element", {"element_id": 4})
@@ -274,7 +269,7 @@ def test_use_autocomplete_waits_for_suggestions_then_picks_one() -> None:
                                                          el(7, "button", (100, 148, 137, 169), text="OK", focused=False)], 7),
 ])
 def test_one_click_tasks(task: str, screen: list[Element], expected: int) -> None:
-    assert plan(task, screen) == [("click_element", {"element_id": expected}), sp.done()]
+    assert plan(task, screen) == [("click_element", {"element_id": expected}), kit.done()]
 
 
 def test_click_collapsible_opens_then_submits() -> None:
@@ -285,7 +280,7 @@ def test_click_collapsible_opens_then_submits() -> None:
     opened = [header, el(5, "text", (6, 74, 120, 85), text="Donec ridiculus"),
               el(4, "button", (3, 140, 99, 171), text="Submit", focused=False)]
     assert plan(task, opened, [(act("click_element", header), CHANGED)]) == [
-        ("click_element", {"element_id": 4}), sp.done()]
+        ("click_element", {"element_id": 4}), kit.done()]
 
 
 def test_click_button_sequence() -> None:
@@ -293,9 +288,9 @@ def test_click_button_sequence() -> None:
     two = el(4, "button", (69, 112, 109, 152), text="TWO", focused=False)
     task = "Click button ONE, then click button TWO."
     assert plan(task, [one, two]) == [("click_element", {"element_id": 3}), ("click_element", {"element_id": 4}),
-                                      sp.done()]
+                                      kit.done()]
     assert plan(task, [one, two], [(act("click_element", one), CHANGED)]) == [("click_element", {"element_id": 4}),
-                                                                                sp.done()]
+                                                                                kit.done()]
 
 
 def test_stacked_buttons_are_found_by_what_shows_of_their_names() -> None:
@@ -303,11 +298,11 @@ def test_stacked_buttons_are_found_by_what_shows_of_their_names() -> None:
     (seed 17), or its box takes in a letter of TWO in front of it (``WONE``, seed 7)."""
     two = el(3, "button", (108, 64, 149, 105), text="TWO", focused=False)
     on = el(4, "button", (77, 75, 117, 115), text="ON", focused=False)
-    assert plan("Click button ONE.", [two, on]) == [("click_element", {"element_id": 4}), sp.done()]
+    assert plan("Click button ONE.", [two, on]) == [("click_element", {"element_id": 4}), kit.done()]
     twon = el(2, "button", (38, 162, 85, 201), text="TWON", focused=False)
     wone = el(3, "button", (55, 157, 98, 199), text="WONE", focused=False)
     assert plan("Click button ONE, then click button TWO.", [twon, wone]) == [
-        ("click_element", {"element_id": 3}), ("click_element", {"element_id": 2}), sp.done()]
+        ("click_element", {"element_id": 3}), ("click_element", {"element_id": 2}), kit.done()]
     # Two candidates that both could be ONE are no answer: the task fails rather than guess.
     o = el(5, "button", (4, 60, 44, 100), text="ON", focused=False)
     n = el(6, "button", (50, 60, 90, 100), text="NE", focused=False)
@@ -364,14 +359,14 @@ def test_math_tasks_compute_the_answer() -> None:
              el(2, "text", (3, 14, 131, 25), text="your answer into the textbox."),
              el(3, "text", (3, 25, 116, 36), text="Press submit when done.")]
     problem = el(4, "text", (6, 62, 100, 95), text="3 - 7 =")
-    assert plan(arithmetic, [*lines, problem, field, submit])[:2] == [("press_control_A", {}), sp.type_text("-4")]
+    assert plan(arithmetic, [*lines, problem, field, submit])[:2] == [("press_control_A", {}), kit.type_text("-4")]
     problem = el(4, "text", (6, 62, 100, 95), text="6 x 7 =")
-    assert plan(arithmetic, [*lines, problem, field, submit])[1] == sp.type_text("42")
+    assert plan(arithmetic, [*lines, problem, field, submit])[1] == kit.type_text("42")
     algebra = "Solve for x and type your answer into the textbox. Press Submit when done."
     for equation, answer in (("0 + x = 8", "8"), ("x - 3 = 10", "13"), ("3 - x = 10", "-7"), ("x + 9 = 2", "-7")):
         screen = [el(4, "text", (21, 52, 139, 85), text=equation), el(5, "text", (24, 92, 66, 125), text="x ="),
                   field, submit]
-        assert plan(algebra, screen)[1] == sp.type_text(answer), equation
+        assert plan(algebra, screen)[1] == kit.type_text(answer), equation
 
 
 def test_read_table_and_find_word() -> None:
@@ -382,14 +377,14 @@ def test_read_table_and_find_word() -> None:
              el(6, "tabled_text", (91, 73, 131, 84), text="Reynolds")]
     task = "Enter the value of Last name into the text field and press Submit."
     assert plan(task, [*table, field, submit])[:3] == [("click_element", {"element_id": 13}), ("press_control_A", {}),
-                                                       sp.type_text("Reynolds")]
+                                                       kit.type_text("Reynolds")]
     task = 'Find the 4th word in the paragraph, type that into the textbox and press "Submit".'
     screen = [el(1, "text", (3, 3, 111, 14), text="Find the4th wordin the"),  # the reader ran words together
               el(2, "text", (3, 14, 129, 25), text="paragraph, type that into the"),
               el(3, "text", (3, 25, 126, 36), text='textbox and press "Submit".'),
               el(4, "text", (2, 62, 158, 73), text="Lacus, interdum pulvinar imperdiet."),
               el(5, "text", (2, 73, 59, 84), text="Cursus. Nisi,"), field, submit]
-    assert plan(task, screen)[2] == sp.type_text("imperdiet")
+    assert plan(task, screen)[2] == kit.type_text("imperdiet")
 
 
 def test_movie_search_matches_labels_to_fields_in_any_layout() -> None:
@@ -412,7 +407,7 @@ def test_movie_search_matches_labels_to_fields_in_any_layout() -> None:
              el(10, "text", (50, 170, 100, 185), text="Search")]
     typed = [a[1]["string_to_type"] for a in plan(task, under) if a[0] == "type_text"]
     assert typed == ["1998", "action", "Bowen"]
-    assert plan(task, under)[-2:] == [("click_element", {"element_id": 10}), sp.done()]
+    assert plan(task, under)[-2:] == [("click_element", {"element_id": 10}), kit.done()]
 
 
 def test_identify_shape_and_scroll_list_is_not_taken_for_checkboxes() -> None:
@@ -426,7 +421,7 @@ def test_identify_shape_and_scroll_list_is_not_taken_for_checkboxes() -> None:
         "click_element", {"element_id": 5})
     rows = [el(3, "tabled_text", (3, 58, 136, 75), text="Catherine", highlighted=False),
             el(9, "button", (2, 152, 98, 183), text="Submit", focused=False)]
-    # click-scroll-list has its own policy (scripted_policies.menus): a control-click, not a checkbox tick.
+    # click-scroll-list has its own policy (caap.testing.planner.policies.menus): a control-click, not a checkbox tick.
     assert plan("Select Catherine from the scroll list and click Submit.", rows)[0] == (
         "control_click_element", {"element_id": 3})
 
@@ -445,7 +440,7 @@ def test_read_table_row_read_as_one_line() -> None:
     screen = [el(7, "tabled_text", (9, 87, 111, 98), text="Last name Dominguez"),
               el(11, "input_field", (7, 133, 135, 154), text="", focused=True),
               el(12, "button", (7, 154, 103, 185), text="Submit", focused=False)]
-    assert plan(task, screen)[1] == sp.type_text("Dominguez")
+    assert plan(task, screen)[1] == kit.type_text("Dominguez")
 
 
 def test_use_autocomplete_uncovers_the_submit_button() -> None:

@@ -1,20 +1,16 @@
-"""The scripted planner's email-inbox policies (tools/scripted_policies/email.py): reading the many wordings
+"""The scripted planner's email-inbox policies (caap/testing/planner/policies/email.py): reading the many wordings
 of the task, and the step planned on each screen of the inbox app, on prompts built by the real prompter."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-from caap.elements import Element
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
-import scripted_kit as kit
-from scripted_policies import email as em
 from scripted_prompts import CHANGED, SAME, act, el, plan
+
+import caap.testing.planner.kit as kit
+from caap.elements import Element
+from caap.testing.planner.policies import email as em
 
 
 def names(actions: list[tuple[str, dict[str, Any]]]) -> list[str]:

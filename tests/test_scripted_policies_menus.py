@@ -1,18 +1,16 @@
-"""The scripted planner's menus-group policies (tools/scripted_policies/menus.py), on prompts built by the
+"""The scripted planner's menus-group policies (caap/testing/planner/policies/menus.py), on prompts built by the
 real prompter: what they plan for a screen and a history, including when an earlier step did not take."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
-from caap.elements import Element
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
-import scripted_planner as sp
-from scripted_policies import menus
 from scripted_prompts import CHANGED, SAME, act, el, plan, policy_for
+
+import caap.testing.planner.kit as kit
+from caap.elements import Element
+from caap.testing.planner import server as sp
+from caap.testing.planner.policies import menus
 
 
 def clicks(e: Element) -> tuple[str, dict[str, Any]]:
@@ -58,9 +56,9 @@ def test_circle_center_clicks_the_circle_then_submits() -> None:
     task = "Find and click on the center of the circle, then press submit."
     circle = el(3, "shape", (13, 101, 63, 151), subtype="circle")
     dot = el(5, "shape", (35, 123, 42, 130), subtype="point")
-    assert plan(task, [circle, SUBMIT]) == [clicks(circle), clicks(SUBMIT), sp.done()]
+    assert plan(task, [circle, SUBMIT]) == [clicks(circle), clicks(SUBMIT), kit.done()]
     # The click left a dot and the screen changed, so Submit was dropped: it comes now.
-    assert plan(task, [circle, dot, SUBMIT], [(act("click_element", circle), CHANGED)]) == [clicks(SUBMIT), sp.done()]
+    assert plan(task, [circle, dot, SUBMIT], [(act("click_element", circle), CHANGED)]) == [clicks(SUBMIT), kit.done()]
     # A click that changed nothing is made again.
     assert plan(task, [circle, SUBMIT], [(act("click_element", circle), SAME)])[0] == clicks(circle)
 
@@ -82,16 +80,16 @@ def test_click_menu_points_along_the_path_then_clicks_the_leaf() -> None:
     assert plan(task, top + sub, [(act("point_element", alvera), CHANGED)]) == [("point_element", {"element_id": 5})]
     leaf = rows((7, "Ludovika", 120, 76))
     history = [(act("point_element", alvera), CHANGED), (act("point_element", sub[0]), CHANGED)]
-    assert plan(task, top + sub + leaf, history) == [("click_element", {"element_id": 7}), sp.done()]
+    assert plan(task, top + sub + leaf, history) == [("click_element", {"element_id": 7}), kit.done()]
     # A submenu shows a moment after the pointer arrives: wait once, then point again.
     assert plan(task, top, [(act("point_element", alvera), SAME)])[0][0] == "wait"
     history = [(act("point_element", alvera), SAME), (act("wait", seconds=0.5), SAME)]
     assert plan(task, top, history) == [("point_element", {"element_id": 3})]
     # A top-level entry is clicked at once.
-    assert plan("Select Laurette", top) == [("click_element", {"element_id": 4}), sp.done()]
+    assert plan("Select Laurette", top) == [("click_element", {"element_id": 4}), kit.done()]
     # A hyphenated name wraps after its hyphen onto a second row (click-menu seed 7: "Anne-" / "Corinne").
     wrapped = rows((2, "Joana", 10, 59), (3, "Anne-", 10, 76), (4, "Corinne", 10, 87))
-    assert plan("Select Anne-Corinne", wrapped) == [("click_element", {"element_id": 3}), sp.done()]
+    assert plan("Select Anne-Corinne", wrapped) == [("click_element", {"element_id": 3}), kit.done()]
 
 
 def test_click_menu_2_opens_the_menu_and_its_submenu() -> None:
@@ -101,11 +99,11 @@ def test_click_menu_2_opens_the_menu_and_its_submenu() -> None:
     menu = rows((5, "Save", 26, 59), (6, "Playback", 26, 76), (7, "Print...", 26, 93), (8, "Zoom In", 26, 110),
                 (9, "Zoom", 26, 127), (10, "Out", 26, 138))  # "Zoom Out" wraps onto a second row
     assert plan(task.format("Play"), [*menu, button]) == [("point_element", {"element_id": 6})]
-    assert plan(task.format("Zoom Out"), [*menu, button]) == [("click_element", {"element_id": 9}), sp.done()]
-    assert plan(task.format("Zoom In"), [*menu, button]) == [("click_element", {"element_id": 8}), sp.done()]
+    assert plan(task.format("Zoom Out"), [*menu, button]) == [("click_element", {"element_id": 9}), kit.done()]
+    assert plan(task.format("Zoom In"), [*menu, button]) == [("click_element", {"element_id": 8}), kit.done()]
     # The icon variant names its entry by a picture the element list lacks: the planner guesses.
     icon = 'Click the "Menu" button, and then find and click on the item with the icon.'
-    assert plan(icon, [*menu, button]) == [("click_element", {"element_id": 5}), sp.done()]
+    assert plan(icon, [*menu, button]) == [("click_element", {"element_id": 5}), kit.done()]
 
 
 # --- click-scroll-list ----------------------------------------------------------------------------------
@@ -138,7 +136,7 @@ def test_click_scroll_list_control_clicks_targets_and_scrolls_for_the_rest() -> 
     assert plan(task, later, moved) == [("control_click_element", {"element_id": 7})]
     done = [*moved, (act("control_click_element", later[4]), CHANGED)]
     assert plan(task, scroll_list(["Fredra", "Deeanne", "Bangladesh", "Nauru", "Niue"], ("Niue",)), done) == [
-        ("click_element", {"element_id": 10}), sp.done()]
+        ("click_element", {"element_id": 10}), kit.done()]
     # A control-click that changed nothing did not select: Catherine is still to find.
     missed = [(act("control_click_element", screen[1]), SAME), (act("scroll", screen[2], direction="down", amount=1),
                                                                 CHANGED)]
@@ -155,7 +153,7 @@ def test_click_scroll_list_takes_a_name_cut_by_the_lists_edge() -> None:
     assert plan(task, shown) == [("control_click_element", {"element_id": 3})]
     picked = scroll_list(["Heard Island and McD.", "Nicaragua", "Heard", "Norway", "Sudan"],
                          ("Heard Island and McD.", "Nicaragua"))
-    assert plan(task, picked) == [("click_element", {"element_id": 10}), sp.done()]
+    assert plan(task, picked) == [("click_element", {"element_id": 10}), kit.done()]
 
 
 # --- guess-number -----------------------------------------------------------------------------------------
@@ -172,21 +170,21 @@ def guess_screen(feedback: str, shown: str, focused: bool) -> list[Element]:
 
 def test_guess_number_searches_by_halves() -> None:
     first = plan(GUESS, guess_screen("Waiting for your guess...", "", False))
-    assert first == [("click_new_point", {"x": 17, "y": 117}), sp.select_all(), sp.type_text("4\n")]
+    assert first == [("click_new_point", {"x": 17, "y": 117}), kit.select_all(), kit.type_text("4\n")]
     typed4 = [(act("click_new_point", x=17, y=117), CHANGED), (act("press_control_A"), SAME),
               (act("type_text", string_to_type="4\n"), CHANGED)]
     # The page runs the feedback's number into the word before it.
     assert plan(GUESS, guess_screen("The number is lower than4.", "4", True), typed4) == [
-        sp.select_all(), sp.type_text("1\n")]
+        kit.select_all(), kit.type_text("1\n")]
     # The earlier answer (lower than 4) is read from the next guess being below it.
     typed1 = [*typed4, (act("press_control_A"), CHANGED), (act("press_control_A"), SAME),
               (act("type_text", string_to_type="1\n"), CHANGED)]
-    assert plan(GUESS, guess_screen("The number is higher than 1.", "1", True), typed1)[-1] == sp.type_text("2\n")
-    assert plan(GUESS, guess_screen("Correct!", "2", True), typed1) == [sp.done()]
+    assert plan(GUESS, guess_screen("The number is higher than 1.", "1", True), typed1)[-1] == kit.type_text("2\n")
+    assert plan(GUESS, guess_screen("Correct!", "2", True), typed1) == [kit.done()]
 
 
 def test_guess_number_submits_a_guess_the_page_has_not_answered() -> None:
-    assert plan(GUESS, guess_screen("Waiting for your guess...", "4", True)) == [sp.key("enter")]
+    assert plan(GUESS, guess_screen("Waiting for your guess...", "4", True)) == [kit.key("enter")]
     unfocused = plan(GUESS, guess_screen("The number is higher than 4.", "6", False))
     assert unfocused == [("click_element", {"element_id": 7})]
 
@@ -206,11 +204,11 @@ def test_use_spinner_steps_to_the_value() -> None:
     assert plan(task.format(7), spinner("0", False)) == [("click_element", {"element_id": 5})]
     assert plan(task.format(-3), spinner("0", False)) == [("click_element", {"element_id": 6})]
     # Once the field has the focus, keys: ten at a time when that gets closer, else one.
-    assert plan(task.format(7), spinner("1", True)) == [sp.key("pageup")]
-    assert plan(task.format(7), spinner("11", True)) == [sp.key("down")]
-    assert plan(task.format(-9), spinner("-1", True)) == [sp.key("pagedown")]
-    assert plan(task.format(4), spinner("1", True)) == [sp.key("up")]
-    assert plan(task.format(7), spinner("7", True)) == [("click_element", {"element_id": 7}), sp.done()]
+    assert plan(task.format(7), spinner("1", True)) == [kit.key("pageup")]
+    assert plan(task.format(7), spinner("11", True)) == [kit.key("down")]
+    assert plan(task.format(-9), spinner("-1", True)) == [kit.key("pagedown")]
+    assert plan(task.format(4), spinner("1", True)) == [kit.key("up")]
+    assert plan(task.format(7), spinner("7", True)) == [("click_element", {"element_id": 7}), kit.done()]
 
 
 # --- resize-textarea --------------------------------------------------------------------------------------
@@ -221,7 +219,7 @@ def test_resize_textarea_drags_the_corner_and_checks_it_moved() -> None:
     area = el(4, "text_area", (20, 75, 86, 131), text="", focused=False)
     handle = el(5, "resize_handle", (69, 114, 85, 130))
     actions = plan(task, [area, handle, SUBMIT])
-    assert actions == [sp.hold(77, 122), sp.move(92, 122), sp.move(107, 122), sp.release()]
+    assert actions == [kit.hold(77, 122), kit.move(92, 122), kit.move(107, 122), kit.release()]
     # The agent ran the grab, then asked again: the rest of the drag comes from the previous answer.
     previous = sp.render(actions, 2)
     grabbed = [(act("drag_mouse_hold_down", x=77, y=122), CHANGED)]
@@ -230,15 +228,15 @@ def test_resize_textarea_drags_the_corner_and_checks_it_moved() -> None:
                (act("drag_mouse_release"), CHANGED)]
     wider = [el(4, "text_area", (20, 75, 116, 131), text="", focused=False), el(5, "resize_handle", (99, 114, 115, 130)),
              SUBMIT]
-    assert plan(task, wider, dragged) == [clicks(SUBMIT), sp.done()]
+    assert plan(task, wider, dragged) == [clicks(SUBMIT), kit.done()]
     # The corner did not follow: drag again.
-    assert plan(task, [area, handle, SUBMIT], dragged)[0] == sp.hold(77, 122)
+    assert plan(task, [area, handle, SUBMIT], dragged)[0] == kit.hold(77, 122)
     # Smaller height: upwards, and never off the screen.
     task = "Resize the textarea so that the height is smaller than its initial size then press Submit."
-    assert plan(task, [area, handle, SUBMIT])[2] == sp.move(77, 92)
+    assert plan(task, [area, handle, SUBMIT])[2] == kit.move(77, 92)
     low = el(5, "resize_handle", (69, 190, 85, 206))
     grow = "Resize the textarea so that the height is larger than its initial size then press Submit."
-    assert plan(grow, [area, low, SUBMIT])[2] == sp.move(77, 205)
+    assert plan(grow, [area, low, SUBMIT])[2] == kit.move(77, 205)
 
 
 def test_resize_textarea_reads_the_areas_edge_when_the_handle_is_hidden() -> None:
@@ -248,7 +246,7 @@ def test_resize_textarea_reads_the_areas_edge_when_the_handle_is_hidden() -> Non
     dragged = [(act("drag_mouse_hold_down", x=111, y=141), CHANGED), (act("drag_mouse_move", x=111, y=156), CHANGED),
                (act("drag_mouse_move", x=111, y=171), CHANGED), (act("drag_mouse_release"), CHANGED)]
     grown = el(4, "text_area", (35, 81, 122, 170), text="", focused=False)
-    assert plan(task, [grown, SUBMIT], dragged) == [clicks(SUBMIT), sp.done()]
+    assert plan(task, [grown, SUBMIT], dragged) == [clicks(SUBMIT), kit.done()]
     # The edge a few pixels below the grab (where it was before the drag) is no proof: no handle, no plan.
     same = el(4, "text_area", (35, 80, 121, 152), text="", focused=False)
     assert plan(task, [same, SUBMIT], dragged)[0][0] == "fail"
@@ -256,7 +254,7 @@ def test_resize_textarea_reads_the_areas_edge_when_the_handle_is_hidden() -> Non
     task = "Resize the textarea so that the height is smaller than its initial size then press Submit."
     up = [(act("drag_mouse_hold_down", x=72, y=117), CHANGED), (act("drag_mouse_release"), CHANGED)]
     shrunk = el(4, "text_area", (24, 70, 81, 96), text="", focused=False)
-    assert plan(task, [shrunk, SUBMIT], up) == [clicks(SUBMIT), sp.done()]
+    assert plan(task, [shrunk, SUBMIT], up) == [clicks(SUBMIT), kit.done()]
 
 
 # --- scroll-text, scroll-text-2 -----------------------------------------------------------------------------
@@ -276,9 +274,9 @@ def test_scroll_text_scrolls_to_the_end_then_types_the_last_word() -> None:
     assert plan(task, [bottom, bar, answer, submit], moved) == [down]
     still = [*moved, (act("scroll", bottom, direction="down", amount=25), SAME)]
     actions = plan(task, [bottom, bar, answer, submit], still)
-    assert actions == [clicks(answer), sp.select_all(), sp.type_text("Placerat"), clicks(submit), sp.done()]
+    assert actions == [clicks(answer), kit.select_all(), kit.type_text("Placerat"), clicks(submit), kit.done()]
     # A short text has no scrollbar: its last word is on show already.
-    assert plan(task, [bottom, answer, submit])[2] == sp.type_text("Placerat")
+    assert plan(task, [bottom, answer, submit])[2] == kit.type_text("Placerat")
 
 
 def test_scroll_text_2_scrolls_until_the_end_then_submits() -> None:
@@ -289,7 +287,7 @@ def test_scroll_text_2_scrolls_until_the_end_then_submits() -> None:
     moved = [(act("scroll", area, direction="up", amount=25), CHANGED)]
     assert plan(task.format("top"), [area, submit], moved)[0][0] == "scroll"
     still = [*moved, (act("scroll", area, direction="up", amount=25), SAME)]
-    assert plan(task.format("top"), [area, submit], still) == [clicks(submit), sp.done()]
+    assert plan(task.format("top"), [area, submit], still) == [clicks(submit), kit.done()]
     # A scroll the wrong way does not count.
     assert plan(task.format("bottom"), [area, submit], still)[0][1]["direction"] == "down"
 
@@ -309,11 +307,11 @@ def test_read_table_2_fills_each_labelled_field_from_the_table() -> None:
             el(17, "input_field", (70, 152, 158, 166), text="", focused=False),
             el(18, "button", (5, 167, 101, 198), text="Submit", focused=False)]
     actions = plan(task, table + form)
-    assert [a for a in actions if a[0] == "type_text"] == [sp.type_text("orange"), sp.type_text("Nielsen")]
-    assert actions[-2:] == [("click_element", {"element_id": 18}), sp.done()]
+    assert [a for a in actions if a[0] == "type_text"] == [kit.type_text("orange"), kit.type_text("Nielsen")]
+    assert actions[-2:] == [("click_element", {"element_id": 18}), kit.done()]
     # A field that holds its value already is left alone.
     form[1] = el(15, "input_field", (70, 137, 158, 151), text="orange", focused=False)
-    assert [a for a in plan(task, table + form) if a[0] == "type_text"] == [sp.type_text("Nielsen")]
+    assert [a for a in plan(task, table + form) if a[0] == "type_text"] == [kit.type_text("Nielsen")]
 
 
 def test_read_table_2_reads_a_row_run_together_into_one_line() -> None:
@@ -327,4 +325,4 @@ def test_read_table_2_reads_a_row_run_together_into_one_line() -> None:
               el(16, "input_field", (70, 152, 158, 166), text="", focused=False),
               el(17, "button", (5, 167, 101, 198), text="Submit", focused=False)]
     typed = [a for a in plan(task, screen) if a[0] == "type_text"]
-    assert typed == [sp.type_text("Farrell"), sp.type_text("Anni")]
+    assert typed == [kit.type_text("Farrell"), kit.type_text("Anni")]

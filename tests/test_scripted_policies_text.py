@@ -1,22 +1,19 @@
-"""The scripted planner's text-group policies (tools/scripted_policies/text.py): copy and paste, selecting
+"""The scripted planner's text-group policies (caap/testing/planner/policies/text.py): copy and paste, selecting
 paragraphs by dragging, and reordering jQuery UI sortables, decided from prompts the real prompter builds."""
 
 from __future__ import annotations
 
 import itertools
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
+from scripted_prompts import CHANGED, SAME, act, el, plan, policy_for
 
+import caap.testing.planner.kit as kit
 from caap.act.actions import PlannedAction
 from caap.elements import Element
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
-import scripted_planner as sp
-from scripted_policies import text
-from scripted_prompts import CHANGED, SAME, act, el, plan, policy_for
+from caap.testing.planner import server as sp
+from caap.testing.planner.policies import basic, text
 
 Action = tuple[str, dict[str, Any]]
 
@@ -52,7 +49,7 @@ def test_tasks_reach_these_policies_not_older_ones() -> None:
     assert policy_for("Highlight the text in the 3rd paragraph and click submit.") is text.highlight_text_2
     for where in ("to the top left.", "to the center.", "up by one.", "right by one.", "to the bottom center."):
         assert policy_for(f"Drag Drucy {where}") is text.drag_items_grid
-    assert policy_for("Drag Drucy to the top.") is sp.drag_items  # drag-items keeps its own
+    assert policy_for("Drag Drucy to the top.") is basic.drag_items  # drag-items keeps its own
     assert policy_for("Sort the numbers in increasing order, starting with the lowest number at the top of the "
                       "list.") is text.drag_sort_numbers
     assert set(text.TASKS) <= set(sp.TASKS)
@@ -76,7 +73,7 @@ def test_copy_paste_runs_the_whole_recipe_and_goes_on_where_the_history_stopped(
     by_id = {e.id: e for e in screen}
     first = plan(COPY_TASK, screen)
     assert first == [("click_element", {"element_id": 4}), SELECT, COPY, ("click_element", {"element_id": 7}),
-                     SELECT, PASTE, ("click_element", {"element_id": 8}), sp.done()]
+                     SELECT, PASTE, ("click_element", {"element_id": 8}), kit.done()]
     # The click focused the text area (and the rest was dropped): go on with select-all.
     history = ran(first[:1], CHANGED, by_id)
     assert plan(COPY_TASK, copy_screen(area_focused=True), history) == first[1:]
@@ -86,9 +83,9 @@ def test_copy_paste_runs_the_whole_recipe_and_goes_on_where_the_history_stopped(
     # Pasted: the field shows the text, submit.
     history += ran([SELECT], SAME) + ran([PASTE], CHANGED)
     pasted = copy_screen(field_text="rhoncus, sed", field_focused=True)
-    assert plan(COPY_TASK, pasted, history) == [("click_element", {"element_id": 8}), sp.done()]
+    assert plan(COPY_TASK, pasted, history) == [("click_element", {"element_id": 8}), kit.done()]
     submitted = history + ran([("click_element", {"element_id": 8})], CHANGED, by_id)
-    assert plan(COPY_TASK, pasted, submitted) == [sp.done()]
+    assert plan(COPY_TASK, pasted, submitted) == [kit.done()]
 
 
 def test_copy_paste_recovers_when_a_step_did_not_take() -> None:
@@ -100,7 +97,7 @@ def test_copy_paste_recovers_when_a_step_did_not_take() -> None:
     # The field lost the focus after it was clicked: click it again and paste (the clipboard is full).
     history = ran([click_area], CHANGED, by_id) + ran([SELECT, COPY]) + ran([click_field], SAME, by_id)
     assert plan(COPY_TASK, copy_screen(), history) == [click_field, SELECT, PASTE,
-                                                       ("click_element", {"element_id": 8}), sp.done()]
+                                                       ("click_element", {"element_id": 8}), kit.done()]
     # The whole recipe ran but the field is still empty: start over.
     history += ran([SELECT, PASTE])
     assert plan(COPY_TASK, copy_screen(field_focused=True), history)[:2] == [click_area, SELECT]
@@ -144,9 +141,9 @@ def test_highlight_text_2_drags_over_exactly_the_numbered_paragraph() -> None:
     task = "Highlight the text in the 2nd paragraph and click submit."
     actions = plan(task, paragraph_screen())
     # From the left edge of "Non," (line 6) to the right edge of "auctor." (line 7).
-    assert actions == [sp.hold(13, 140), sp.move(42, 151), sp.release(), ("click_element", {"element_id": 3}),
-                       sp.done()]
-    assert plan(task.replace("2nd", "3rd"), paragraph_screen())[:2] == [sp.hold(13, 172), sp.move(62, 183)]
+    assert actions == [kit.hold(13, 140), kit.move(42, 151), kit.release(), ("click_element", {"element_id": 3}),
+                       kit.done()]
+    assert plan(task.replace("2nd", "3rd"), paragraph_screen())[:2] == [kit.hold(13, 172), kit.move(62, 183)]
     assert plan(task.replace("2nd", "4th"), paragraph_screen())[0][0] == "fail"
 
 
@@ -156,15 +153,15 @@ def test_highlight_text_selects_all_lines_and_goes_on_after_a_cut_short_drag() -
     screen[0] = el(1, "text", (3, 3, 154, 14), text="Highlight the text in the paragraph", highlighted=False)
     screen[1] = el(2, "text", (3, 14, 106, 25), text="below and click submit.", highlighted=False)
     actions = plan(task, screen)
-    assert actions[:3] == [sp.hold(13, 108), sp.move(93, 119), sp.release()]
+    assert actions[:3] == [kit.hold(13, 108), kit.move(93, 119), kit.release()]
     # The move changed the screen (the selection shows): the rest of the plan comes next.
     history = ran(actions[:1], SAME) + ran(actions[1:2], CHANGED)
     assert plan(task, screen, history, sp.render(actions, 2)) == actions[2:]
     # Without the previous answer, let go at the end of the paragraph, then submit.
-    assert plan(task, screen, history)[:2] == [sp.move(93, 119), sp.release()]
+    assert plan(task, screen, history)[:2] == [kit.move(93, 119), kit.release()]
     # Released already: only Submit is left.
-    released = history + ran([sp.release()], SAME)
-    assert plan(task, screen, released) == [("click_element", {"element_id": 3}), sp.done()]
+    released = history + ran([kit.release()], SAME)
+    assert plan(task, screen, released) == [("click_element", {"element_id": 3}), kit.done()]
 
 
 # --- sortables -------------------------------------------------------------------------------------------------
@@ -187,10 +184,10 @@ def test_drag_items_grid_comes_onto_the_goal_from_the_side_that_puts_the_item_th
     task = "Drag Drucy up by one."
     actions = plan(task, grid_screen(task))
     drucy, theodosia = (56 + 12, 152 + 4), (56, 106)
-    assert actions[0] == sp.hold(*drucy)
+    assert actions[0] == kit.hold(*drucy)
     (_, start), (_, end) = actions[1], actions[2]
     assert start["x"] > 10 + 46 * 2 + 40 and end["x"] == theodosia[0] + 2 and end["y"] == start["y"] == 110 + 3
-    assert actions[3:] == [sp.release(), sp.done()]
+    assert actions[3:] == [kit.release(), kit.done()]
     # Right by one from the top left (cell 1) to the top centre (cell 2): after Theadora, from the left.
     task = "Drag Andriana right by one."
     actions = plan(task, grid_screen(task))
@@ -212,7 +209,7 @@ def test_drag_items_grid_goes_on_with_the_drag_it_started() -> None:
     actions = plan(task, screen)
     history = ran(actions[:1], SAME) + ran(actions[1:2], CHANGED)
     assert plan(task, screen, history, sp.render(actions, 2)) == actions[2:]
-    assert plan(task, screen, history) == [sp.release()]
+    assert plan(task, screen, history) == [kit.release()]
 
 
 def test_drag_items_grid_tells_apart_names_a_line_reader_ran_together() -> None:
@@ -227,13 +224,13 @@ def test_drag_items_grid_tells_apart_names_a_line_reader_ran_together() -> None:
     actions = plan(task, screen)
     # Cecilla is the bottom right item (cell 9); left by one puts it before Carmencita (cell 8).
     assert actions[0][0] == "drag_mouse_hold_down" and 102 <= actions[0][1]["x"] <= 127
-    assert actions[0][1]["y"] == 156 and actions[2] == sp.move(56 + 2, 159)
+    assert actions[0][1]["y"] == 156 and actions[2] == kit.move(56 + 2, 159)
     # The same when the reader left no space between them.
     screen[-1] = el(9, "tabled_text", (56, 152, 127, 161), text="CarmencitaCecilla", highlighted=False)
-    assert plan(task, screen)[2] == sp.move(58, 159)
+    assert plan(task, screen)[2] == kit.move(58, 159)
     # Carmencita itself is found too, in cell 8.
     other = "Drag Carmencita to the top left."
-    assert plan(other, screen)[0] == sp.hold(56 + 46 // 3, 156)
+    assert plan(other, screen)[0] == kit.hold(56 + 46 // 3, 156)
 
 
 def test_split_cells_cuts_at_the_column_edges() -> None:
@@ -291,7 +288,7 @@ def test_drag_sort_numbers_drags_one_number_at_a_time_then_submits() -> None:
     # as well; the search takes the first shortest move it finds).
     screen = sort_screen(["-93", "-83", "18", "5"])
     actions = plan(SORT_TASK, screen)
-    assert actions[0] == sp.hold(35, 127) and actions[-1] == sp.release()
+    assert actions[0] == kit.hold(35, 127) and actions[-1] == kit.release()
     first, last = actions[1][1], actions[2][1]
     assert abs(first["y"] - 127) <= 3  # the drag starts inside its own row
     assert 156 < last["y"] <= 164  # the lower half of the 5's row: after it
@@ -300,13 +297,13 @@ def test_drag_sort_numbers_drags_one_number_at_a_time_then_submits() -> None:
     assert plan(SORT_TASK, screen, history, sp.render(actions, 2)) == actions[2:]
     # Moving up lands on the upper half of the goal.
     up = plan(SORT_TASK, sort_screen(["5", "9", "12", "-4"]))
-    assert up[0] == sp.hold(35, 156) and 62 <= up[2][1]["y"] < 69
+    assert up[0] == kit.hold(35, 156) and 62 <= up[2][1]["y"] < 69
     # Sorted (the released drag left it so): submit.
-    released = history + ran([sp.release()], CHANGED)
+    released = history + ran([kit.release()], CHANGED)
     done_screen = sort_screen(["-93", "-83", "5", "18"])
-    assert plan(SORT_TASK, done_screen, released) == [("click_element", {"element_id": 8}), sp.done()]
+    assert plan(SORT_TASK, done_screen, released) == [("click_element", {"element_id": 8}), kit.done()]
     submitted = released + ran([("click_element", {"element_id": 8})], CHANGED, {8: done_screen[-1]})
-    assert plan(SORT_TASK, done_screen, submitted) == [sp.done()]
+    assert plan(SORT_TASK, done_screen, submitted) == [kit.done()]
 
 
 @pytest.mark.parametrize("values", [["3", "1"], ["-1", "-10", "7", "0"]])

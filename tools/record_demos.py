@@ -1,7 +1,7 @@
 """Record MiniWoB++ demonstrations through `caap record` while the scripted planner drives the screen.
 
 For each task and seed: the task page on its own Xvfb, `caap record` started on the task's region
-(as a person would start it), the agent with the scripted planner (tools/scripted_planner.py) and
+(as a person would start it), the agent with the scripted planner (caap.testing.planner) and
 the DOM oracle observer acting through xdotool, then Ctrl-C (SIGINT) to the recorder. The
 recording keeps only what the recorder saw: OS input events, screenshots and its own vision
 observation of each before-screen. A demonstration is kept only if the episode earned a reward; it
@@ -25,22 +25,20 @@ import threading
 import time
 from pathlib import Path
 
+from caap.act.backends import XdotoolExecutor
+from caap.agent.loop import Agent
+from caap.bench.miniwob import MiniWoBEnv
+from caap.bench.oracle import OracleObserver
+from caap.config import AgentConfig, LLMConfig
+from caap.data.export import parse_seed_ranges
+from caap.decide.demos import load_demo, save_demo
+from caap.decide.llm import LLMClient
+from caap.decide.prompter import CaapPrompter, PromptOptions
+from caap.observe.capture import CaptureTarget, LiveScreen
+from caap.record.recorder import assets_dir
+from caap.testing.planner import TASKS, serve
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-
-from scripted_planner import TASKS, serve  # noqa: E402
-
-from caap.act.backends import XdotoolExecutor  # noqa: E402
-from caap.agent.loop import Agent  # noqa: E402
-from caap.bench.miniwob import MiniWoBEnv  # noqa: E402
-from caap.bench.oracle import OracleObserver  # noqa: E402
-from caap.config import AgentConfig, LLMConfig  # noqa: E402
-from caap.data.export import parse_seed_ranges  # noqa: E402
-from caap.decide.demos import load_demo, save_demo  # noqa: E402
-from caap.decide.llm import LLMClient  # noqa: E402
-from caap.decide.prompter import CaapPrompter, PromptOptions  # noqa: E402
-from caap.observe.capture import CaptureTarget, LiveScreen  # noqa: E402
-from caap.record.recorder import assets_dir  # noqa: E402
 
 
 class HumanPacedExecutor(XdotoolExecutor):
@@ -91,7 +89,7 @@ class HumanPacedExecutor(XdotoolExecutor):
 
 def _start_recorder(env: MiniWoBEnv, task_text: str, out: Path, observe: bool) -> subprocess.Popen[str]:
     r = env.region
-    cmd = [sys.executable, "-c", "from caap.cli import main; main()", "record", "--task", task_text,
+    cmd = [sys.executable, "-m", "caap.cli", "record", "--task", task_text,
            "--out", str(out), "--region", f"{r.left},{r.top},{r.width},{r.height}", "--force"]
     if not observe:
         cmd.append("--no-observe")

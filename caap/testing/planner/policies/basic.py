@@ -1,26 +1,5 @@
-"""A scripted planner: an OpenAI-compatible HTTP server that answers CAAP prompts for MiniWoB++
-tasks the way a perfect planner would.
-
-It reads only what the prompt gives a real model — the task text, the element list of the current
-screen, the actions so far and its own previous answer — never the page. With it, `caap bench
-miniwob` measures the perception/execution ceiling: every failure is a perception or execution
-problem, not planning.
-
-    .venv/bin/python tools/scripted_planner.py [--port 8765]     # prints the base URL, serves until Ctrl-C
-    caap bench miniwob --base-url http://127.0.0.1:8765/v1 --model scripted --tasks click-button ...
-
-Answers in tool calls when the request offers tools, else in the text form (Action_N=(...)); in both
-cases the answer's text lists the numbered actions, so the next prompt's "previous answer" holds the
-plan (a drag that the agent cut short after its first move goes on from there).
-A task it has no policy for gets a `fail` action saying so.
-
-Policies are stateless functions of (task, current elements, history, previous answer): they decide
-from the screen's state (a checkbox's `checked`, a field's `text` and `focused`) and from what the
-history says was done, so they recover when an action did not take effect.
-
-The policies live here (the first 42 tasks) and in tools/scripted_policies/ (one module per later
-task group), written with the toolkit in tools/scripted_kit.py; `--list-tasks` prints every task
-with a policy.
+"""Scripted policies: the first 42 tasks (clicks, forms, lists, drags, arithmetic, tables and
+shapes), written with the toolkit in ``caap.testing.planner.kit``.
 
 What perception gives for MiniWoB's links is a line of plain text (the links are styled <span>s),
 sometimes with words run together; link policies therefore click inside lines of text, at the word's
@@ -29,20 +8,9 @@ place estimated from Arial's advance widths, and try the next place when nothing
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import json
 import re
-import sys
-import time
-from pathlib import Path
-from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # caap from the checkout
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the toolkit beside this file
-
-from scripted_kit import (
-    POLICIES,
+from caap.testing.planner.kit import (
     Action,
     El,
     Prompt,
@@ -66,7 +34,6 @@ from scripted_kit import (
     key,
     move,
     norm,
-    parse_prompt,
     policy,
     release,
     rest_of_previous_plan,
@@ -79,8 +46,6 @@ from scripted_kit import (
     tick,
     type_text,
 )
-
-from caap.testing.llm_server import Reply, ScriptedLLMServer
 
 
 @policy(r'^Click on the "(?P<name>.+)" button\.?$')
@@ -644,60 +609,8 @@ def enter_date(p: Prompt, m: re.Match[str]) -> list[Action]:
     return [click_point(f.box[0] + 8, f.y), type_text(m["month"] + m["day"] + m["year"])]
 
 
-# The policies of the later task groups (tools/scripted_policies/) register after the ones above, so a
-# pattern there never shadows one here.
-_MORE = importlib.import_module("scripted_policies")
-
-
-def plan(p: Prompt) -> list[Action]:
-    for pattern, fn in POLICIES:
-        m = pattern.match(p.task)
-        if m:
-            return fn(p, m)
-    return [fail(f"the scripted planner has no policy for this task: {p.task!r}")]
-
-
-# --- the server -------------------------------------------------------------------------------------
-
-
-def _arg(v: Any) -> str:
-    return json.dumps(v, ensure_ascii=False)
-
-
-def render(actions: list[Action], first: int) -> str:
-    """The answer's text: the paper's numbered ``Action_N=(...)`` lines."""
-    lines = [f"Action_{first + i}=(Action: functions.{name}, Argument: "
-             f"{{{', '.join(f'{k}: {_arg(v)}' for k, v in args.items())}}})" for i, (name, args) in enumerate(actions)]
-    return "Plan: scripted.\n" + "\n".join(lines)
-
-
-def respond(body: dict[str, Any]) -> Reply:
-    prompt_text = next((m.get("content") or "" for m in reversed(body.get("messages", []))
-                        if m.get("role") == "user"), "")
-    if isinstance(prompt_text, list):  # content parts
-        prompt_text = "".join(part.get("text", "") for part in prompt_text if isinstance(part, dict))
-    p = parse_prompt(prompt_text)
-    actions = plan(p)
-    text = render(actions, p.next_number)
-    if body.get("tools"):
-        # The numbered text travels with the calls: the agent keeps it as the previous answer.
-        return Reply(text=text, tool_calls=list(actions))
-    return Reply(text=text)
-
-
-def serve(port: int = 0, host: str = "127.0.0.1", *, keep_requests: int = 20) -> ScriptedLLMServer:
-    """Start the planner server (in a thread); ``.base_url`` says where, ``.stop()`` ends it.
-
-    ScriptedLLMServer records every request body and header set; a planner server answers thousands
-    of them, so only the last ``keep_requests`` are kept."""
-    server = ScriptedLLMServer(responder=respond, models=("scripted",), host=host, port=port,
-                               keep_requests=keep_requests)
-    return server.start()
-
-
-# The MiniWoB++ tasks the policies above solve (>= 0.95 on seeds 0-49 with the DOM oracle, except
-# where the oracle itself loses the target: see the benchmark notes); `--list-tasks` prints them.
-TASKS = (
+# The tasks the policies above solve.
+TASKS: tuple[str, ...] = (
     "click-button", "click-link", "click-checkboxes", "click-option", "enter-text", "login-user", "choose-list",
     "click-tab", "click-collapsible", "click-dialog", "use-autocomplete", "drag-box", "drag-items", "focus-text",
     "enter-password", "click-button-sequence", "click-test", "click-test-2", "click-widget", "enter-text-2",
@@ -706,28 +619,4 @@ TASKS = (
     "simple-arithmetic", "simple-algebra", "read-table", "find-word", "identify-shape", "enter-date",
     "click-checkboxes-large", "click-tab-2-easy", "click-tab-2-medium", "click-tab-2-hard", "click-test-transfer",
     "unicode-test",
-    *_MORE.TASKS,
 )
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, default=0, help="0: any free port")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--list-tasks", action="store_true",
-                        help="print the MiniWoB++ tasks it solves (comma-separated, for caap bench --tasks) and exit")
-    args = parser.parse_args()
-    if args.list_tasks:
-        print(",".join(TASKS))
-        return
-    server = serve(args.port, args.host)
-    print(server.base_url, flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        server.stop()
-
-
-if __name__ == "__main__":
-    main()

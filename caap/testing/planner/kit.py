@@ -1,4 +1,4 @@
-"""The toolkit of the scripted MiniWoB++ planner (tools/scripted_planner.py): reading a CAAP prompt
+"""The toolkit of the scripted MiniWoB++ planner (caap.testing.planner): reading a CAAP prompt
 into elements, history and previous plan; building actions; the helpers policies share; and the
 policy registry. Policy modules import from here and register with ``@policy``; the planner imports
 them all.

@@ -14,7 +14,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from scripted_kit import Action, El, Prompt, click, done, fail, find_all, norm, policy, select_all, type_text
+from caap.testing.planner.kit import (
+    Action,
+    El,
+    Prompt,
+    click,
+    done,
+    fail,
+    find_all,
+    norm,
+    policy,
+    select_all,
+    type_text,
+)
 
 TASKS: tuple[str, ...] = (
     "email-inbox", "email-inbox-delete", "email-inbox-forward", "email-inbox-forward-nl",

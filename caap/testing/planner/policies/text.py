@@ -12,7 +12,7 @@ import itertools
 import re
 from collections.abc import Callable
 
-from scripted_kit import (
+from caap.testing.planner.kit import (
     Action,
     El,
     Prompt,

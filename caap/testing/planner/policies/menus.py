@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from itertools import pairwise
 
-from scripted_kit import (
+from caap.testing.planner.kit import (
     Action,
     El,
     Prompt,
