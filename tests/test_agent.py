@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from scripted_app import AppExecutor, AppObserver, ScriptedApp, checkbox_app, dropdown_app, el
 
 from caap.agent.loop import Agent
+from caap.agent.records import EpisodeStatus, Outcome, StepRecord
 from caap.agent.trace import TraceWriter, read_steps
 from caap.config import AgentConfig, LLMConfig, Price
 from caap.decide.llm import LLMClient, LLMReply, Usage
@@ -59,12 +60,13 @@ def test_three_step_episode(tmp_path, mode, script):
     assert app.visited == ["closed", "open", "chosen", "submitted"]
     # Executed: the click on the dropdown changed the screen, so the planned click on Submit (made
     # for a screen that no longer existed) was dropped; then Helli, then Submit, then done.
-    names = [(a["name"], (a["element"] or {}).get("text"), a.get("point")) for a in result.actions]
+    names = [(a.name, (a.element or {}).get("text"), a.point) for a in result.actions]
     assert names == [("click_element", "Theodora", [76, 65]), ("click_element", "Helli", [76, 100]),
                      ("click_element", "Submit", [49, 96]), ("done", None, None)]
     clicks = [kw for name, kw in agent.executor.calls if name == "click"]
     assert [(c["x"], c["y"]) for c in clicks] == [(76, 65), (76, 100), (49, 96)]
-    assert "dropped" in result.actions[0]["outcome"]
+    assert result.actions[0].outcome == Outcome.CHANGED and result.actions[0].dropped == 1
+    assert "dropped" in result.actions[0].outcome_text()
     assert "1 action(s) planned after it were dropped" in prompts_of(requests)[-1]
     # One initial frame, one per executed action, and a look at each click's target just before it.
     assert app.captures == 7
@@ -137,7 +139,7 @@ def test_a_change_within_the_element_acted_on_keeps_the_plan(tmp_path):
         result = agent.run("Tick A and B, then click Submit.")
         assert len(server.requests) == 1
     assert result.status == "done" and app.visited == ["none", "a", "ab", "submitted"]
-    outcomes = [a["outcome"] for a in result.actions]
+    outcomes = [a.outcome for a in result.actions]
     assert outcomes[:2] == ["the screen changed within the element"] * 2
     assert outcomes[2] == "the screen changed" and outcomes[3] == "done"
 
@@ -189,7 +191,7 @@ def test_a_click_whose_target_changed_after_the_screen_was_read_is_not_done():
                   prompter=CaapPrompter(PromptOptions(mode="text")), config=AgentConfig())
     result = agent.run("Enter a country that starts with Rus and click Submit.")
     assert result.status == "done" and app.visited == ["empty", "typed", "suggestions", "picked", "submitted"]
-    assert [a.get("outcome") for a in result.actions][1] == "not done"
+    assert [a.outcome for a in result.actions][1] == Outcome.NOT_DONE
     clicked = [(c["x"], c["y"]) for name, c in agent.executor.calls if name == "click"]
     assert clicked == [(75, 70), (75, 97), (55, 135)]  # the field, Russia, then Submit: none on a stale view
     assert "click_element was not done: the screen changed where it was aimed" in planner.prompts[2]
@@ -233,7 +235,7 @@ def test_keys_after_a_click_at_a_point_go_to_the_element_under_it():
                   prompter=CaapPrompter(PromptOptions(mode="text")), config=AgentConfig())
     result = agent.run("Enter 7.")
     assert result.status == "done" and result.steps == 1 and app.visited == ["empty", "focused", "selected", "typed"]
-    assert [a["outcome"] for a in result.actions[1:3]] == ["the screen changed within the element"] * 2
+    assert [a.outcome for a in result.actions[1:3]] == [Outcome.CHANGED_WITHIN] * 2
 
 
 def test_invalid_answers_are_reported_back_then_the_episode_stops():
@@ -313,9 +315,30 @@ ANSWERS = st.one_of(
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(answers=st.lists(ANSWERS, min_size=1, max_size=3))
 def test_fuzz_nothing_escapes_the_loop(answers):
-    agent, _ = loop_agent(ListPlanner(answers), max_steps=3)
+    """Whatever the model answers, the loop ends by one of its own rules, its records say how, and
+    the OS saw exactly the actions recorded as run (no drag left held)."""
+    planner = ListPlanner(answers)
+    agent, _ = loop_agent(planner, max_steps=3, max_invalid_answers=2)
     result = agent.run(TASK)
-    assert result.status in {"done", "failed", "max_steps", "invalid_answers"}
+    assert result.status in {EpisodeStatus.DONE, EpisodeStatus.FAILED, EpisodeStatus.MAX_STEPS,
+                             EpisodeStatus.INVALID_ANSWERS}
+    assert result.steps == len(agent.steps) == len(planner.prompts) <= 3
+    terminal = [a for a in result.actions if a.terminal]
+    if result.status == EpisodeStatus.DONE:
+        assert terminal == [result.actions[-1]] and terminal[0].outcome == Outcome.DONE
+    elif result.status == EpisodeStatus.FAILED:
+        assert terminal == [result.actions[-1]] and terminal[0].outcome == Outcome.FAIL
+    elif result.status == EpisodeStatus.INVALID_ANSWERS:
+        assert not terminal and all(not s.actions for s in agent.steps[-2:])
+    else:
+        assert not terminal and result.steps == 3
+    calls = [name for name, _ in agent.executor.calls]
+    ran = [a for a in result.actions if a.executed]
+    assert calls.count("click") == sum(a.name == "click_element" for a in ran)
+    assert calls.count("mouse_down") == calls.count("mouse_up")  # a held button is let go at the end
+    for step in agent.steps:  # every record reads back from its trace line as it was (NaN too)
+        line = json.dumps(step.to_json())
+        assert json.dumps(StepRecord.from_json(json.loads(line)).to_json()) == line
 
 
 CHILD = r"""

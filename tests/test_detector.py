@@ -22,17 +22,28 @@ def test_merge_duplicates_keeps_the_most_confident():
     assert merge_duplicates([b, c, a]) == [a, c]
 
 
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory) -> Path:
-    pytest.importorskip("ultralytics", reason="needs the vision extra (pip install 'caap[vision]')")
+SHIPPED = Path(__file__).resolve().parents[1] / "models" / "detector" / "caap-yolov8n-miniwob.pt"
+
+
+def _train(project: Path, name: str, *extra: str) -> Path:
     from caap.cli import app
 
-    project = tmp_path_factory.mktemp("runs")
-    result = runner.invoke(app, ["train", "detector", "--data", str(FIXTURE), "--split", "val:1010", "--epochs", "1",
-                                 "--batch", "8", "--project", str(project), "--name", "tiny"])
+    result = runner.invoke(app, ["train", "detector", "--data", str(FIXTURE), "--split", "val:1010", "--batch", "8",
+                                 "--project", str(project), "--name", name, *extra])
     assert result.exit_code == 0, result.output
-    run = project / "tiny"
-    assert json.loads((run / "caap-train.json").read_text())["args"]["box"] == 0.9  # the paper's loss weights
+    return project / name
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> Path:
+    """One epoch fine-tuned from the shipped weights: the path a user takes with their own screenshots."""
+    pytest.importorskip("ultralytics", reason="needs the vision extra (pip install 'caap[vision]')")
+    if not SHIPPED.is_file():
+        pytest.skip(f"the shipped detector is not in this checkout ({SHIPPED})")
+    run = _train(tmp_path_factory.mktemp("runs"), "tiny", "--epochs", "1", "--model", str(SHIPPED))
+    settings = json.loads((run / "caap-train.json").read_text())
+    assert settings["args"]["box"] == 0.9 and settings["model"] == str(SHIPPED)  # the paper's loss weights
+    assert settings["args"]["pretrained"] is True
     assert (run / "results.csv").is_file()
     return run / "weights" / "best.pt"
 
@@ -41,25 +52,76 @@ def test_training_writes_weights_and_the_detector_loads_them(trained):
     from PIL import Image
 
     from caap.data.format import Dataset
+    from caap.geometry import iou
     from caap.observe.detector import Detector
 
-    det = Detector(trained, conf=0.001)
+    det = Detector(trained)
     _, ann = next(iter(Dataset(FIXTURE)))
     image = Image.open(FIXTURE / ann.image).convert("RGB")
     found = det.detect(image)
-    assert isinstance(found, list)
     for e in found:
         x1, y1, x2, y2 = e.bbox
         assert 0 <= x1 < x2 <= image.width and 0 <= y1 < y2 <= image.height and 0 <= e.score <= 1
-    assert len(det.detect_batch([image, image])) == 2
+    # The fine-tuned weights still find the labelled elements (a broken save or load finds none).
+    truth = [e.bbox for e in ann.elements]
+    assert sum(any(iou(t, f.bbox) >= 0.5 for f in found) for t in truth) >= 0.8 * len(truth)
+    assert [len(b) for b in det.detect_batch([image, image])] == [len(found)] * 2
 
 
-def test_resume_continues_an_interrupted_run(trained, tmp_path):
+def test_training_from_a_config_starts_from_scratch(tmp_path):
+    """`model: yolov8n.yaml` (the shipped recipe's start): no weights needed, a run with weights."""
+    pytest.importorskip("ultralytics", reason="needs the vision extra (pip install 'caap[vision]')")
+    run = _train(tmp_path, "scratch", "--epochs", "1", "--model", "yolov8n.yaml")
+    assert json.loads((run / "caap-train.json").read_text())["args"]["pretrained"] is False
+    assert (run / "weights" / "best.pt").is_file() and (run / "weights" / "last.pt").is_file()
+
+
+def _epochs_done(run: Path) -> int:
+    results = run / "results.csv"
+    return max(0, len(results.read_text().splitlines()) - 1) if results.is_file() else 0
+
+
+def test_resume_continues_an_interrupted_run(tmp_path):
+    """A run killed after its first epoch resumes from its last checkpoint and finishes the epochs it had
+    left, rather than starting over; a run that never started has nothing to resume."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pytest.importorskip("ultralytics", reason="needs the vision extra (pip install 'caap[vision]')")
     from caap.cli import app
 
+    run = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "caap.cli", "train", "detector", "--data", str(FIXTURE), "--split", "val:1010",
+           "--batch", "8", "--epochs", "4", "--model", "yolov8n.yaml", "--project", str(tmp_path), "--name", "killed"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        last, size = run / "weights" / "last.pt", -1
+        while proc.poll() is None and time.monotonic() < deadline:  # until the first epoch's checkpoint is whole
+            now = last.stat().st_size if last.is_file() else -1
+            if _epochs_done(run) >= 1 and now > 0 and now == size:
+                break
+            size = now
+            time.sleep(0.1)
+        assert proc.poll() is None and _epochs_done(run) >= 1, "the run ended before it could be interrupted"
+        os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    done_before = _epochs_done(run)
+    assert 1 <= done_before < 4
     result = runner.invoke(app, ["train", "detector", "--data", str(FIXTURE), "--resume", "--project",
-                                 str(tmp_path), "--name", "none"])
-    assert result.exit_code == 2 and "nothing to resume" in result.output
+                                 str(tmp_path), "--name", "killed"])
+    assert result.exit_code == 0, result.output
+    assert _epochs_done(run) == 4  # the remaining epochs ran, none twice
+    assert (run / "weights" / "best.pt").is_file()
+    none = runner.invoke(app, ["train", "detector", "--data", str(FIXTURE), "--resume", "--project",
+                               str(tmp_path), "--name", "none"])
+    assert none.exit_code == 2 and "nothing to resume" in none.output
 
 
 def test_eval_reports_metrics_and_latency(trained, tmp_path):

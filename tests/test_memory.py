@@ -9,6 +9,7 @@ import pytest
 from scripted_app import AppExecutor, AppObserver, dropdown_app
 
 from caap.agent.loop import Agent
+from caap.agent.records import ActionRecord, Outcome
 from caap.config import AgentConfig, LLMConfig
 from caap.decide.demos import Demonstration, DemoStep, load_demo, save_demo
 from caap.decide.llm import LLMClient
@@ -79,15 +80,27 @@ def test_families_blank_values_but_keep_the_template():
 
 
 def test_exact_and_prefix_match():
-    ok = {"name": "click_element", "args": {"element_id": 3}, "element": {"type": "button", "text": "OK"}}
-    other = {"name": "click_element", "args": {"element_id": 3}, "element": {"type": "button", "text": "No"}}
-    typed = {"name": "type_text", "args": {"string_to_type": "x"}, "element": None}
-    done = {"name": "done", "args": {}, "element": None}
+    def rec(name, args, element=None, outcome=Outcome.CHANGED):
+        return ActionRecord(name=name, args=args, element=element, outcome=outcome)
+
+    ok = rec("click_element", {"element_id": 3}, {"type": "button", "text": "OK", "bbox": [0, 0, 9, 9]})
+    other = rec("click_element", {"element_id": 3}, {"type": "button", "text": "No", "bbox": [0, 0, 9, 9]})
+    typed = rec("type_text", {"string_to_type": "x"})
+    done = rec("done", {}, outcome=Outcome.DONE)
     ref = signatures([ok, typed])
     assert match(signatures([ok, typed, done]), ref) == {"exact": 1.0, "prefix": 1.0}
     assert match(signatures([other, typed]), ref) == {"exact": 0.0, "prefix": 0.0}
     assert match(signatures([ok]), ref) == {"exact": 0.0, "prefix": 0.5}
     assert match(signatures([other, typed], "action"), signatures([ok, typed], "action"))["exact"] == 1.0
+    # Refused and failed actions are no part of the trajectory.
+    denied = rec("click_element", {"element_id": 4}, outcome=Outcome.DENIED)
+    failed = rec("press_key", {"key": "enter"}, outcome=Outcome.ERROR)
+    assert signatures([ok, denied, failed, typed]) == ref
+    # A demonstration's steps (``action``, an Element) sign the same as the episode's records.
+    steps = [DemoStep(action="click_element", args={"element_id": 9},
+                      element=Element(type="button", bbox=[0, 0, 9, 9], text="OK")),
+             DemoStep(action="type_text", args={"string_to_type": "x"}), DemoStep(action="done")]
+    assert signatures(steps) == ref
 
 
 # --- the action cache ------------------------------------------------------------------------------
@@ -99,14 +112,14 @@ def test_cache_skips_the_llm_on_a_solved_screen_and_records_hits(tmp_path):
         first = agent_for(server, memory)
         result = first.run(TASK)
         assert result.status == "done" and len(server.requests) == 3
-        assert [s["cache"] for s in first.steps] == ["miss", "miss", "miss"]
+        assert [s.cache for s in first.steps] == ["miss", "miss", "miss"]
         memory.finish(TASK, success=True, status=result.status, reason=result.reason, steps=first.steps)
 
         again = Memory(MemoryOptions(cache=tmp_path / "cache.json"))  # a new process: read from the file
         second = agent_for(server, again)
         result = second.run(TASK)
         assert result.status == "done" and len(server.requests) == 3  # no new LLM call
-        assert [s["cache"] for s in second.steps] == ["hit", "hit", "hit"]
+        assert [s.cache for s in second.steps] == ["hit", "hit", "hit"]
         assert second.executor.app.visited == ["closed", "open", "chosen", "submitted"]
         assert again.cache.hit_rate == 1.0 and result.prompt_tokens == 0
 

@@ -962,7 +962,6 @@ def test_reader_cli_train_eval_and_observe(tmp_path):
     from typer.testing import CliRunner
 
     from caap.cli import app
-    from caap.observe.vision import DEFAULT_DETECTOR
 
     runner = CliRunner()
     out = tmp_path / "reader"
@@ -979,13 +978,32 @@ def test_reader_cli_train_eval_and_observe(tmp_path):
     assert bad.exit_code == 2 and "error:" in bad.output
     bad = runner.invoke(app, ["train", "reader", "--data", str(FIXTURE), "--set", "patch", "--out", str(tmp_path / "x")])
     assert bad.exit_code == 2 and "KEY=VALUE" in bad.output
-    if DEFAULT_DETECTOR.is_file():
-        image = next((FIXTURE / "images").rglob("*.png"))
-        result = runner.invoke(app, ["observe", str(image), "--json", "--reader", str(out / "best"),
-                                     "--text-source", "reader"])
-        assert result.exit_code == 0, result.output
-        elements = json.loads(result.stdout)["elements"]
-        assert elements and all("text_confidence" in e for e in elements)
+
+
+def test_observe_reads_every_detected_box_with_a_trained_checkpoint(run):
+    """`caap observe --reader CHECKPOINT`: the shipped detector's boxes, each read by the given reader
+    (its type the detector's class, a text with a confidence wherever the type carries text)."""
+    from typer.testing import CliRunner
+
+    from caap.cli import app
+    from caap.observe.vision import DEFAULT_DETECTOR
+
+    if not DEFAULT_DETECTOR.is_file():
+        pytest.skip(f"the shipped detector is not in this checkout ({DEFAULT_DETECTOR})")
+    runner = CliRunner()
+    image = next((FIXTURE / "images").rglob("*.png"))
+    boxes = runner.invoke(app, ["observe", str(image), "--json", "--no-reader"])
+    assert boxes.exit_code == 0, boxes.output
+    detected = json.loads(boxes.stdout)["elements"]
+    result = runner.invoke(app, ["observe", str(image), "--json", "--reader", str(run / "best"),
+                                 "--text-source", "reader"])
+    assert result.exit_code == 0, result.output
+    elements = json.loads(result.stdout)["elements"]
+    assert len(detected) >= 3
+    assert [(e["type"], e["bbox"]) for e in elements] == [(e["type"], e["bbox"]) for e in detected]
+    for e in elements:
+        if TEXT in attributes_of(ElementType(e["type"])):
+            assert isinstance(e["text"], str) and 0.0 <= e["text_confidence"] <= 1.0, e
 
 
 def test_reader_lm_is_counted_tuned_written_and_used(run, tmp_path):

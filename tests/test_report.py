@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from caap.act.dryrun import LEFT
 from caap.act.executor import RecordingExecutor
 from caap.agent.loop import Agent
+from caap.agent.records import ActionRecord, Outcome
 from caap.agent.trace import TraceWriter, read_steps
 from caap.bench.ablations import ABLATIONS
 from caap.cli import app
@@ -158,13 +159,20 @@ def test_draw_actions_marks_the_target_centre():
     submit = {"id": 3, "type": "button", "bbox": [1, 80, 98, 112], "text": "Submit"}
     elements = {3: _Element.from_json(submit)}
     # No recorded point: the target falls back to the element's centre, geometry's convention (49, 96).
-    drawn = draw_actions(canvas, [{"name": "click_element", "args": {"element_id": 3}, "element": submit},
-                                  {"name": "done", "args": {}}, "not an action"], elements, 3.0)
+    drawn = draw_actions(canvas, [ActionRecord(name="click_element", args={"element_id": 3}, element=submit,
+                                               outcome=Outcome.CHANGED),
+                                  ActionRecord(name="done", outcome=Outcome.DONE)], elements, 3.0)
     assert drawn.getpixel((49 * 3 + 1, 96 * 3 + 1)) == LEFT
     # A coordinate action aims at its x/y.
     drawn = draw_actions(Image.new("RGB", (480, 630), "white"),
-                         [{"name": "click_new_point", "args": {"x": 10, "y": 150}, "point": [10, 150]}], {}, 3.0)
+                         [ActionRecord(name="click_new_point", args={"x": 10, "y": 150}, point=[10, 150],
+                                       outcome=Outcome.NO_CHANGE)], {}, 3.0)
     assert drawn.getpixel((31, 451)) == LEFT
+    # A refused one is grey.
+    drawn = draw_actions(Image.new("RGB", (480, 630), "white"),
+                         [ActionRecord(name="click_new_point", args={"x": 10, "y": 150}, point=[10, 150],
+                                       outcome=Outcome.DENIED)], {}, 3.0)
+    assert drawn.getpixel((31, 451)) == (140, 140, 140)
 
 
 def test_odd_and_unfinished_traces_still_render(trace_dir, tmp_path):
@@ -173,18 +181,29 @@ def test_odd_and_unfinished_traces_still_render(trace_dir, tmp_path):
     (broken / "summary.json").unlink()  # the run crashed
     (broken / "step_002.png").unlink()
     (broken / "run.json").write_text("{not json")
-    odd = {"step": 3, "elements": [{"id": "x", "type": "spaceship", "bbox": [5, 5, 1, 1]}, "junk", {"bbox": None}],
-           "screenshot": "../../../etc/passwd", "actions": ["junk", {"name": "scroll", "args": {"direction": "up"}},
-                                                            {"name": "type_text", "args": {"string_to_type": "hi"}}],
-           "errors": ["a bare string", {"kind": "parse", "message": "no action <found>"}], "response": "odd",
-           "timings": {"llm": "slow", "prompt": 2.5}, "prompt": {"text": 42}, "error": "LLM down"}
+    # A step as an earlier caap wrote it: the dropped plan spelt into the outcome, the timings of a
+    # failed LLM call under "timings", odd elements (the page draws what it can of them).
+    old = {"step": 3, "elements": [{"id": "x", "type": "spaceship", "bbox": [5, 5, 1, 1]}, {"bbox": None}],
+           "screenshot": "../../../etc/passwd",
+           "actions": [{"name": "click_element", "args": {"element_id": 2}, "element": None, "point": [40, 90],
+                        "outcome": "the screen changed; the 1 action(s) planned after it were dropped"},
+                       {"name": "type_text", "args": {"string_to_type": "hi"}, "outcome": "denied",
+                        "reason": "a password field"}],
+           "errors": [{"kind": "parse", "message": "no action <found>"}], "response": {"content": "odd"},
+           "timings": {"llm": 3.0, "prompt": 2.5}, "prompt": {"text": "the prompt"}, "error": "LLM down"}
+    # Records no caap wrote: each skipped with one line that names what is wrong.
+    odd = {"step": 4, "actions": ["junk"]}
     with open(broken / "steps.jsonl", "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(odd) + "\n" + json.dumps([1, 2]) + "\n" + '{"step": 4, "cut off')
+        fh.write("\n".join(json.dumps(r) for r in (old, odd, [1, 2])) + "\n" + '{"step": 5, "cut off')
     html = render_trace(broken)
     assert "The run did not finish" in html
     assert "step_002.png is missing or unreadable" in html
     assert "run.json could not be read" in html and "could not be read" in html
     assert "no action &lt;found&gt;" in html and "LLM down" in html
+    assert "the screen changed; the 1 action(s) planned after it were dropped" in html
+    assert "denied: a password field" in html
+    assert "steps.jsonl line 4: not a step record (actions.0:" in html
+    assert "steps.jsonl line 5: not a step record" in html
     assert html.count('<section class="step') == 3
 
 

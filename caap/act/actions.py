@@ -102,19 +102,24 @@ class PlannedAction:
         }
 
     def describe(self) -> str:
-        """The action as the history and demonstrations show it: its name plus the element it acted
-        on, described as the model saw it (the id alone means nothing a few steps later)."""
-        parts = [f"name: {self.name}"]
-        args = dict(self.args)
-        if self.element is not None:
-            args.pop("element_id", None)
-            inner = self.element.describe()[1:-1]
-            extra = ", ".join(f"{k}: {_fmt(v)}" for k, v in args.items())
-            tail = f", {extra}" if extra else ""
-            parts.append(f"arg: {{element_id: {self.element.id}, {inner}{tail}}}")
-        elif args:
-            parts.append("arg: {" + ", ".join(f"{k}: {_fmt(v)}" for k, v in args.items()) + "}")
-        return "{" + ", ".join(parts) + "}"
+        """The action as the history shows it: its name plus the element it acted on, described as
+        the model saw it (the id alone means nothing a few steps later), in braces."""
+        return "{" + describe_action(self.name, self.args, self.element, with_id=True) + "}"
+
+
+def describe_action(name: str, args: dict[str, Any], element: Element | None, *, with_id: bool) -> str:
+    """``name: NAME, arg: {...}``: an action on an element as the history and the demonstrations show
+    it. The element is described as the model saw it; ``with_id`` keeps its id first (the history of
+    this episode), without it the id is left out (a demonstration of another episode, whose ids mean
+    nothing here)."""
+    rest = {k: v for k, v in args.items() if k != "element_id" or (element is None and with_id)}
+    inner: list[str] = []
+    if element is not None:
+        if with_id:
+            inner.append(f"element_id: {element.id}")
+        inner.append(element.describe()[1:-1])
+    inner.extend(f"{k}: {_fmt(v)}" for k, v in rest.items())
+    return f"name: {name}" + (", arg: {" + ", ".join(inner) + "}" if inner else "")
 
 
 def _fmt(value: Any) -> str:
@@ -139,6 +144,17 @@ class ActionSpec:
     button: Literal["pressed", "released"] | None = None
 
     # --- derived views --------------------------------------------------------------------------
+    @property
+    def targets_element(self) -> bool:
+        """Whether the action names an element of the screen (the rest act on a point or the focus)."""
+        return any(p.element for p in self.params)
+
+    @property
+    def acts_on_screen(self) -> bool:
+        """Whether the action sends input to the screen: ``done``, ``fail`` and ``wait`` do not, so
+        they are no step of a trajectory or a demonstration."""
+        return self.group != "control"
+
     def tool_schema(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry for this action."""
         return {

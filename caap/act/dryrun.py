@@ -19,6 +19,8 @@ LEFT, RIGHT, MOVE, KEYS, DRAG = (230, 0, 0), (0, 80, 230), (255, 140, 0), (120, 
 
 def _label(draw: ImageDraw.ImageDraw, xy: tuple[int, int], text: str, colour: tuple[int, int, int],
            size: tuple[int, int]) -> None:
+    x: float  # the label moves by the text box, which Pillow types as floats
+    y: float
     x, y = xy
     box = draw.textbbox((0, 0), text)
     w, h = box[2] - box[0], box[3] - box[1]

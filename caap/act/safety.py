@@ -81,8 +81,12 @@ class ConfirmRule:
         return any(pattern.search(t) for t in target_texts if t)
 
 
+# What a person would call a secret field (its text or its label): the confirmation gate asks before
+# typing into one, and the recorder masks what is typed into one.
+SECRET_WORDS = r"(?i)pass(word|code|phrase)?|\bpin\b|secret|\bcvv\b|\bcvc\b"
+
 DEFAULT_RULES: tuple[ConfirmRule, ...] = (
-    ConfirmRule(("type_text", "press_control_V"), r"(?i)pass(word|code|phrase)?|\bpin\b|secret|\bcvv\b|\bcvc\b",
+    ConfirmRule(("type_text", "press_control_V"), SECRET_WORDS,
                 "typing into a field that looks like a password or secret"),
     ConfirmRule(("click_element", "double_click_element", "control_click_element", "click_new_point"),
                 r"(?i)\b(delete|remove|erase|send|pay|buy|purchase|order|checkout|transfer|confirm payment)\b",

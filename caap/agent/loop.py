@@ -21,6 +21,7 @@ from PIL import Image
 
 from caap.act.actions import ActionError, PlannedAction, ScreenState, execute, tool_schemas
 from caap.act.executor import Executor
+from caap.agent.records import ActionRecord, EpisodeStatus, Outcome, PromptRecord, StepRecord
 from caap.agent.trace import TraceWriter
 from caap.config import AgentConfig
 from caap.decide.demos import Demonstration
@@ -39,31 +40,29 @@ class Planner(Protocol):
     def complete(self, prompt: str, tools: list[dict[str, Any]] | None = None) -> LLMReply: ...
 
 
-# Why an episode ended.
-DONE, FAILED, FINISHED = "done", "failed", "finished"
-MAX_STEPS, TIMEOUT, OVER_BUDGET = "max_steps", "timeout", "over_budget"
-STOPPED, INVALID_ANSWERS, LLM_ERROR = "stopped", "invalid_answers", "llm_error"
-SCREEN_ERROR, ACT_ERROR = "screen_error", "act_error"
-
-
 @dataclass
 class EpisodeResult:
-    status: str
+    status: EpisodeStatus
     reason: str
     steps: int
-    actions: list[dict[str, Any]] = field(default_factory=list)
+    actions: list[ActionRecord] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = 0.0
     seconds: float = 0.0
-    last_step: dict[str, Any] | None = None
+    last_step: StepRecord | None = None
+
+    @property
+    def done_actions(self) -> list[ActionRecord]:
+        """The actions that are part of what the agent did (not refused, not failed)."""
+        return [a for a in self.actions if not a.refused]
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "status": self.status,
+            "status": self.status.value,
             "reason": self.reason,
             "steps": self.steps,
-            "actions": self.actions,
+            "actions": [a.to_json() for a in self.actions],
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "cost_usd": self.cost_usd,
@@ -85,7 +84,7 @@ class Agent:
         demonstrations: list[Demonstration] | None = None,
         stop: threading.Event | None = None,
         is_finished: Callable[[], bool] | None = None,
-        on_step: Callable[[dict[str, Any]], None] | None = None,
+        on_step: Callable[[StepRecord], None] | None = None,
         approve: Callable[[PlannedAction, list[Element]], str | None] | None = None,
         cache: ActionCache | None = None,
         experience: list[str] | None = None,
@@ -107,7 +106,7 @@ class Agent:
         self.cache = cache  # the action cache: a hit skips the LLM call (caap.memory.cache)
         self.experience = experience or []  # prompt lines from caap.memory.experience
         self.family = family
-        self.steps: list[dict[str, Any]] = []  # this episode's step records (auto-context reads them)
+        self.steps: list[StepRecord] = []  # this episode's step records (auto-context reads them)
         self._button_held = False  # a drag was started and not yet released
         self._moved_on_before = False  # the last batch stopped because its target changed before it ran
 
@@ -120,16 +119,17 @@ class Agent:
         outcome says how it ended. Ctrl-C ends it as stopped, with the trace closed properly."""
         started = time.monotonic()
         self.steps = []
-        result = EpisodeResult(status=MAX_STEPS, reason=f"reached the step limit ({self.config.max_steps})", steps=0)
+        result = EpisodeResult(status=EpisodeStatus.MAX_STEPS,
+                               reason=f"reached the step limit ({self.config.max_steps})", steps=0)
         self._cost_known = True
         self._button_held = False
         self._moved_on_before = False
         try:
             self._episode(task, result, started)
         except KeyboardInterrupt:
-            result.status, result.reason = STOPPED, "interrupted (Ctrl-C)"
+            result.status, result.reason = EpisodeStatus.STOPPED, "interrupted (Ctrl-C)"
         except ScreenError as exc:
-            result.status, result.reason = SCREEN_ERROR, str(exc)
+            result.status, result.reason = EpisodeStatus.SCREEN_ERROR, str(exc)
         finally:
             self._let_go()
         result.seconds = time.monotonic() - started
@@ -163,7 +163,7 @@ class Agent:
                 result.status, result.reason = stop_reason
                 break
             result.steps = step
-            record: dict[str, Any] = {"step": step, "t": round(elapsed, 3)}
+            record = StepRecord(step=step, t=round(elapsed, 3))
             timings: dict[str, float] = {}
 
             self.last_frame = frame
@@ -178,17 +178,16 @@ class Agent:
             for part in ("detect", "read"):
                 if isinstance(parts.get(part), int | float):
                     timings[part] = parts[part] / 1000
-            record["elements"] = [e.to_json() for e in elements]
+            record.elements = [e.to_json() for e in elements]
             if self.trace:
-                record["screenshot"] = self.trace.screenshot(step, frame)
+                record.screenshot = self.trace.screenshot(step, frame)
 
             t0 = time.perf_counter()
             key, cached = None, None
             if self.cache is not None:
-                done_so_far = [a for a in result.actions if a.get("outcome") not in ("denied", "error")]
-                key = cache_key(task, elements, done_so_far)
+                key = cache_key(task, elements, result.done_actions)
                 cached = self.cache.lookup(key, elements, frame.width, frame.height)
-                record["cache"] = "hit" if cached else "miss"
+                record.cache = "hit" if cached else "miss"
             reply = None
             if cached:
                 # A solved screen: the cached actions, found again on this screen, without the LLM.
@@ -200,22 +199,20 @@ class Agent:
                                     self.experience)
                 prompt = self.prompter.build(ctx)
                 timings["prompt"] = time.perf_counter() - t0
-                record["prompt"] = {
-                    "text": prompt.text, "estimated_tokens": prompt.tokens, "trims": prompt.trims,
-                    "over_budget": prompt.over_budget,
-                }
+                record.prompt = PromptRecord(text=prompt.text, estimated_tokens=prompt.tokens, trims=prompt.trims,
+                                             over_budget=prompt.over_budget)
 
                 t0 = time.perf_counter()
                 try:
                     reply = self.planner.complete(prompt.text, tools)
                 except LLMError as exc:
                     timings["llm"] = time.perf_counter() - t0
-                    record.update(timings=_ms(timings), error=str(exc))
+                    record.timings_ms, record.error = _ms(timings), str(exc)
                     self._emit(record)
-                    result.status, result.reason = LLM_ERROR, str(exc)
+                    result.status, result.reason = EpisodeStatus.LLM_ERROR, str(exc)
                     break
                 timings["llm"] = time.perf_counter() - t0
-                record["response"] = reply.to_json()
+                record.response = reply.to_json()
                 result.prompt_tokens += reply.usage.prompt_tokens
                 result.completion_tokens += reply.usage.completion_tokens
                 if reply.cost_usd is None:
@@ -228,7 +225,7 @@ class Agent:
                 screen_state = ScreenState(elements, frame.width, frame.height)
                 planned, bind_errors = bind_all(parsed.proposals, screen_state)
                 errors = parsed.errors + bind_errors
-                record["proposals"] = [p.to_json() for p in parsed.proposals]
+                record.proposals = [p.to_json() for p in parsed.proposals]
 
             if planned:
                 invalid_streak = 0
@@ -239,14 +236,13 @@ class Agent:
                 planned, history, frame, elements, errors)
             timings.update(act_timings)
             if self.cache is not None and key is not None and not cached:
-                ran = [a for a, e in zip(planned, executed, strict=False)
-                       if e.get("outcome") not in ("denied", "error")]
+                ran = [a for a, e in zip(planned, executed, strict=False) if not e.refused]
                 self.cache.note(key, task, ran, self.family)
-            record["actions"] = executed
-            record["errors"] = [e.to_json() for e in errors]
+            record.actions = executed
+            record.errors = [e.to_json() for e in errors]
             result.actions.extend(executed)
-            record["timings_ms"] = _ms(timings)
-            record["cost_usd"] = reply.cost_usd if reply is not None else 0.0
+            record.timings_ms = _ms(timings)
+            record.cost_usd = reply.cost_usd if reply is not None else 0.0
             self._emit(record)
             result.last_step = record
 
@@ -256,50 +252,54 @@ class Agent:
             if terminal is not None:
                 reason = str(terminal.args.get("reason") or ("the model declared the task complete"
                                                              if terminal.name == "done" else "the model gave up"))
-                result.status, result.reason = (DONE if terminal.name == "done" else FAILED), reason
+                result.status = EpisodeStatus.DONE if terminal.name == "done" else EpisodeStatus.FAILED
+                result.reason = reason
                 break
             if self.stop.is_set():
-                result.status, result.reason = STOPPED, "stopped on request"
+                result.status, result.reason = EpisodeStatus.STOPPED, "stopped on request"
                 break
             if self.is_finished is not None and self.is_finished():
-                result.status, result.reason = FINISHED, "the environment reports the task finished"
+                result.status, result.reason = EpisodeStatus.FINISHED, "the environment reports the task finished"
                 break
             if invalid_streak >= cfg.max_invalid_answers:
-                result.status = INVALID_ANSWERS
+                result.status = EpisodeStatus.INVALID_ANSWERS
                 result.reason = f"{invalid_streak} answers in a row had no usable action"
                 break
             if not planned:
                 # Nothing ran, but the screen may still have moved on by itself.
                 frame = self.screen.capture()
 
-    def _should_stop(self, elapsed: float, result: EpisodeResult, cost_known: bool) -> tuple[str, str] | None:
+    def _should_stop(self, elapsed: float, result: EpisodeResult,
+                     cost_known: bool) -> tuple[EpisodeStatus, str] | None:
         cfg = self.config
         if self.stop.is_set():
-            return STOPPED, "stopped on request"
+            return EpisodeStatus.STOPPED, "stopped on request"
         if elapsed >= cfg.max_seconds:
-            return TIMEOUT, f"ran out of time ({cfg.max_seconds:g}s)"
+            return EpisodeStatus.TIMEOUT, f"ran out of time ({cfg.max_seconds:g}s)"
         if cfg.max_cost_usd is not None and cost_known and (result.cost_usd or 0.0) >= cfg.max_cost_usd:
-            return OVER_BUDGET, f"spent the cost budget (${cfg.max_cost_usd:g})"
+            return EpisodeStatus.OVER_BUDGET, f"spent the cost budget (${cfg.max_cost_usd:g})"
         return None
 
     def _execute_batch(
         self, planned: list[PlannedAction], history: list[HistoryEntry], frame: Image.Image,
         elements: list[Element], errors: list[ActionError],
-    ) -> tuple[list[dict[str, Any]], Image.Image, PlannedAction | None, dict[str, float], tuple[str, str] | None]:
+    ) -> tuple[list[ActionRecord], Image.Image, PlannedAction | None, dict[str, float],
+               tuple[EpisodeStatus, str] | None]:
         """Run the batch in order; ``errors`` (reported in the next prompt) gains any refusal. The
         last item is (status, reason) when the executor failed and the episode must end."""
-        executed: list[dict[str, Any]] = []
+        executed: list[ActionRecord] = []
         timings = {"act": 0.0, "settle": 0.0}
         for index, action in enumerate(planned):
             if action.terminal:
-                executed.append({**action.to_json(), "outcome": action.name})
+                end = Outcome.DONE if action.spec.terminal == "done" else Outcome.FAIL
+                executed.append(ActionRecord.of(action, end))
                 return executed, frame, action, timings, None
             if self.stop.is_set():  # halt before the next OS event
                 break
             denial = self.approve(action, elements) if self.approve else None
             if denial:
                 errors.append(ActionError("denied", denial, action.name))
-                executed.append({**action.to_json(), "outcome": "denied", "reason": denial})
+                executed.append(ActionRecord.of(action, Outcome.DENIED, reason=denial))
                 break
             looked = time.perf_counter()
             moved_on = self._target_moved_on(action, frame)
@@ -310,7 +310,7 @@ class Agent:
                 message = (f"{action.name} was not done: the screen changed where it was aimed after it was "
                            "read; it has been read again")
                 errors.append(ActionError("screen_moved_on", message, action.name))
-                executed.append({**action.to_json(), "outcome": "not done", "reason": message})
+                executed.append(ActionRecord.of(action, Outcome.NOT_DONE, reason=message))
                 self._moved_on_before = True
                 return executed, self.screen.settle(frame), None, timings, None
             self._moved_on_before = False
@@ -322,7 +322,7 @@ class Agent:
                     self._button_held = action.spec.button == "pressed"
             except Exception as exc:  # the OS input backend failed: nothing after this can be trusted
                 failure = _act_failure(exc)
-                executed.append({**action.to_json(), "outcome": "error", "reason": failure[1]})
+                executed.append(ActionRecord.of(action, Outcome.ERROR, reason=failure[1]))
                 return executed, frame, None, timings, failure
             t1 = time.perf_counter()
             after = self.screen.settle(frame)
@@ -333,17 +333,16 @@ class Agent:
             changed = change.total()
             screen_changed = changed > self.config.change_threshold_px
             elsewhere = screen_changed and self._changed_elsewhere(action, history, change, elements)
-            outcome = "no visible change"
+            outcome = Outcome.NO_CHANGE
             if screen_changed:
-                outcome = "the screen changed" if elsewhere else "the screen changed within the element"
+                outcome = Outcome.CHANGED if elsewhere else Outcome.CHANGED_WITHIN
             remaining = len(planned) - index - 1
-            drop = elsewhere and remaining and not planned[index + 1].terminal
-            if drop:
-                outcome += f"; the {remaining} action(s) planned after it were dropped"
-            history.append(HistoryEntry(number, action, outcome))
-            executed.append({**action.to_json(), "number": number, "outcome": outcome,
-                             "changed_px": changed, "act_ms": round((t1 - t0) * 1000, 2),
-                             "settle_ms": round((t2 - t1) * 1000, 2), "settle": dict(self.screen.last_settle)})
+            drop = bool(elsewhere and remaining and not planned[index + 1].terminal)
+            done = ActionRecord.of(action, outcome, dropped=remaining if drop else 0, number=number, changed_px=changed,
+                                   act_ms=round((t1 - t0) * 1000, 2), settle_ms=round((t2 - t1) * 1000, 2),
+                                   settle=dict(self.screen.last_settle))
+            history.append(HistoryEntry(number, action, done.outcome_text()))
+            executed.append(done)
             frame = after
             if drop:
                 break
@@ -381,10 +380,10 @@ class Agent:
             return True
         return change.outside(boxes) > self.config.change_threshold_px
 
-    def _emit(self, record: dict[str, Any]) -> None:
+    def _emit(self, record: StepRecord) -> None:
         self.steps.append(record)
         if self.trace:
-            self.trace.step(record)
+            self.trace.step(record.to_json())
         if self.on_step:
             self.on_step(record)
 
@@ -398,10 +397,10 @@ def _target_box(action: PlannedAction, elements: list[Element]) -> tuple[int, in
     return under.bbox if under is not None else None
 
 
-def _act_failure(exc: Exception) -> tuple[str, str]:
+def _act_failure(exc: Exception) -> tuple[EpisodeStatus, str]:
     if type(exc).__name__ == "FailSafeException":  # pyautogui's corner fail-safe: the user's emergency stop
-        return STOPPED, "stopped by the fail-safe: the mouse pointer was moved into a screen corner"
-    return ACT_ERROR, f"the executor failed: {exc}"
+        return EpisodeStatus.STOPPED, "stopped by the fail-safe: the mouse pointer was moved into a screen corner"
+    return EpisodeStatus.ACT_ERROR, f"the executor failed: {exc}"
 
 
 def _ms(timings: dict[str, float]) -> dict[str, float]:

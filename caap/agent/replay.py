@@ -42,6 +42,7 @@ from caap.observe.screen import Observer, Screen
 
 StepStatus = Literal["done", "planned", "missing", "masked", "denied", "error", "stopped", "end"]
 Status = Literal["done", "dry_run", "missing", "masked", "denied", "error", "stopped"]
+HaltStatus = Literal["missing", "masked", "denied", "error", "stopped"]  # a step that ends the replay
 Approve = Callable[[PlannedAction, Sequence[Element]], str | None]
 
 
@@ -120,7 +121,7 @@ def _uses_point(step: DemoStep) -> bool:
 class _Halt(Exception):
     """A step that cannot go on: its status and the message a person reads."""
 
-    def __init__(self, status: Status, message: str) -> None:
+    def __init__(self, status: HaltStatus, message: str) -> None:
         super().__init__(message)
         self.status, self.message = status, message
 

@@ -37,6 +37,7 @@ import numpy as np
 from PIL import Image
 
 from caap import __version__
+from caap.agent.records import EpisodeStatus, StepRecord
 from caap.bench.ablations import ABLATIONS
 from caap.memory.cache import CacheError
 from caap.memory.experience import ExperienceError
@@ -245,7 +246,7 @@ class EpisodeRunner:
             shutil.rmtree(trace_dir)
         record: dict[str, Any] = {"task": task, "seed": seed, "trace": str(trace_dir.relative_to(s.out))}
         started = time.monotonic()
-        steps: list[dict[str, Any]] = []
+        steps: list[StepRecord] = []
         try:
             self._open(task)
             self.env.reset(seed)
@@ -283,14 +284,14 @@ class EpisodeRunner:
             reference = self._reference(task)
             if reference is not None:
                 record["reference"] = match(signatures(result.actions, "action"),
-                                            signatures([st.model_dump(mode="json") for st in reference.steps],
-                                                       "action"))
-            record.update(utterance=utterance, status=result.status, reason=result.reason, steps=result.steps,
+                                            signatures(reference.steps, "action"))
+            record.update(utterance=utterance, status=result.status.value, reason=result.reason, steps=result.steps,
                           reward=reward, success=reward > 0, prompt_tokens=result.prompt_tokens,
                           completion_tokens=result.completion_tokens, cost_usd=result.cost_usd,
                           seconds=round(result.seconds, 3))
         except Exception as exc:  # a dead browser, a broken display: this episode failed, the run goes on
-            record.update(status="harness_error", reason=f"{type(exc).__name__}: {exc}", steps=len(steps),
+            record.update(status=EpisodeStatus.HARNESS_ERROR.value, reason=f"{type(exc).__name__}: {exc}",
+                          steps=len(steps),
                           reward=0.0, success=False, prompt_tokens=0, completion_tokens=0, cost_usd=None)
             with contextlib.suppress(Exception):
                 self.env.restart()
@@ -323,12 +324,12 @@ class EpisodeRunner:
         self.env.close()
 
 
-def _sum_timings(steps: list[dict[str, Any]]) -> dict[str, Any]:
+def _sum_timings(steps: list[StepRecord]) -> dict[str, Any]:
     """Per-episode totals of each timing part, and the number of steps they cover."""
     totals: dict[str, float] = defaultdict(float)
     for record in steps:
-        for key, value in (record.get("timings_ms") or {}).items():
-            if key in TIMING_KEYS and isinstance(value, int | float):
+        for key, value in record.timings_ms.items():
+            if key in TIMING_KEYS:
                 totals[key] += value
     return {"steps": len(steps), **{k: round(v, 2) for k, v in totals.items()}}
 
@@ -549,7 +550,8 @@ def _group(episodes: list[dict[str, Any]]) -> dict[str, Any]:
         "latency_ms": _latency(episodes),
         "tokens_per_episode": {"prompt": _mean([e.get("prompt_tokens", 0) for e in episodes]),
                                "completion": _mean([e.get("completion_tokens", 0) for e in episodes])},
-        "cost_per_episode_usd": None if any(c is None for c in costs) or not costs else round(sum(costs) / n, 6),
+        "cost_per_episode_usd": None if any(c is None for c in costs) or not costs
+        else round(sum(c for c in costs if c is not None) / n, 6),
         **_memory_metrics(episodes),
     }
 
@@ -576,7 +578,7 @@ def summarize(settings: BenchSettings, episodes: list[dict[str, Any]]) -> dict[s
               if e.get("task") in wanted and e.get("seed") in seeds}
     by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for (task, _), e in latest.items():
-        by_task[task].append(e)
+        by_task[str(task)].append(e)
     tasks = {}
     for task in settings.tasks:
         if by_task.get(task):

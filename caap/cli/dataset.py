@@ -67,8 +67,8 @@ def dataset_miniwob(
         if not llm.base_url or not llm.model:
             fail("--agent needs an LLM: --base-url and --model (or OPENAI_BASE_URL / OPENAI_MODEL, or the config)")
         driver = AgentDriver(llm=llm, max_steps=max_steps)
-    info = {"command": "caap dataset miniwob", "tasks": task_list, "seeds": seeds, "per_task": per_task,
-            "steps": [lo, hi], "caap_version": __version__}
+    info: dict[str, Any] = {"command": "caap dataset miniwob", "tasks": task_list, "seeds": seeds,
+                            "per_task": per_task, "steps": [lo, hi], "caap_version": __version__}
     if driver is not None:
         info.update(agent={"model": driver.llm.model, "max_steps": max_steps})
     started = time.perf_counter()

@@ -11,13 +11,20 @@ import typer
 from rich.table import Table
 
 from caap import __version__
+from caap.agent.records import AGENT_SUCCEEDED, EpisodeStatus, StepRecord
 from caap.cli.common import ConfigOpt, app, config_from_flags, err, fail, out
 
 ELEMENTS_HINT = "(or pass --elements FILE to plan on a given element list)"
 
 
-EXIT_CODES = {"done": 0, "finished": 0, "max_steps": 3, "timeout": 3, "over_budget": 3, "failed": 3,
-              "invalid_answers": 3, "stopped": 130, "llm_error": 1, "screen_error": 1, "act_error": 1}
+# Exit status per episode status: 0 the task was done, 3 a limit or the model ended it undone,
+# 130 stopped by the user, 1 a failure around the agent.
+EXIT_CODES: dict[EpisodeStatus, int] = {
+    EpisodeStatus.DONE: 0, EpisodeStatus.FINISHED: 0, EpisodeStatus.MAX_STEPS: 3, EpisodeStatus.TIMEOUT: 3,
+    EpisodeStatus.OVER_BUDGET: 3, EpisodeStatus.FAILED: 3, EpisodeStatus.INVALID_ANSWERS: 3, EpisodeStatus.STOPPED: 130,
+    EpisodeStatus.LLM_ERROR: 1, EpisodeStatus.SCREEN_ERROR: 1, EpisodeStatus.ACT_ERROR: 1,
+    EpisodeStatus.HARNESS_ERROR: 1,
+}
 
 
 @app.command()
@@ -181,14 +188,14 @@ def run(
                      "live": live, "screenshot": str(screenshot) if screenshot else None,
                      "elements_file": str(elements)})
 
-    def on_step(record: dict[str, Any]) -> None:
-        if show_prompt:
-            out.rule(f"prompt (step {record['step']})")
-            out.print(record["prompt"]["text"], markup=False, highlight=False)
+    def on_step(record: StepRecord) -> None:
+        if show_prompt and record.prompt is not None:
+            out.rule(f"prompt (step {record.step})")
+            out.print(record.prompt.text, markup=False, highlight=False)
             out.rule()
         if not dry_run and not as_json:
-            done = ", ".join(f"{a['name']}({a.get('outcome')})" for a in record.get("actions", [])) or "nothing"
-            err.print(f"step {record['step']}: {done}", highlight=False, soft_wrap=True)
+            done = ", ".join(f"{a.name}({a.outcome_text()})" for a in record.actions) or "nothing"
+            err.print(f"step {record.step}: {done}", highlight=False, soft_wrap=True)
 
     agent = Agent(
         screen=screen, observer=observer, executor=executor, planner=planner,
@@ -205,14 +212,14 @@ def run(
     kept: dict[str, Any] = {}
     if not dry_run:
         try:
-            kept = memory.finish(task, success=result.status in ("done", "finished"), status=result.status,
+            kept = memory.finish(task, success=result.status in AGENT_SUCCEEDED, status=result.status,
                                  reason=result.reason, steps=agent.steps, family=family,
                                  screen=agent.last_frame.size if agent.last_frame is not None else None)
         except (CacheError, ExperienceError, OSError) as exc:
             err.print(f"[yellow]warning:[/] the run's memory was not saved: {exc}", highlight=False)
         if memory.cache is not None:
             kept["cache"] = {"lookups": memory.cache.lookups, "hits": memory.cache.hits}
-    step = result.last_step or {}
+    step = result.last_step
     drawn = None
     if dry_run and agent.last_frame is not None:
         drawn = draw_calls(agent.last_frame, executor.calls)
@@ -220,8 +227,8 @@ def run(
             trace.save_image("step_001_actions.png", drawn)
 
     if as_json:
-        payload = {**result.to_json(), "errors": step.get("errors", []),
-                   "response": (step.get("response") or {}).get("content"),
+        payload = {**result.to_json(), "errors": step.errors if step else [],
+                   "response": (step.response or {}).get("content") if step else None,
                    "trace_dir": str(trace.dir) if trace else None, "memory": kept}
         if dry_run:
             payload["os_events"] = [{"call": n, **kw} for n, kw in executor.calls]
@@ -238,30 +245,30 @@ def run(
             out.print(f"saved as a demonstration: {kept['auto_context']}", highlight=False)
     if trace and not as_json:
         out.print(f"trace: {trace.dir}", highlight=False)
-    code = 0 if dry_run and result.status == "max_steps" else EXIT_CODES.get(result.status, 1)
+    code = 0 if dry_run and result.status == EpisodeStatus.MAX_STEPS else EXIT_CODES.get(result.status, 1)
     if code == 1 and (as_json or not dry_run):
         err.print(f"[bold red]error:[/] {result.reason}", highlight=False, soft_wrap=True)
     if code:
         raise typer.Exit(code)
 
 
-def _print_plan(step: dict[str, Any], status: str, reason: str) -> None:
-    if status == "llm_error":
+def _print_plan(step: StepRecord | None, status: EpisodeStatus, reason: str) -> None:
+    if status == EpisodeStatus.LLM_ERROR or step is None:
         err.print(f"[bold red]error:[/] {reason}", highlight=False, soft_wrap=True)
         return
-    response = (step.get("response") or {}).get("content")
+    response = (step.response or {}).get("content")
     if response:
         out.rule("model answer")
         out.print(response, markup=False, highlight=False)
     table = Table(title="planned actions (captured-image pixels)")
     for col in ("#", "action", "arguments", "target element", "pixel (x, y)"):
         table.add_column(col)
-    for i, a in enumerate(step.get("actions", []), start=1):
-        el = a.get("element")
-        target = f"element_{el['id']} {el['type']} {json.dumps(el.get('text'))}" if el else "-"
-        pt = a.get("point")
-        table.add_row(str(i), a["name"], json.dumps(a["args"], ensure_ascii=False), target,
+    for i, a in enumerate(step.actions, start=1):
+        el = a.target()
+        target = f"element_{el.id} {el.type.value} {json.dumps(el.text)}" if el else "-"
+        pt = a.point
+        table.add_row(str(i), a.name, json.dumps(a.args, ensure_ascii=False), target,
                       f"({pt[0]}, {pt[1]})" if pt else "-")
     out.print(table)
-    for e in step.get("errors", []):
+    for e in step.errors:
         err.print(f"[yellow]rejected:[/] {e['message']}", highlight=False, soft_wrap=True)

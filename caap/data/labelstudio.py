@@ -140,14 +140,14 @@ def labeling_config() -> str:
         common = {"name": attribute, "toName": IMAGE, "perRegion": "true", "whenLabelValue": when}
         if attribute == TEXT:
             # transcription + editable: the text stays an input field to correct in place.
-            ET.SubElement(view, "TextArea", **common, editable="true", transcription="true", rows="1",
+            ET.SubElement(view, "TextArea", common, editable="true", transcription="true", rows="1",
                           maxSubmissions="1", placeholder="text as shown on screen")
         elif attribute == SUBTYPE:
-            choices = ET.SubElement(view, "Choices", **common, choice="single", layout="select")
+            choices = ET.SubElement(view, "Choices", common, choice="single", layout="select")
             for element_type, subtype in all_subtypes():
                 ET.SubElement(choices, "Choice", value=subtype, hint=element_type.value)
         elif attribute in BOOLEAN_ATTRIBUTES:
-            choices = ET.SubElement(view, "Choices", **common, choice="single-radio", showInline="true")
+            choices = ET.SubElement(view, "Choices", common, choice="single-radio", showInline="true")
             ET.SubElement(choices, "Choice", value=_TRUE)
             ET.SubElement(choices, "Choice", value=_FALSE)
         else:  # a new kind of attribute in the taxonomy: decide how annotators enter it

@@ -68,12 +68,12 @@ def pack(datasets: list[str | Path], out: str | Path, *, max_mb: float | None = 
                 meta = ds.meta()
                 meta["packed"] = {"images": "lossless webp"}
                 _add_bytes(tar, f"{name}/dataset.json", (json.dumps(meta, indent=2) + "\n").encode())
-                counts = Counter()
+                counts: Counter[str] = Counter()
                 stored: dict[str, str] = {}  # pixel hash → image path inside the dataset
                 previous: dict[tuple[Any, ...], tuple[np.ndarray, str]] = {}  # episode → its last screen
                 deltas: list[list[str]] = []
                 for label_path, ann in ds:
-                    image = Image.open(ds.image_path(ann))
+                    image: Image.Image = Image.open(ds.image_path(ann))
                     image = image.convert("RGBA" if "A" in image.getbands() else "RGB")
                     digest = hashlib.sha1(image.tobytes() + repr(image.size).encode()).hexdigest()
                     rel = stored.get(digest)

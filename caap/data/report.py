@@ -383,7 +383,7 @@ def contact_sheet(
     chosen = [(g, _pick(by_group[g], per_group)) for g in names]
 
     font, small = _font(13), _font(11)
-    line_h = max(font.getbbox("Ag")[3], 13) + 3
+    line_h = int(max(font.getbbox("Ag")[3], 13)) + 3  # Pillow types the box as floats; it holds whole pixels
     pad = 10
     img_w = img_h = 1
     for _, its in chosen:

@@ -33,12 +33,14 @@ read it.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from caap.elements import Element, quote
+from caap.act.actions import describe_action
+from caap.elements import Element
 from caap.files import read_json
 
 DEMO_SCHEMA_VERSION = 2
@@ -60,17 +62,9 @@ class DemoStep(BaseModel):
     screenshots: dict[str, str] | None = None
 
     def describe(self) -> str:
-        """``{name: click_element, arg: {type: radio, X: ..., text: "EiTE"}}``: the element, not its
-        id, because ids of another episode mean nothing here."""
-        parts = [f"name: {self.action}"]
-        args = {k: v for k, v in self.args.items() if k != "element_id"}
-        inner: list[str] = []
-        if self.element is not None:
-            inner.append(self.element.describe()[1:-1])
-        inner.extend(f"{k}: {quote(v) if isinstance(v, str) else v}" for k, v in args.items())
-        if inner:
-            parts.append("arg: {" + ", ".join(inner) + "}")
-        return ", ".join(parts)
+        """``name: click_element, arg: {type: radio, X: ..., text: "EiTE"}``: the element, not its
+        id, because ids of another episode mean nothing here (``caap.act.actions.describe_action``)."""
+        return describe_action(self.action, self.args, self.element, with_id=False)
 
 
 class Demonstration(BaseModel):
@@ -117,7 +111,7 @@ def save_demo(demo: Demonstration, path: str | Path) -> Path:
     return write_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
-def load_demos(paths: list[str | Path]) -> list[Demonstration]:
+def load_demos(paths: Sequence[str | Path]) -> list[Demonstration]:
     """Demonstration files, or directories of ``*.json`` demonstrations, in a stable order."""
     out: list[Demonstration] = []
     for p in map(Path, paths):

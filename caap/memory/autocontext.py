@@ -10,31 +10,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from caap.agent.records import StepRecord
 from caap.decide.demos import DemoFileError, Demonstration, DemoStep, load_demo, save_demo
 from caap.elements import Element
 from caap.memory.families import slug
 
-_SKIP = {"done", "fail", "wait"}
 
-
-def demo_from_steps(task: str, steps: Sequence[dict[str, Any]], *, family: str | None,
+def demo_from_steps(task: str, steps: Sequence[StepRecord], *, family: str | None,
                     screen: tuple[int, int] | None = None) -> Demonstration:
-    """A demonstration from an episode's step records (as the agent emits them: ``elements`` and
-    the executed ``actions`` of each step); the element lists around each action are kept."""
+    """A demonstration from an episode's step records (the elements and the actions done in each
+    step); the element lists around each action are kept."""
     out: list[DemoStep] = []
     for i, record in enumerate(steps):
-        before = [Element.model_validate(e) for e in record.get("elements") or []]
-        after_records = steps[i + 1].get("elements") if i + 1 < len(steps) else None
-        after = [Element.model_validate(e) for e in after_records] if after_records is not None else None
-        for action in record.get("actions") or []:
-            if action.get("name") in _SKIP or action.get("outcome") in ("denied", "error"):
+        before = [Element.model_validate(e) for e in record.elements]
+        after = [Element.model_validate(e) for e in steps[i + 1].elements] if i + 1 < len(steps) else None
+        for action in record.done_actions:
+            if action.spec is not None and not action.spec.acts_on_screen:
                 continue
-            element = Element.model_validate(action["element"]) if action.get("element") else None
-            point = tuple(action["point"]) if action.get("point") else None
-            out.append(DemoStep(action=action["name"], args=dict(action.get("args") or {}), element=element,
-                                before=before, after=after, point=point))
+            planned = action.planned()
+            out.append(DemoStep(action=action.name, args=planned.args, element=planned.element,
+                                before=before, after=after, point=planned.point))
     return Demonstration(task=task, steps=out, source="auto-context", family=family,
                          screen={"width": screen[0], "height": screen[1]} if screen else None)
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from caap.act.actions import ActionError, PlannedAction, ScreenState, plan
+from caap.agent.records import ActionRecord
 from caap.elements import Element
 from caap.memory.files import locked, write_atomic
 from caap.memory.trajectory import signatures
@@ -41,8 +42,8 @@ def screen_identity(elements: Sequence[Element]) -> list[tuple[str, str, Any, An
     return sorted((e.type.value, fold(e.text), e.checked, e.subtype) for e in elements if e.visible)
 
 
-def cache_key(task: str, elements: Sequence[Element], history: Sequence[dict[str, Any]]) -> str:
-    """``history``: the executed actions so far (``PlannedAction.to_json()`` dicts)."""
+def cache_key(task: str, elements: Sequence[Element], history: Sequence[ActionRecord]) -> str:
+    """``history``: the actions done so far."""
     blob = json.dumps([fold(task), screen_identity(elements), [list(s) for s in signatures(history)]],
                       ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
@@ -135,9 +136,9 @@ class ActionCache:
                 self._changed.add(key)
         else:
             for key, actions in self.used:
-                entry = self.entries.get(key)
-                if entry is not None:
-                    entry["variants"] = [v for v in entry["variants"] if v["actions"] != actions]
+                used = self.entries.get(key)
+                if used is not None:
+                    used["variants"] = [v for v in used["variants"] if v["actions"] != actions]
                     if not entry["variants"]:
                         del self.entries[key]
                 self._changed.add(key)

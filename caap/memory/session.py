@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from caap.act.actions import PlannedAction
+from caap.agent.records import StepRecord
 from caap.decide.demos import Demonstration, load_demos
 from caap.decide.llm import LLMError
-from caap.elements import Element
 from caap.memory.autocontext import demo_from_steps, save_auto_demo
 from caap.memory.cache import ActionCache
 from caap.memory.experience import Attempt, ExperienceStore
@@ -55,17 +54,17 @@ class Memory:
     def experience_lines(self, task: str, family: str | None = None) -> list[str]:
         return self.experience.prompt_lines(family_of(task, family)) if self.experience else []
 
-    def finish(self, task: str, *, success: bool, status: str, reason: str, steps: Sequence[dict[str, Any]],
+    def finish(self, task: str, *, success: bool, status: str, reason: str, steps: Sequence[StepRecord],
                family: str | None = None, screen: tuple[int, int] | None = None) -> dict[str, Any]:
         """Keep what the episode taught; returns what was done, for the trace and the summary."""
         fam = family_of(task, family)
         out: dict[str, Any] = {"family": fam}
         if self.cache is not None:
             self.cache.end_episode(success)
-        actions = [a for s in steps for a in s.get("actions") or []]
         if self.experience is not None:
+            # What was tried, refusals included (the attempt says what the agent chose to do).
             attempt = Attempt(task=task, status=status, reason=reason,
-                              actions=[_describe(a) for a in actions if a.get("name") not in ("done", "fail")])
+                              actions=[a.planned().describe() for s in steps for a in s.actions if not a.terminal])
             self.experience.record(fam, attempt, success)
             if not success and self.options.derive_rules and self.planner is not None:
                 try:
@@ -77,8 +76,3 @@ class Memory:
             saved = save_auto_demo(self.options.auto_context, demo)
             out["auto_context"] = str(saved) if saved else None
         return out
-
-
-def _describe(action: dict[str, Any]) -> str:
-    element = Element.model_validate(action["element"]) if action.get("element") else None
-    return PlannedAction(action["name"], dict(action.get("args") or {}), element).describe()

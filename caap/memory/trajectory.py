@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from caap.act.actions import REGISTRY
+from caap.agent.records import ActionRecord
+from caap.decide.demos import DemoStep
 from caap.memory.families import words
 
 Level = Literal["element", "action"]
 _IGNORED_ARGS = {"element_id", "x", "y", "reason", "seconds"}
-_NOT_STEPS = {"done", "fail", "wait"}
 
 
 def signature(name: str, args: Mapping[str, Any] | None, element: Mapping[str, Any] | None,
@@ -28,16 +30,22 @@ def signature(name: str, args: Mapping[str, Any] | None, element: Mapping[str, A
     return (name, kind, text, extra)
 
 
-def signatures(actions: Sequence[Mapping[str, Any]], level: Level = "element") -> list[tuple[Any, ...]]:
-    """Signatures of executed actions (``{"name", "args", "element"}`` dicts, as episodes record
-    them) or of demonstration steps (``{"action", "args", "element"}``); terminal and wait actions
-    are not steps of a trajectory."""
+def signatures(steps: Sequence[ActionRecord | DemoStep], level: Level = "element") -> list[tuple[Any, ...]]:
+    """Signatures of an episode's actions or of a demonstration's steps; actions that send no input
+    (done, fail, wait: ``ActionSpec.acts_on_screen``) are not steps of a trajectory, nor are actions
+    that were refused or failed."""
     out = []
-    for a in actions:
-        name = a.get("name") or a.get("action")
-        if name in _NOT_STEPS or a.get("outcome") == "denied":
+    for s in steps:
+        if isinstance(s, ActionRecord):
+            if s.refused:
+                continue
+            name, element = s.name, s.element
+        else:
+            name, element = s.action, s.element.to_json() if s.element is not None else None
+        spec = REGISTRY.get(name)
+        if spec is not None and not spec.acts_on_screen:
             continue
-        out.append(signature(str(name), a.get("args"), a.get("element"), level))
+        out.append(signature(name, s.args, element, level))
     return out
 
 

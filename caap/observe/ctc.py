@@ -175,7 +175,8 @@ def beam_decode(log_probs: Sequence[Sequence[float]] | Any, length: int, alphabe
                     slot_new[1] = np.logaddexp(slot_new[1], pb + frame[c])
                 else:
                     slot_new[1] = np.logaddexp(slot_new[1], total + frame[c])
-        ranked = sorted(nxt.items(), key=lambda kv: -(np.logaddexp(*kv[1]) + fused[kv[0]]))
+        ranked = sorted(nxt.items(), key=lambda kv: -(np.logaddexp(kv[1][0], kv[1][1]) + fused[kv[0]]))
         beams = dict(ranked[:beam])
-    best = max(beams, key=lambda p: np.logaddexp(*beams[p]) + fused[p] + weight * lm.end_log_prob(texts[p]))
+    best = max(beams, key=lambda p: np.logaddexp(beams[p][0], beams[p][1]) + fused[p]
+               + weight * lm.end_log_prob(texts[p]))
     return texts[best]

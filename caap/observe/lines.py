@@ -39,8 +39,8 @@ def background_colour(pixels: np.ndarray) -> np.ndarray:
     return np.array([(v >> 16) & 255, (v >> 8) & 255, v & 255], np.uint8)
 
 
-def _ink(image: Image.Image, inner: Sequence[int]) -> np.ndarray:
-    grey = np.asarray(image.crop(tuple(inner)).convert("L"), dtype=np.int16)
+def _ink(image: Image.Image, inner: tuple[int, int, int, int]) -> np.ndarray:
+    grey = np.asarray(image.crop(inner).convert("L"), dtype=np.int16)
     values, counts = np.unique(grey, return_counts=True)
     ink = np.abs(grey - int(values[counts.argmax()])) > INK_DIFFERENCE
     ink[:, ink.mean(axis=0) > 0.6] = False  # borders, scrollbars: not text

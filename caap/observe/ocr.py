@@ -29,7 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from PIL import Image
@@ -513,7 +513,7 @@ def _text_ink(ink: np.ndarray, box: tuple[int, int, int, int], lines: np.ndarray
 def _drop_control(ink: np.ndarray) -> np.ndarray:
     """Clear the checkbox/radio control: the first run of ink columns from the left, when it is about
     as wide as it is tall (a square or circle) and a gap separates it from what follows."""
-    cols = ink.any(axis=0)
+    cols = cast(np.ndarray, ink.any(axis=0))  # numpy types any(axis=...) as bool | array
     xs = np.flatnonzero(cols)
     if xs.size == 0:
         return ink
@@ -583,7 +583,7 @@ def _tight(ink: np.ndarray) -> tuple[int, int, int, int]:
 def _bands(ink: np.ndarray) -> list[tuple[int, int]]:
     """Runs of rows holding ink (separated by at least one empty row), leaving out runs much lower
     than the tallest (an underline, the dot of an "i" the threshold cut off): rows of text."""
-    rows = ink.any(axis=1)
+    rows = cast(np.ndarray, ink.any(axis=1))  # numpy types any(axis=...) as bool | array
     runs: list[tuple[int, int]] = []
     y = 0
     while y < rows.size:

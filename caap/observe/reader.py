@@ -238,6 +238,7 @@ class RecordGrammar:
         root = self._root if element_type is None else self._roots.get(element_type)
         node: dict[Any, Any] | None = root if root is not None else self._root
         for token in key[1:]:
+            assert node is not None  # the walk stops where it leaves the grammar
             if node.get("free"):
                 break
             node = node.get(token)
@@ -397,7 +398,8 @@ def load_model(directory: str | Path, device: str = "cpu") -> Any:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise ReaderError(
             f"{directory}: not a loadable reader checkpoint ({type(exc).__name__}: {first})") from None
-    return model.to(device).eval()
+    # transformers decorates .to() with functools.wraps(nn.Module.to), which mypy reads as unbound
+    return model.to(device).eval()  # type: ignore[arg-type]
 
 
 def token_budget(box: Sequence[int]) -> int:
@@ -425,6 +427,10 @@ class Reader:
     passes over crops of similar size and one batched generation (``infer``; at most ``chunk_size``
     crops per batch, ``pad_waste``: see ``passes``; ``float("inf")``: one pass per ``chunk_size``).
     ``constrained``: the decoder writes only records of the target format (``RecordGrammar``)."""
+
+    lm: CharLM | None  # the character model the CTC texts are searched with (charlm)
+    chooser: TextChooser | None  # picks the reader's or PP-OCR's text (text_choice)
+    memo: ReadingMemo | None  # readings of crops seen before (caap.observe.memo)
 
     def __init__(self, checkpoint: str | Path, *, device: str | None = "cpu", chunk_size: int = 64,
                  constrained: bool = True, pad_waste: float = 1.25, lm: bool = True, chooser: bool = True,
@@ -473,11 +479,11 @@ class Reader:
         self.grammar = RecordGrammar(tokenizer, text=spec.decoder_text) if constrained else None
         self.last_timings_ms: dict[str, float] = {}
         self.last_readings: list[Reading] = []
-        self.lm: CharLM | None = None  # the character model the CTC texts are searched with (charlm)
-        self.chooser: TextChooser | None = None  # picks the reader's or PP-OCR's text (text_choice)
+        self.lm = None
+        self.chooser = None
         self.keep_log_probs = False  # infer() keeps each crop's CTC log-probabilities (for tuning)
         self.last_log_probs: list[Any] = []
-        self.memo: ReadingMemo | None = None  # readings of crops seen before (caap.observe.memo)
+        self.memo = None
 
     # -- the model passes -------------------------------------------------------------------------
 

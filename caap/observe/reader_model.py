@@ -42,7 +42,7 @@ from typing import Any
 
 import torch
 from torch import nn
-from transformers import Pix2StructConfig, Pix2StructForConditionalGeneration
+from transformers import Pix2StructConfig, Pix2StructForConditionalGeneration, PreTrainedConfig
 from transformers.models.pix2struct.modeling_pix2struct import Pix2StructVisionEmbeddings
 
 from caap.observe.colour import COLOUR_SETS, colour_set
@@ -54,7 +54,9 @@ class ReaderModel(Pix2StructForConditionalGeneration):
         ctc = getattr(config, "ctc", None)
         if not isinstance(ctc, dict) or "classes" not in ctc:
             raise ValueError("ReaderModel needs config.ctc = {'classes': N, 'frames_per_column': K}")
-        hidden = config.vision_config.hidden_size
+        vision = config.vision_config
+        assert isinstance(vision, PreTrainedConfig)  # the config turned a dict or None into its vision config
+        hidden = vision.hidden_size
         stem = list(ctc.get("stem") or [])
         if stem:
             patch = ctc.get("patch")
@@ -82,12 +84,14 @@ class ReaderModel(Pix2StructForConditionalGeneration):
         """Start the colour vector at zero (its last layer zeroed): a reader given one starts out
         reading its records as it did without."""
         if self.colour is not None:
+            first, last = self.colour[0], self.colour[2]
+            assert isinstance(first, nn.Linear) and isinstance(last, nn.Linear)  # Sequential yields Modules
             # The inputs lie in [0, 1] and what tells states apart is small (a hovered row's pale
             # tint is 0.1 off white): a wide first layer makes such differences visible at once.
-            nn.init.normal_(self.colour[0].weight, std=4.0)
-            nn.init.zeros_(self.colour[0].bias)
-            nn.init.zeros_(self.colour[2].weight)
-            nn.init.zeros_(self.colour[2].bias)
+            nn.init.normal_(first.weight, std=4.0)
+            nn.init.zeros_(first.bias)
+            nn.init.zeros_(last.weight)
+            nn.init.zeros_(last.bias)
 
     def decoder_memory(self, hidden: torch.Tensor, colour: torch.Tensor | None) -> torch.Tensor:
         """What the decoder attends to (same mask as the encoder output): the encoder output
@@ -198,6 +202,8 @@ class StemEmbeddings(Pix2StructVisionEmbeddings):
     """Pix2Struct's vision embeddings (row and column tables, same names) with ``ConvPatchProjection``
     as the patch projection and a masked residual convolution along the patch sequence."""
 
+    patch_projection: ConvPatchProjection  # type: ignore[assignment]  # replaces Pix2Struct's nn.Linear
+
     def __init__(self, config: Any, height: int, width: int, channels: list[int], *, whole_image: bool = False) -> None:
         super().__init__(config)
         hidden = config.hidden_size
@@ -205,6 +211,7 @@ class StemEmbeddings(Pix2StructVisionEmbeddings):
         self.patch_projection = ConvPatchProjection(height, width, channels, hidden)
         self.mix_norm = nn.LayerNorm(hidden)
         self.mix = nn.Conv1d(hidden, hidden, 3, padding=1)
+        assert self.mix.bias is not None  # made with a bias
         nn.init.zeros_(self.mix.weight)
         nn.init.zeros_(self.mix.bias)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from PIL import Image
@@ -87,7 +88,7 @@ def _words(band: np.ndarray, gap: int) -> list[_Word]:
     ink = np.abs(diff).sum(axis=2) > INK_DIFFERENCE
     underline = _underline(ink)
     ink &= ~underline
-    under = underline.any(axis=0)
+    under = cast(np.ndarray, underline.any(axis=0))  # numpy types any(axis=...) as bool | array
     # A column of one colour top to bottom is another surface (a panel beside a selection, a
     # border), not a glyph: every glyph leaves some background above or below it on its line.
     uniform = np.abs(band.astype(np.int16) - band[:1].astype(np.int16)).sum(axis=2).max(axis=0) <= INK_DIFFERENCE
@@ -166,14 +167,14 @@ def snap_text_boxes(image: Image.Image, elements: Sequence[Element], *, max_shif
     out: list[Element] = []
     for e in elements:
         if e.type in SNAPPED_TYPES:
-            box = _snap(pixels, tuple(e.bbox), max_shift)
-            if box != tuple(e.bbox):
+            box = _snap(pixels, e.bbox, max_shift)
+            if box != e.bbox:
                 e = e.model_copy(update={"bbox": box})
         out.append(e)
     kept: list[Element] = []
     for e in sorted(out, key=lambda e: -(e.score or 0.0)):
         if not (e.type in SNAPPED_TYPES and any(
-                k.type in SNAPPED_TYPES and iou(tuple(e.bbox), tuple(k.bbox)) >= merge_iou for k in kept)):
+                k.type in SNAPPED_TYPES and iou(e.bbox, k.bbox) >= merge_iou for k in kept)):
             kept.append(e)
     order = {id(e): i for i, e in enumerate(out)}
     return sorted(kept, key=lambda e: order[id(e)])
@@ -234,7 +235,7 @@ def add_missed_words(image: Image.Image, elements: Sequence[Element]) -> list[El
     pixels = np.asarray(image.convert("RGB"))
     bottom = pixels.shape[0]
     out = list(elements)
-    boxes = [tuple(e.bbox) for e in elements]
+    boxes = [e.bbox for e in elements]
     lines = _group_lines(elements)
     added: list[Element] = []
     for line in lines:
@@ -244,7 +245,7 @@ def add_missed_words(image: Image.Image, elements: Sequence[Element]) -> list[El
         _add_band(pixels, elements, out, added, y1, y2, line, [(boxes[i][0], boxes[i][2], i) for i in line])
     found = [*out, *added]
     for _ in range(MISSED_LINES):
-        boxes = [tuple(e.bbox) for e in found]
+        boxes = [e.bbox for e in found]
         more: list[Element] = []
         sure = [[i for i in line if (found[i].score or 0.0) >= SURE_SCORE] for line in _group_lines(found)]
         for y1, y2, left, above in _next_lines([line for line in sure if line], boxes):
@@ -267,7 +268,7 @@ def _group_lines(elements: Sequence[Element]) -> list[list[int]]:
         if e.type not in LINE_TYPES or h < 6 or h > 40:
             continue
         for line in lines:
-            if _same_line(tuple(elements[line[0]].bbox), tuple(e.bbox)):
+            if _same_line(elements[line[0]].bbox, e.bbox):
                 line.append(i)
                 break
         else:
@@ -369,7 +370,7 @@ def _link_parts(pixels: np.ndarray, box: Box) -> list[tuple[int, int]] | None:
     ink = np.abs(diff).sum(axis=2) > INK_DIFFERENCE
     # A short link's underline ("in" before "porttitor") is shorter than a line height.
     underline = _underline(ink, SHORT_UNDERLINE_PX)
-    under = underline.any(axis=0)
+    under = cast(np.ndarray, underline.any(axis=0))  # numpy types any(axis=...) as bool | array
     glyphs = (ink & ~underline).any(axis=0)
     if not under.any():
         return None

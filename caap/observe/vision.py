@@ -153,7 +153,7 @@ def spin_boxes(elements: list[Element]) -> set[int]:
 class VisionObserver:
     """Screenshot → elements. ``last_timings_ms`` holds detect/read(/ocr)/total of the latest screen."""
 
-    def __init__(self, detector: Detector, reader: object | None = None, *,
+    def __init__(self, detector: Detector | None, reader: object | None = None, *,
                  type_source: str = DEFAULT_TYPE_SOURCE, text_source: str = DEFAULT_TEXT_SOURCE,
                  ocr: object | None = None, ocr_threshold: float = DEFAULT_OCR_THRESHOLD) -> None:
         if type_source not in TYPE_SOURCES:
@@ -203,6 +203,7 @@ class VisionObserver:
 
     def observe(self, image: Image.Image) -> list[Element]:
         t0 = time.perf_counter()
+        assert self.detector is not None  # made without one only for its text steps (caap.train.eval_reader)
         boxes = self.detector.detect(image)
         if self.reader is not None:
             boxes = lone_glyphs(image, boxes)  # a large glyph the detector left alone, for the reader
@@ -239,6 +240,7 @@ class VisionObserver:
             or self._read_nothing(e) or i in spins)]
         if not wanted:
             return elements
+        assert self.ocr is not None  # observe() asks only when it has an OCR engine
         got = self.ocr.read(image, [elements[i].bbox for i in wanted],  # type: ignore[attr-defined]
                             [elements[i].type.value for i in wanted])
         out = list(elements)

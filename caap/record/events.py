@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from caap.act.actions import KEYS, MODIFIERS, _normalise_key, lookup
-from caap.act.safety import label_of
+from caap.act.actions import KEYS, MODIFIERS, REGISTRY, _normalise_key, lookup
+from caap.act.safety import SECRET_WORDS, label_of
 from caap.decide.demos import DemoStep
 from caap.elements import Element, element_at
 
@@ -343,10 +343,10 @@ class Merger:
 
 # --- binding gestures to observed elements --------------------------------------------------------
 
-ELEMENT_ACTIONS = {"click_element", "control_click_element", "double_click_element", "right_click_element",
-                   "scroll", "point_element"}
-# What a person would call a secret field: its text or its label says so, or it shows only bullets.
-PASSWORD_WORDS = re.compile(r"(?i)pass(word|code|phrase)?|\bpin\b|secret|\bcvv\b|\bcvc\b")
+# The actions that name an element (the rest act on a point or on the keyboard focus).
+ELEMENT_ACTIONS = frozenset(s.name for s in REGISTRY.values() if s.targets_element)
+# A secret field: its text or its label says so (the confirmation gate's words), or it shows only bullets.
+PASSWORD_WORDS = re.compile(SECRET_WORDS)
 _BULLETS = re.compile(r"^[•●∙·*]+$")
 TEXT_FIELDS = ("input_field", "text_area")
 

@@ -241,6 +241,7 @@ class Recorder:
 
         def observe(frame: Image.Image) -> list[Element]:
             nonlocal cache
+            assert self.observer is not None  # only called where an observer is set
             if cache[0] is not frame:  # one step's after is often the next one's before
                 cache = (frame, list(self.observer.observe(frame)))
             return cache[1]
@@ -289,6 +290,7 @@ class Recorder:
     def _hover_changed(self, job: _Job, observe: Callable[[Image.Image], list[Element]]) -> bool:
         """Whether the pointer coming to rest changed the screen beyond the element under it (a
         submenu, a tooltip): a button's own hover tint is no step of the demonstration."""
+        assert job.after is not None  # the writer waits for it before asking
         point = job.gesture.steps[0].point
         boxes = []
         if self.observer is not None and point is not None:

@@ -178,6 +178,7 @@ def render_bench(summary: dict[str, Any], paper_tsv: Path | None) -> str:
     ours_mean = ours_mean if ours_mean is not None else _mean(known)
     ours_08 = overall.get("tasks_at_least_0.8", sum(v >= 0.8 for v in known))
     ours_09 = overall.get("tasks_at_least_0.9", sum(v >= 0.9 for v in known))
+    ours_all: float | None
     if paper_col:  # the same denominator as the paper's figure: every task in its table
         ours_all = sum(v for t, v in rates.items() if t in paper_col and v is not None) / all_tasks
     else:

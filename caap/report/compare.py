@@ -40,10 +40,12 @@ class BenchRun:
     def __init__(self, path: Path, summary: dict[str, Any], name: str | None = None) -> None:
         self.path = path
         self.summary = summary
-        config = summary.get("config") if isinstance(summary.get("config"), dict) else {}
-        self.config: dict[str, Any] = config
+        raw_config = summary.get("config")
+        config: dict[str, Any] = raw_config if isinstance(raw_config, dict) else {}
+        self.config = config
         self.name = name or str(config.get("observer") or path.name)
-        tasks = summary.get("tasks") if isinstance(summary.get("tasks"), dict) else {}
+        raw_tasks = summary.get("tasks")
+        tasks: dict[str, Any] = raw_tasks if isinstance(raw_tasks, dict) else {}
         self.tasks: dict[str, dict[str, Any]] = {str(k): v for k, v in tasks.items() if isinstance(v, dict)}
         overall = summary.get("overall")
         self.overall: dict[str, Any] = overall if isinstance(overall, dict) else {}

@@ -15,6 +15,7 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 from caap.act.dryrun import DRAG, KEYS, LEFT, MOVE, RIGHT
+from caap.agent.records import AGENT_SUCCEEDED, ActionRecord, EpisodeStatus, StepRecord, StepRecordError
 from caap.agent.trace import read_steps
 from caap.data.report import _font, draw_elements
 from caap.geometry import centre
@@ -43,8 +44,8 @@ from caap.taxonomy import ElementType
 
 __all__ = ["TraceData", "draw_actions", "load_trace", "render_trace", "screen_scale", "write_trace_report"]
 
-GOOD_STATUSES = {"done", "finished"}
-SOFT_STATUSES = {"stopped"}
+GOOD_STATUSES = {s.value for s in AGENT_SUCCEEDED}
+SOFT_STATUSES = {EpisodeStatus.STOPPED.value}
 DENIED = (140, 140, 140)
 
 
@@ -77,7 +78,7 @@ class TraceData:
 
     dir: Path
     run: dict[str, Any]
-    steps: list[dict[str, Any]]
+    steps: list[StepRecord]
     summary: dict[str, Any] | None
     warnings: list[str] = field(default_factory=list)
 
@@ -104,9 +105,12 @@ def load_trace(trace_dir: str | Path) -> TraceData:
         # read_steps stops at the first broken line (a crash cuts off the last one).
         warnings.append(f"steps.jsonl: {len(lines) - len(records)} line(s) after step record {len(records)} "
                         "could not be read")
-    steps = [r for r in records if isinstance(r, dict)]
-    if len(steps) < len(records):
-        warnings.append(f"steps.jsonl: {len(records) - len(steps)} record(s) are not JSON objects and were skipped")
+    steps: list[StepRecord] = []
+    for line_no, record in enumerate(records, start=1):
+        try:
+            steps.append(StepRecord.from_json(record))
+        except StepRecordError as exc:  # a record of another caap version, or damaged by hand
+            warnings.append(f"steps.jsonl line {line_no}: not a step record ({exc}); skipped")
     run = _read_json(path / "run.json", warnings)
     if run is None and not (path / "run.json").exists():
         warnings.append("run.json is missing: the task and configuration are unknown")
@@ -136,7 +140,7 @@ class _Element:
         if not isinstance(rec, dict):
             return None
         try:
-            etype = ElementType(rec.get("type"))
+            etype = ElementType(str(rec.get("type")))
         except ValueError:
             etype = ElementType.UNKNOWN
         bbox = None
@@ -170,16 +174,16 @@ def screen_scale(width: int, height: int) -> float:
     return 1.0 if width <= 1600 else 1600 / width
 
 
-def _target(action: dict[str, Any], elements: dict[int, _Element]) -> tuple[int, int] | None:
+def _target(action: ActionRecord, elements: dict[int, _Element]) -> tuple[int, int] | None:
     """The image pixel an executed action aimed at: its recorded point, else the centre of its element
     (geometry's convention), else its x/y arguments."""
-    point = action.get("point")
-    if isinstance(point, list | tuple) and len(point) == 2 and all(num(v) is not None for v in point):
+    point = action.point
+    if point is not None and len(point) == 2:
         return round(point[0]), round(point[1])
-    el = _Element.from_json(action.get("element"))
+    el = _Element.from_json(action.element)
     if el is not None and el.bbox is not None:
         return centre(el.bbox)
-    args = _dict(action.get("args"))
+    args = action.args
     eid = args.get("element_id")
     if isinstance(eid, int) and eid in elements and elements[eid].bbox is not None:
         return centre(elements[eid].bbox)  # type: ignore[arg-type]
@@ -194,7 +198,7 @@ def _label(draw: ImageDraw.ImageDraw, xy: tuple[int, int], text: str, colour: tu
     """A label on a white background (dry-run style), kept inside the image and moved down (then up)
     past labels already placed, so several actions on one spot stay readable."""
     box = draw.textbbox((0, 0), text, font=font)
-    w, h = box[2] - box[0], box[3] - box[1]
+    w, h = round(box[2] - box[0]), round(box[3] - box[1])
     x = min(max(2, xy[0]), max(2, size[0] - w - 4))
     y0 = min(max(1, xy[1]), max(1, size[1] - h - 4))
     step = h + 6
@@ -216,7 +220,8 @@ def _short(text: str, limit: int = 24) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def draw_actions(canvas: Image.Image, actions: list[Any], elements: dict[int, _Element], scale: float) -> Image.Image:
+def draw_actions(canvas: Image.Image, actions: list[ActionRecord], elements: dict[int, _Element],
+                 scale: float) -> Image.Image:
     """Draw a step's executed actions on an (already scaled) screenshot, numbered in order: a crosshair
     and ring at each click target (red left, blue right, double ring for double clicks), a ring for a
     hover, the drag path, an arrow for scrolling, typed text and keys at the pointer. Refused actions
@@ -234,30 +239,26 @@ def draw_actions(canvas: Image.Image, actions: list[Any], elements: dict[int, _E
     drag: tuple[int, int] | None = None
     placed: list[tuple[int, int, int, int]] = []
     for n, action in enumerate(actions, start=1):
-        if not isinstance(action, dict):
-            continue
-        name = str(action.get("name") or "?")
-        args = _dict(action.get("args"))
-        outcome = str(action.get("outcome") or "")
-        refused = outcome in ("denied", "error")
+        name, args, spec = action.name, action.args, action.spec
+        refused = action.refused
         target = _target(action, elements)
         xy = at(target) if target is not None else None
         colour: tuple[int, int, int]
-        if name in ("done", "fail"):
+        if action.terminal or (spec is not None and spec.terminal):
             continue  # no pixel: the actions table says it
         if "right_click" in name:
             colour = RIGHT
-        elif name.startswith("drag_"):
+        elif spec is not None and (spec.button is not None or name == "drag_mouse_move"):
             colour = DRAG
-        elif name in ("point_element", "hover_element"):
+        elif name == "point_element":
             colour = MOVE
-        elif name in ("scroll", "type_text", "press_key", "wait") or name.startswith("press_"):
+        elif name == "scroll" or (spec is not None and spec.group in ("keyboard", "control")):
             colour = KEYS
         else:
             colour = LEFT
         if refused:
             colour = DENIED
-        tag_text = f"{n} {name}" + (f" ({outcome})" if refused else "")
+        tag_text = f"{n} {name}" + (f" ({action.outcome.value})" if refused else "")
         if name == "scroll":
             xy = xy or (canvas.width // 2, canvas.height // 2)
             vec = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}.get(str(args.get("direction")),
@@ -370,41 +371,39 @@ def _args_text(args: Any) -> str:
     return "" if args is None else str(args)
 
 
-def _actions_table(actions: list[Any]) -> Markup:
+def _actions_table(actions: list[ActionRecord]) -> Markup:
     rows, classes = [], []
     for n, a in enumerate(actions, start=1):
-        if not isinstance(a, dict):
-            continue
-        args = _args_text(a.get("args"))
-        action = Markup(f"<code>{esc(a.get('name') or '?')}</code>"
+        args = _args_text(a.args)
+        action = Markup(f"<code>{esc(a.name)}</code>"
                         + (f'<br><span class="muted">{esc(args)}</span>' if args else ""))
-        el = _Element.from_json(a.get("element"))
+        el = _Element.from_json(a.element)
         target = []
         if el is not None:
             text = f"element_{el.id if el.id is not None else '?'} {el.type.value}"
             target.append(esc(text + (f' "{_short(el.text, 30)}"' if el.text else "")))
-        point = a.get("point")
-        if isinstance(point, list) and len(point) == 2:
+        point = a.point
+        if point is not None and len(point) == 2:
             target.append(f'<span class="muted">at ({esc(point[0])}, {esc(point[1])})</span>')
-        outcome = esc(a.get("outcome") or "")
-        if a.get("reason") and a.get("outcome") in ("denied", "error"):
-            outcome += f": {esc(a['reason'])}"
-        if num(a.get("changed_px")) is not None:
-            outcome += f'<br><span class="muted">{esc(fmt_int(a["changed_px"]))} px changed</span>'
-        times = [f"{k} {fmt_ms(a.get(f'{k}_ms'))}" for k in ("act", "settle") if f"{k}_ms" in a]
+        outcome = esc(a.outcome_text())
+        if a.reason and a.refused:
+            outcome += f": {esc(a.reason)}"
+        if a.changed_px is not None:
+            outcome += f'<br><span class="muted">{esc(fmt_int(a.changed_px))} px changed</span>'
+        times = [f"{k} {fmt_ms(ms)}" for k, ms in (("act", a.act_ms), ("settle", a.settle_ms)) if ms is not None]
         rows.append([n, action, Markup("<br>".join(target)), Markup(outcome),
                      Markup("<br>".join(esc(t) for t in times))])
-        classes.append("bad" if a.get("outcome") in ("denied", "error") else None)
+        classes.append("bad" if a.refused else None)
     if not rows:
         return Markup('<p class="muted">No action was executed in this step.</p>')
     return table(["#", "action", "target", "outcome", "time"], rows, row_classes=classes, numeric=[0, 4])
 
 
-def _errors_box(step: dict[str, Any]) -> Markup:
+def _errors_box(step: StepRecord) -> Markup:
     items = []
-    if step.get("error"):
-        items.append(tag("li", Markup(f"<b>LLM error:</b> {esc(step['error'])}")))
-    for e in _list(step.get("errors")):
+    if step.error:
+        items.append(tag("li", Markup(f"<b>LLM error:</b> {esc(step.error)}")))
+    for e in step.errors:
         if isinstance(e, dict):
             kind = e.get("kind") or e.get("code") or "error"
             action = f" (action {e['action']})" if e.get("action") else ""
@@ -416,9 +415,9 @@ def _errors_box(step: dict[str, Any]) -> Markup:
     return Markup(f'<div class="errors"><b>Errors</b><ul>{join(items)}</ul></div>')
 
 
-def _response_block(step: dict[str, Any]) -> Markup:
-    resp = step.get("response")
-    if not isinstance(resp, dict):
+def _response_block(step: StepRecord) -> Markup:
+    resp = step.response
+    if resp is None:
         return Markup('<p class="muted">No response was recorded for this step.</p>')
     parts = []
     content = resp.get("content")
@@ -434,7 +433,7 @@ def _response_block(step: dict[str, Any]) -> Markup:
     meta = [("model", resp.get("model") or "—"), ("prompt tokens", fmt_int(usage.get("prompt_tokens"))),
             ("completion tokens", fmt_int(usage.get("completion_tokens"))),
             ("latency", fmt_duration(resp.get("latency_s"))),
-            ("cost", fmt_cost(step.get("cost_usd", resp.get("cost_usd"))))]
+            ("cost", fmt_cost(step.cost_usd if step.cost_usd is not None else resp.get("cost_usd")))]
     if resp.get("finish_reason"):
         meta.append(("finish reason", resp["finish_reason"]))
     if resp.get("retries"):
@@ -446,8 +445,8 @@ def _response_block(step: dict[str, Any]) -> Markup:
     return join(parts)
 
 
-def _proposals_block(step: dict[str, Any]) -> Markup:
-    props = [p for p in _list(step.get("proposals")) if isinstance(p, dict)]
+def _proposals_block(step: StepRecord) -> Markup:
+    props = [p for p in step.proposals if isinstance(p, dict)]
     if not props:
         return Markup("")
     rows = [[p.get("number", ""), tag("code", p.get("name")), _args_text(p.get("args")), p.get("source", "")]
@@ -456,30 +455,24 @@ def _proposals_block(step: dict[str, Any]) -> Markup:
                   f"{table(['#', 'action', 'arguments', 'source'], rows)}</details>")
 
 
-def _prompt_block(step: dict[str, Any]) -> Markup:
-    prompt = step.get("prompt")
-    if not isinstance(prompt, dict) or not prompt.get("text"):
+def _prompt_block(step: StepRecord) -> Markup:
+    prompt = step.prompt
+    if prompt is None or not prompt.text:
         return Markup('<p class="muted">No prompt was recorded for this step.</p>')
-    info = [f"~{fmt_int(prompt.get('estimated_tokens'))} tokens"]
-    trims = prompt.get("trims")
-    if trims:
-        info.append(f"trimmed: {trims if isinstance(trims, str | int) else json.dumps(trims, ensure_ascii=False)}")
-    if prompt.get("over_budget"):
+    info = [f"~{fmt_int(prompt.estimated_tokens)} tokens"]
+    if prompt.trims:
+        info.append(f"trimmed: {json.dumps(prompt.trims, ensure_ascii=False)}")
+    if prompt.over_budget:
         info.append("over the token budget")
     # Closed by default: prompts are long and mostly the same from step to step.
     return Markup(f'<details class="prompt"><summary>Prompt ({esc(", ".join(info))})</summary>'
-                  f'{tag("pre", prompt["text"])}</details>')
+                  f'{tag("pre", prompt.text)}</details>')
 
 
-def _timings(step: dict[str, Any]) -> dict[str, Any]:
-    # A step that ended in an LLM error records its timings under "timings".
-    return _dict(step.get("timings_ms")) or _dict(step.get("timings"))
-
-
-def _shot_figure(trace: TraceData, step: dict[str, Any], elements: list[_Element]) -> Markup:
-    n = step.get("step")
-    name = step.get("screenshot")
-    if not name and isinstance(n, int) and (trace.dir / f"step_{n:03d}.png").is_file():
+def _shot_figure(trace: TraceData, step: StepRecord, elements: list[_Element]) -> Markup:
+    n = step.step
+    name = step.screenshot
+    if not name and (trace.dir / f"step_{n:03d}.png").is_file():
         name = f"step_{n:03d}.png"
     if not name:
         return Markup('<div class="noshot">No screenshot for this step (screenshots were off or the step '
@@ -492,7 +485,7 @@ def _shot_figure(trace: TraceData, step: dict[str, Any], elements: list[_Element
     by_id = {e.id: e for e in elements if e.id is not None}
     visible = [e for e in elements if e.bbox is not None and e.visible]
     drawn = draw_elements(shot, visible, scale=scale, font=_font(12 if scale >= 2 else 10), with_ids=True)
-    drawn = draw_actions(drawn, _list(step.get("actions")), by_id, scale)
+    drawn = draw_actions(drawn, step.actions, by_id, scale)
     zoom = f", shown at {scale:g}x" if scale != 1 else ""
     caption = f"{path.name}: {shot.width}x{shot.height} px{zoom}; boxes are the elements (id first), numbered " \
               "markers the executed actions"
@@ -501,10 +494,8 @@ def _shot_figure(trace: TraceData, step: dict[str, Any], elements: list[_Element
                   f"<figcaption>{esc(caption)}</figcaption></figure>")
 
 
-def _dry_run_figure(trace: TraceData, step: dict[str, Any]) -> Markup:
-    n = step.get("step")
-    if not isinstance(n, int):
-        return Markup("")
+def _dry_run_figure(trace: TraceData, step: StepRecord) -> Markup:
+    n = step.step
     path = trace.dir / f"step_{n:03d}_actions.png"
     shot = _open_image(path) if path.is_file() else None
     if shot is None:
@@ -517,23 +508,22 @@ def _dry_run_figure(trace: TraceData, step: dict[str, Any]) -> Markup:
                   f"<figcaption>{esc(path.name)}: the OS events the dry run would have sent</figcaption></figure>")
 
 
-def _step_section(trace: TraceData, step: dict[str, Any], index: int) -> Markup:
-    n = step.get("step", index)
-    elements = [e for e in (_Element.from_json(r) for r in _list(step.get("elements"))) if e is not None]
-    actions = _list(step.get("actions"))
+def _step_section(trace: TraceData, step: StepRecord) -> Markup:
+    n = step.step
+    elements = [e for e in (_Element.from_json(r) for r in step.elements) if e is not None]
+    actions = step.actions
     targets = set()
     for a in actions:
-        el = _Element.from_json(_dict(a).get("element"))
+        el = _Element.from_json(a.element)
         if el is not None and el.id is not None:
             targets.add(el.id)
-        eid = _dict(_dict(a).get("args")).get("element_id")
+        eid = a.args.get("element_id")
         if isinstance(eid, int):
             targets.add(eid)
-    bad = bool(step.get("error") or _list(step.get("errors")))
-    names = ", ".join(str(_dict(a).get("name", "?")) for a in actions) or "no action"
-    t = num(step.get("t"))
-    when = f" · t = {t:.1f} s" if t is not None else ""
-    timing_items = stage_items(_timings(step))
+    bad = bool(step.error or step.errors)
+    names = ", ".join(a.name for a in actions) or "no action"
+    when = f" · t = {step.t:.1f} s"
+    timing_items = stage_items(step.timings_ms)
     total = sum(v for _, v in timing_items)
     head = (f'<h2>Step {esc(n)} <span class="muted">· {esc(names)}{esc(when)}</span>'
             + (' <span class="badge bad">error</span>' if bad else "") + "</h2>")
@@ -556,7 +546,7 @@ def _step_section(trace: TraceData, step: dict[str, Any], index: int) -> Markup:
 def _model(trace: TraceData) -> str:
     models = []
     for s in trace.steps:
-        m = _dict(s.get("response")).get("model")
+        m = _dict(s.response).get("model")
         if m and m not in models:
             models.append(str(m))
     if models:
@@ -567,7 +557,7 @@ def _model(trace: TraceData) -> str:
 def _header(trace: TraceData) -> Markup:
     run, summary, steps = trace.run, trace.summary, trace.steps
     task = run.get("task") or "(task unknown)"
-    usage = [_dict(_dict(s.get("response")).get("usage")) for s in steps]
+    usage = [_dict(_dict(s.response).get("usage")) for s in steps]
     if summary is not None:
         status = str(summary.get("status") or "unknown")
         reason = summary.get("reason") or ""
@@ -580,16 +570,16 @@ def _header(trace: TraceData) -> Markup:
                                        "or is still running)"
         prompt_tokens = sum(num(u.get("prompt_tokens")) or 0 for u in usage)
         completion_tokens = sum(num(u.get("completion_tokens")) or 0 for u in usage)
-        costs = [num(s.get("cost_usd")) for s in steps]
+        costs = [s.cost_usd for s in steps]
         cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
-        last_t = num(steps[-1].get("t")) if steps else None
+        last_t = steps[-1].t if steps else None
         seconds, n_steps = last_t, len(steps)
         n_actions = None
         banner = Markup(f'<div class="notice"><b>The run did not finish.</b> There is no summary.json: the run '
                         f"crashed, was killed, or is still running. {len(steps)} step(s) were recorded; the "
                         "totals below are summed from them.</div>")
     if n_actions is None:
-        n_actions = sum(len(_list(s.get("actions"))) for s in steps)
+        n_actions = sum(len(s.actions) for s in steps)
     badge = tag("span", status, cls=f"badge {_status_class(None if status == 'unfinished' else status)}")
     kv = [("steps", fmt_int(n_steps)), ("actions", fmt_int(n_actions)),
           ("seconds", fmt_duration(seconds)), ("prompt tokens", fmt_int(prompt_tokens)),
@@ -603,7 +593,7 @@ def _header(trace: TraceData) -> Markup:
     # Where the time went, per step on average.
     totals: dict[str, float] = {}
     for s in steps:
-        for k, v in stage_items(_timings(s)):
+        for k, v in stage_items(s.timings_ms):
             totals[k] = totals.get(k, 0.0) + v
     timing = Markup("")
     if totals and steps:
@@ -617,14 +607,14 @@ def _header(trace: TraceData) -> Markup:
 
 def _overview(trace: TraceData) -> Markup:
     rows, classes = [], []
-    for i, s in enumerate(trace.steps, start=1):
-        n = s.get("step", i)
-        usage = _dict(_dict(s.get("response")).get("usage"))
-        names = ", ".join(str(_dict(a).get("name", "?")) for a in _list(s.get("actions"))) or "—"
-        errs = len(_list(s.get("errors"))) + (1 if s.get("error") else 0)
+    for s in trace.steps:
+        n = s.step
+        usage = _dict(_dict(s.response).get("usage"))
+        names = ", ".join(a.name for a in s.actions) or "—"
+        errs = len(s.errors) + (1 if s.error else 0)
         rows.append([Markup(f'<a href="#step-{esc(n)}">{esc(n)}</a>'), names, errs or "",
                      fmt_int(usage.get("prompt_tokens")), fmt_int(usage.get("completion_tokens")),
-                     fmt_ms(_timings(s).get("llm")), fmt_cost(s.get("cost_usd"), missing="—")])
+                     fmt_ms(s.timings_ms.get("llm")), fmt_cost(s.cost_usd, missing="—")])
         classes.append("bad" if errs else None)
     return Markup("<section><h2>Steps</h2>"
                   + table(["step", "actions", "errors", "prompt tok.", "completion tok.", "LLM", "cost"], rows,
@@ -638,13 +628,13 @@ def render_trace(trace_dir: str | Path) -> str:
     sections = [_header(trace)]
     if trace.steps:
         sections.append(_overview(trace))
-        sections += [_step_section(trace, s, i) for i, s in enumerate(trace.steps, start=1)]
+        sections += [_step_section(trace, s) for s in trace.steps]
     else:
         sections.append(Markup('<section><p class="muted">No steps were recorded.</p></section>'))
     nav_links = []
-    for i, s in enumerate(trace.steps, start=1):
-        n = s.get("step", i)
-        bad = bool(s.get("error") or _list(s.get("errors")))
+    for s in trace.steps:
+        n = s.step
+        bad = bool(s.error or s.errors)
         nav_links.append(tag("a", f"Step {n}", href=f"#step-{n}", cls="bad" if bad else None))
     nav = Markup("<b>Steps</b>" + join(nav_links)) if nav_links else None
     footer = Markup(f"<footer>Written by caap report from {esc(trace.dir.resolve())}.</footer>")

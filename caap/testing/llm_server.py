@@ -80,6 +80,7 @@ class ScriptedLLMServer:
     @property
     def base_url(self) -> str:
         host, port = self._httpd.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET socket's name is (str, int); the stub also allows bytes
         return f"http://{host}:{port}/v1"
 
     def start(self) -> ScriptedLLMServer:

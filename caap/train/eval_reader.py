@@ -277,12 +277,12 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             confidence = merged[i].text_confidence
             # The chooser's verdict does not depend on the threshold: weighed once per text.
             chosen = (observer._chosen(merged[i], ocr_text[i], ocr_confidence[i], i)
-                      if chooser is not None and i in ocr_text else None)
+                      if observer is not None and chooser is not None and i in ocr_text else None)
             blank = observer is not None and observer._read_nothing(merged[i])  # asked whatever the threshold
             for th, score in auto.items():
                 doubtful = i in ocr_text and (confidence is None or confidence < th or blank)
                 score.add(ocr_text[i] if doubtful else said, gold.text, to_ocr=doubtful)
-                if chooser is not None:
+                if observer is not None and chooser is not None:  # a chooser comes from the observer
                     doubtful = i in ocr_text and (confidence is None or blank
                                                   or confidence < observer._limit(merged[i], th))
                     auto_choice[th].add(chosen if doubtful and chosen is not None else said, gold.text,

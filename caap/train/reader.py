@@ -32,7 +32,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -83,10 +83,11 @@ class ModelSpec(_Strict):
 
 
 class MaskSettings(_Strict):
-    darken: float = Field(DEFAULT_MASK["darken"], ge=0, le=1)
-    outline_px: int = Field(DEFAULT_MASK["outline_px"], ge=0)
+    # default= by name: mypy takes a positional default for a required field
+    darken: float = Field(default=DEFAULT_MASK["darken"], ge=0, le=1)
+    outline_px: int = Field(default=DEFAULT_MASK["outline_px"], ge=0)
     outline_rgb: tuple[int, int, int] = tuple(DEFAULT_MASK["outline_rgb"])  # type: ignore[assignment]
-    context: int | None = Field(DEFAULT_MASK["context"], ge=0)
+    context: int | None = Field(default=DEFAULT_MASK["context"], ge=0)
 
 
 class ReaderTrainSettings(_Strict):
@@ -171,8 +172,8 @@ def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | No
 def _ctc_config(alphabet: Alphabet, settings: ReaderTrainSettings) -> dict[str, Any]:
     if settings.ctc_context and settings.ctc_context % 2 == 0:
         raise ReaderError(f"ctc_context must be odd (a centred kernel in patch columns), got {settings.ctc_context}")
-    out = {"classes": alphabet.size, "frames_per_column": settings.frames_per_column,
-           "context": settings.ctc_context, "context_layers": settings.ctc_context_layers}
+    out: dict[str, Any] = {"classes": alphabet.size, "frames_per_column": settings.frames_per_column,
+                           "context": settings.ctc_context, "context_layers": settings.ctc_context_layers}
     if settings.colour:
         out["colour"] = colour_set(settings.colour)
     if settings.stem:
@@ -194,7 +195,8 @@ def build_model(settings: ReaderTrainSettings, *, vocab_size: int, alphabet: Alp
         vision = Pix2StructVisionConfig(**{**spec.vision, "patch_embed_hidden_size": patch_values(*settings.patch),
                                            "seq_len": max(int(spec.vision.get("seq_len", 0)),
                                                           settings.max_patches + 1)})
-        config = Pix2StructConfig(text_config=text, vision_config=vision, is_vqa=False,
+        # The config keeps extra attributes (ctc) that its dataclass-style signature leaves out.
+        config = Pix2StructConfig(text_config=text, vision_config=vision, is_vqa=False,  # type: ignore[call-arg]
                                   ctc=_ctc_config(alphabet, settings))
     except (TypeError, ValueError) as exc:
         raise ReaderError(f"model config {settings.model!r}: {exc}") from None
@@ -204,7 +206,7 @@ def build_model(settings: ReaderTrainSettings, *, vocab_size: int, alphabet: Alp
 def load_base(settings: ReaderTrainSettings, *, vocab_size: int, alphabet: Alphabet, pad: int, eos: int) -> Any:
     """A Pix2Struct checkpoint to fine-tune (local directory, or a hub id where the hub is allowed),
     given a fresh CTC head; a different patch size or vocabulary re-learns only those layers."""
-    from transformers import Pix2StructConfig
+    from transformers import Pix2StructConfig, PreTrainedConfig
 
     from caap.observe.reader_model import ReaderModel
 
@@ -219,12 +221,15 @@ def load_base(settings: ReaderTrainSettings, *, vocab_size: int, alphabet: Alpha
         config = Pix2StructConfig.from_pretrained(source)
         base_ctc = getattr(config, "ctc", None)
         config.ctc = _ctc_config(alphabet, settings)
-        if config.vision_config.patch_embed_hidden_size != patch_values(*settings.patch):
-            print(f"note: base patches of {config.vision_config.patch_embed_hidden_size} values → "
+        vision = config.vision_config
+        assert isinstance(vision, PreTrainedConfig)  # the config turned a dict or None into its vision config
+        if vision.patch_embed_hidden_size != patch_values(*settings.patch):
+            print(f"note: base patches of {vision.patch_embed_hidden_size} values → "
                   f"{settings.patch[0]}x{settings.patch[1]} px patches (patch projection re-learned)", file=sys.stderr)
-            config.vision_config.patch_embed_hidden_size = patch_values(*settings.patch)
-        model, loading = ReaderModel.from_pretrained(source, config=config, ignore_mismatched_sizes=True,
-                                                     output_loading_info=True)
+            vision.patch_embed_hidden_size = patch_values(*settings.patch)
+        # With output_loading_info the result is a (model, info) pair; transformers types only the model.
+        model, loading = cast(tuple[Any, dict[str, Any]], ReaderModel.from_pretrained(
+            source, config=config, ignore_mismatched_sizes=True, output_loading_info=True))
     except Exception as exc:
         raise ReaderError(f"base {base!r}: cannot load it ({type(exc).__name__}: {exc})") from None
     if any(str(k).startswith("colour.") for k in loading.get("missing_keys", ())):
@@ -514,7 +519,7 @@ def train(
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ReaderError(f"{run_file}: cannot resume without the run's settings ({exc})") from None
         # The sample stream's position only means something over the same datasets.
-        recorded = [str(d) for d in record.get("data", [])]
+        recorded: list[str | Path] = [str(d) for d in record.get("data", [])]
         if not datasets:
             datasets = recorded
         elif recorded and [str(d) for d in datasets] != recorded:
@@ -557,7 +562,7 @@ def train(
         model = load_model(last, dev).train()
     else:
         alphabet = Alphabet.build((s.element.text or "" for s in train_samples), COVERAGE)
-        spec = ReaderSpec(alphabet=alphabet.chars, patch=tuple(settings.patch), max_patches=settings.max_patches,
+        spec = ReaderSpec(alphabet=alphabet.chars, patch=settings.patch, max_patches=settings.max_patches,
                           mask=settings.semi_mask.model_dump(mode="json"),
                           max_new_tokens=record_length(train_samples, tokenizer, with_text=settings.decoder_text,
                                                        cap=settings.max_target_tokens),
@@ -643,7 +648,7 @@ def train(
     session_start = time.perf_counter() - elapsed
     last_eval = last_ckpt = elapsed
     pause_at = seen + stop_after_samples if stop_after_samples else None
-    done = False
+    done = 0  # process 0's stop decision (_agree)
     while not done:
         indices = stream.next()[rank * settings.batch:(rank + 1) * settings.batch]
         batch = collate([train_samples[i] for i in indices], step)

@@ -123,9 +123,10 @@ def text_area_lines(samples: Sequence[Sample]) -> tuple[list[Sample], int]:
     out: list[Sample] = []
     unpaired = 0
     for s in samples:
-        if s.element.type != ElementType.TEXT_AREA or not (s.element.text or "").strip():
+        text = s.element.text or ""
+        if s.element.type != ElementType.TEXT_AREA or not text.strip():
             continue
-        wanted = [line for line in s.element.text.split("\n") if line.strip()]
+        wanted = [line for line in text.split("\n") if line.strip()]
         bands = text_lines(cache.get(s.image), s.bbox)
         if len(bands) != len(wanted):
             unpaired += 1
@@ -298,12 +299,14 @@ class Collate:
         """``step``: the training step (box jitter differs per step and sample); None: no jitter."""
         import torch
 
-        crops, colours = [], []
+        crops: list[np.ndarray] = []
+        colours: list[np.ndarray] = []  # one per crop for the "box" colour set, else none
         for i, s in enumerate(samples):
             rng = random.Random(f"{self.seed}:{step}:{i}") if step is not None else None
             crop, colour = self.crop(s, rng)
             crops.append(crop)
-            colours.append(colour)
+            if colour is not None:
+                colours.append(colour)
         grid = patchify(crops, self.patch, self.max_patches,
                         np.stack(colours) if self.colour == "box" else None)
         eos = self.tokenizer.eos_token_id

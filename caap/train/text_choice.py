@@ -70,9 +70,10 @@ def observed_texts(datasets: Sequence[str | Path], reader: Reader, ocr: Any, det
                 mine, theirs = normalise(element.text or ""), normalise(o.text)
                 if mine != theirs and element.type != ElementType.TEXT_AREA:  # as the observer does
                     theirs = resolve_lookalikes(theirs, log_probs[i], reader.alphabet, reader.lm)
-                row = {"seed": item.ann.source.seed or 0, "type": element.type.value, "gold": normalise(gold.text),
-                       "reader": mine, "reader_conf": float(element.text_confidence or 0.0), "ocr": theirs,
-                       "ocr_conf": float(o.confidence), "features": None}
+                row: dict[str, Any] = {
+                    "seed": item.ann.source.seed or 0, "type": element.type.value, "gold": normalise(gold.text),
+                    "reader": mine, "reader_conf": float(element.text_confidence or 0.0), "ocr": theirs,
+                    "ocr_conf": float(o.confidence), "features": None}
                 if mine != theirs and element.type != ElementType.TEXT_AREA:
                     row["features"] = features(mine, row["reader_conf"], theirs, row["ocr_conf"], log_probs[i],
                                                reader.alphabet, reader.lm, element.type.value)

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from caap.act.backends import XdotoolExecutor
+from caap.act.backends import MappingSource, XdotoolExecutor
 from caap.bench.browser import Chromium
 from caap.bench.miniwob import TASK_REGION, MiniWoBEnv
 from caap.config import LLMConfig
@@ -38,6 +38,7 @@ from caap.data.miniwob.rules import rules_for
 from caap.elements import Element
 from caap.geometry import area, intersection
 from caap.observe.capture import CaptureTarget, LiveScreen, SettleOptions
+from caap.taxonomy import ElementType
 
 ANNOTATE_JS = (Path(__file__).with_name("annotate.js")).read_text(encoding="utf-8")
 
@@ -102,7 +103,7 @@ def merge_line_runs(elements: list[Element], spaces: list[tuple[bool, bool]] | N
                 gap = e.bbox[0] - prev.bbox[2]
                 if overlap >= 0.7 * min(prev.bbox[3] - prev.bbox[1], e.bbox[3] - e.bbox[1]) and -1 <= gap <= max_gap:
                     joiner = " " if gap >= 2 or after[i] or space_before else ""
-                    merged = {
+                    merged: dict[str, object] = {
                         "bbox": (prev.bbox[0], min(prev.bbox[1], e.bbox[1]), max(prev.bbox[2], e.bbox[2]),
                                  max(prev.bbox[3], e.bbox[3])),
                         "text": f"{prev.text or ''}{joiner}{e.text or ''}",
@@ -169,7 +170,8 @@ def _with_popup(env: MiniWoBEnv, elements: list[Element], popup: tuple[int, int,
         top, bottom = round(y1 + 1 + i * row), round(y1 + 1 + (i + 1) * row)
         box = (max(0, x1 + 1), max(0, top), min(w, x2 - 1), min(h, bottom))
         if box[2] - box[0] >= 2 and box[3] - box[1] >= 4 and text:
-            kept.append(Element(type="tabled_text", bbox=box, text=text, highlighted=i == options["selected"]))
+            kept.append(Element(type=ElementType.TABLED_TEXT, bbox=box, text=text,
+                                highlighted=i == options["selected"]))
     return kept
 
 
@@ -190,28 +192,48 @@ class Explorer:
         def centre(e: Element) -> tuple[int, int]:
             return e.centre
 
+        # Each action is made by a function so that it keeps its own element (and word): a lambda
+        # written in the loop would see the loop's last one.
+        def click(e: Element) -> Callable[[], None]:
+            return lambda: ex.click(*centre(e))
+
+        def type_into(e: Element, w: str) -> Callable[[], None]:
+            def do() -> None:
+                ex.click(*centre(e))
+                ex.type_text(w)
+            return do
+
+        def hover(e: Element) -> Callable[[], None]:
+            return lambda: ex.move(*centre(e))
+
+        def scroll(e: Element) -> Callable[[], None]:
+            return lambda: ex.scroll(*centre(e), dy=rng.choice((2, 3, 5)))
+
+        def select(e: Element) -> Callable[[], None]:
+            return lambda: self._select(e)
+
         for e in elements:
             text = (e.text or "").lower()
             if e.type in ("checkbox", "radio"):
-                opts.append((f"toggle {e.text}", lambda e=e: ex.click(*centre(e))))
+                opts.append((f"toggle {e.text}", click(e)))
             elif e.type in ("input_field", "text_area"):
                 word = rng.choice(WORDS)
-                opts.append((f"type {word!r}", lambda e=e, w=word: (ex.click(*centre(e)), ex.type_text(w))))
+                opts.append((f"type {word!r}", type_into(e, word)))
                 if e.type == "input_field":
-                    opts.append(("focus field", lambda e=e: ex.click(*centre(e))))
+                    opts.append(("focus field", click(e)))
             elif e.type == "dropdown":
-                opts.append(("open dropdown", lambda e=e: ex.click(*centre(e))))
+                opts.append(("open dropdown", click(e)))
             elif e.type == "hyperlink" or (e.type == "button" and not text.startswith(ENDING_WORDS)):
-                opts.append((f"click {e.type} {e.text}", lambda e=e: ex.click(*centre(e))))
+                opts.append((f"click {e.type} {e.text}", click(e)))
             elif e.type == "tabled_text":
-                opts.append((f"hover row {e.text}", lambda e=e: ex.move(*centre(e))))
-                opts.append((f"click row {e.text}", lambda e=e: ex.click(*centre(e))))
+                opts.append((f"hover row {e.text}", hover(e)))
+                opts.append((f"click row {e.text}", click(e)))
             elif e.type == "icon":
-                opts.append((f"click icon {e.subtype}", lambda e=e: ex.click(*centre(e))))
+                opts.append((f"click icon {e.subtype}", click(e)))
             elif e.type == "scrollbar":
-                opts.append(("scroll", lambda e=e: ex.scroll(*centre(e), dy=rng.choice((2, 3, 5)))))
+                opts.append(("scroll", scroll(e)))
             elif e.type in ("draggable_text", "text") and len(e.text or "") > 8:
-                opts.append((f"select text {e.text[:12]}", lambda e=e: self._select(e)))
+                opts.append((f"select text {(e.text or '')[:12]}", select(e)))
         return opts
 
     def _select(self, e: Element) -> None:
@@ -275,6 +297,11 @@ class AgentDriver:
 AGENT_STEP_PREFIX = "a"  # screens of agent-driven episodes: TASK-SEED-aSTEP
 
 
+def _mapping_of(screen: LiveScreen) -> MappingSource:
+    """The mapping ``screen`` last captured with, asked at each action (it changes with the capture)."""
+    return lambda: screen.mapping
+
+
 def generate(
     out: str | Path,
     tasks: Iterable[str],
@@ -300,7 +327,7 @@ def generate(
             r = env.region
             screen = LiveScreen(CaptureTarget(kind="region", region=(r.left, r.top, r.width, r.height)),
                                 display=env.display, settle=SettleOptions(0.05, 0.04, 2.0))
-            executor = XdotoolExecutor(lambda s=screen: s.mapping, display=env.display)
+            executor = XdotoolExecutor(_mapping_of(screen), display=env.display)
             existing = sorted((dataset.root / "images" / task).glob("*.png"))
             hashes = [dhash(Image.open(p).convert("RGB")) for p in existing]
             done_seeds = {int(seed) for seed, step in (p.stem.rsplit("-", 2)[-2:] for p in
@@ -400,7 +427,8 @@ def _agent_episode(env: MiniWoBEnv, task: str, seed: int, screen: LiveScreen, ex
                    driver: AgentDriver) -> int:
     """One episode solved by the agent; the screens it observed are kept whether it won or not
     (labels come from the DOM either way). An LLM that cannot be reached stops the generation."""
-    from caap.agent.loop import LLM_ERROR, Agent
+    from caap.agent.loop import Agent
+    from caap.agent.records import EpisodeStatus
     from caap.config import AgentConfig
     from caap.decide.llm import LLMClient
     from caap.decide.prompter import CaapPrompter, PromptOptions
@@ -413,7 +441,7 @@ def _agent_episode(env: MiniWoBEnv, task: str, seed: int, screen: LiveScreen, ex
                   prompter=CaapPrompter(PromptOptions(demonstrations=False)),
                   config=AgentConfig(max_steps=driver.max_steps), is_finished=env.done)
     result = agent.run(utterance)
-    if result.status == LLM_ERROR:
+    if result.status == EpisodeStatus.LLM_ERROR:
         raise RuntimeError(f"{task} seed {seed}: the planner failed: {result.reason}")
     if env.done():
         stats.ended_by_interaction += 1

@@ -32,7 +32,7 @@ FAMILIES: dict[str, float] = {
     "Arial": 6, "Helvetica": 2, "sans-serif": 2, "Times": 2, "serif": 1, "Courier": 1.5, "monospace": 1,
     "'DejaVu Sans'": 3, "'DejaVu Serif'": 1.5, "'Droid Sans Fallback'": 0.7,
 }
-MINIWOB_FAMILIES = {"Arial": 8, "Helvetica": 1, "sans-serif": 1}
+MINIWOB_FAMILIES: dict[str, float] = {"Arial": 8, "Helvetica": 1, "sans-serif": 1}
 # Rough advance per character as a fraction of the font size, for estimates without a browser.
 _ADVANCE = {"Courier": 0.62, "monospace": 0.62, "'DejaVu Sans'": 0.62, "'DejaVu Serif'": 0.62, "Times": 0.5,
             "serif": 0.5}

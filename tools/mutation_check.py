@@ -1,0 +1,105 @@
+"""Does the test suite catch a broken caap? Each mutation below breaks one rule the agent depends on
+(a one-line change to the source), runs the tests that cover it, and restores the file; a mutation the
+tests still pass on is a hole in the suite.
+
+    .venv/bin/python tools/mutation_check.py                 # every mutation (about 8 minutes on 2 cores)
+    .venv/bin/python tools/mutation_check.py --only nms,parser
+
+Prints one line per mutation (caught, or SURVIVED) and exits 1 if any survived. The working tree is
+restored after each mutation, also on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    what: str
+    file: str
+    before: str
+    after: str
+    tests: tuple[str, ...]
+
+
+MUTATIONS = (
+    Mutation("nms", "the detector's duplicate merge keeps every box (no suppression)",
+             "caap/observe/detector.py", "if all(iou(e.bbox, k.bbox) < threshold for k in kept):", "if True:",
+             ("tests/test_detector.py", "tests/test_snap.py")),
+    Mutation("ctc-repeats", "the reader's greedy CTC decoding no longer collapses repeated frames",
+             "caap/observe/ctc.py", "if label != BLANK and label != previous:", "if label != BLANK:",
+             ("tests/test_reader.py", "tests/test_charlm.py")),
+    Mutation("parser", "the answer parser no longer takes the paper's 'Action: functions.NAME' form",
+             "caap/decide/parser.py", r"(?P<prefix>functions?\.)?(?P<name>[A-Za-z_][\w]*)\s*\)?",
+             r"(?P<prefix>functions?\.)(?P<name>[A-Z]\w*)\s*\)?", ("tests/test_parser.py",)),
+    Mutation("centre", "an element's centre is off by one pixel (every click lands beside its target)",
+             "caap/geometry.py", "return ((box[0] + box[2]) // 2, (box[1] + box[3]) // 2)",
+             "return ((box[0] + box[2]) // 2 + 1, (box[1] + box[3]) // 2)",
+             ("tests/test_elements.py", "tests/test_actions.py", "tests/test_report.py")),
+    Mutation("memo-key", "the reading memo keys a crop by its size alone, not its pixels",
+             "caap/observe/memo.py", "digest.update(np.ascontiguousarray(part).tobytes())", "pass",
+             ("tests/test_memo.py",)),
+    Mutation("refused", "an action denied by the confirmation gate counts as done",
+             "caap/agent/records.py", "REFUSED = frozenset({Outcome.DENIED, Outcome.ERROR})",
+             "REFUSED = frozenset({Outcome.ERROR})", ("tests/test_memory.py", "tests/test_agent.py")),
+    Mutation("let-go", "an episode that ends mid-drag leaves the mouse button held",
+             "caap/agent/loop.py", "        if self._button_held:\n            self._button_held = False\n",
+             "        if False:\n            self._button_held = False\n", ("tests/test_agent.py",)),
+    Mutation("plan-drop", "a batch goes on after an action changed the screen beyond its element",
+             "caap/agent/loop.py", "            if drop:\n                break\n", "", ("tests/test_agent.py",)),
+    Mutation("beam-top", "the CTC beam search follows every class of a frame (no top-k bound)",
+             "caap/observe/ctc.py", "if top is not None and len(candidates) > top:", "if False:",
+             ("tests/test_charlm.py",)),
+)
+
+
+def run(m: Mutation, python: str) -> tuple[bool, float, str]:
+    """(caught, seconds, the last line pytest printed) for one mutation; the file is restored after."""
+    path = ROOT / m.file
+    source = path.read_text(encoding="utf-8")
+    if source.count(m.before) != 1:
+        raise SystemExit(f"{m.name}: the text to mutate is not found exactly once in {m.file} (the code moved?)")
+    start = time.monotonic()
+    try:
+        path.write_text(source.replace(m.before, m.after), encoding="utf-8")
+        done = subprocess.run([python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *m.tests],
+                              cwd=ROOT, capture_output=True, text=True)
+    finally:
+        path.write_text(source, encoding="utf-8")
+    lines = [ln for ln in done.stdout.splitlines() if ln.strip()]
+    return done.returncode != 0, time.monotonic() - start, lines[-1] if lines else done.stderr.strip()[-200:]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="comma-separated mutation names: " +
+                        ", ".join(m.name for m in MUTATIONS))
+    args = parser.parse_args()
+    wanted = {n for n in args.only.split(",") if n}
+    unknown = wanted - {m.name for m in MUTATIONS}
+    if unknown:
+        raise SystemExit(f"unknown mutation(s): {', '.join(sorted(unknown))}")
+    survived = []
+    for m in MUTATIONS:
+        if wanted and m.name not in wanted:
+            continue
+        caught, seconds, last = run(m, sys.executable)
+        print(f"{m.name:12s} {'caught  ' if caught else 'SURVIVED'} {seconds:5.0f} s  {m.what}  [{last}]", flush=True)
+        if not caught:
+            survived.append(m.name)
+    if survived:
+        print(f"survived: {', '.join(survived)}")
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
