@@ -9,12 +9,12 @@ from hypothesis import strategies as st
 from scripted_app import AppExecutor, AppObserver, ScriptedApp, checkbox_app, dropdown_app, el
 
 from caap.agent.loop import Agent
-from caap.agent.records import EpisodeStatus, Outcome, StepRecord
 from caap.agent.trace import TraceWriter, read_steps
 from caap.config import AgentConfig, LLMConfig, Price
 from caap.decide.llm import LLMClient, LLMReply, Usage
 from caap.decide.parser import ToolCall
 from caap.decide.prompter import CaapPrompter, PromptOptions
+from caap.records import EpisodeStatus, Outcome, StepRecord
 from caap.testing.llm_server import Failure, Reply, ScriptedLLMServer
 
 TASK = "Select Helli from the list and click Submit."

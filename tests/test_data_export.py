@@ -11,13 +11,12 @@ from caap.data.export import (
     SplitRule,
     export_reader_samples,
     export_yolo,
-    format_seed_ranges,
-    parse_seed_ranges,
     split_of,
     yolo_line,
 )
 from caap.data.format import Annotation, Dataset, DatasetError, Source
 from caap.elements import Element
+from caap.seeds import SeedRangeError, format_seed_ranges, parse_seed_ranges
 from caap.taxonomy import DETECTOR_CLASSES, TYPE_ATTRIBUTES, ElementType
 
 W, H = 160, 210
@@ -59,7 +58,7 @@ def test_parse_seed_ranges() -> None:
     assert format_seed_ranges([7, 1, 2, 3, 9, 10]) == "1-3,7,9-10"
     assert format_seed_ranges([]) == "none"
     for bad in ("", "a-b", "5-3", "1,,2", "-3"):
-        with pytest.raises(DatasetError, match="seeds"):
+        with pytest.raises(SeedRangeError, match="seeds"):
             parse_seed_ranges(bad)
 
 

@@ -24,7 +24,7 @@ def env():
 
 
 def labels(env, task, seed=1000):
-    from caap.data.miniwob.generate import annotate
+    from caap.bench.dom_labels import annotate
 
     env.open(task)
     env.reset(seed)
@@ -75,7 +75,7 @@ def test_listbox_options_are_clipped_to_what_is_scrolled_into_view(env):
 
 def test_open_dropdown_popup_rows_replace_what_they_cover(env):
     from caap.act.backends import XdotoolExecutor
-    from caap.data.miniwob.generate import annotate, popup_rect
+    from caap.bench.dom_labels import annotate, popup_rect
     from caap.geometry import ScreenMapping
 
     els = labels(env, "choose-list")
@@ -124,7 +124,7 @@ def test_task_rules_shapes_handles_and_draggable_text(env):
 
 
 def test_every_label_is_valid_and_inside_the_region(env):
-    from caap.data.miniwob.rules import FAMILIES
+    from caap.bench.dom_rules import FAMILIES
 
     for task in ["click-widget", "use-spinner", "read-table", "unicode-test", "enter-password", *FAMILIES][:14]:
         if task in FAMILIES and task not in ("use-autocomplete", "click-menu", "drag-items"):
@@ -136,7 +136,8 @@ def test_every_label_is_valid_and_inside_the_region(env):
 
 
 def test_merge_line_runs_and_dhash():
-    from caap.data.miniwob.generate import dhash, merge_line_runs
+    from caap.bench.dom_labels import merge_line_runs
+    from caap.data.miniwob.generate import dhash
 
     runs = [Element(type="text", bbox=[3, 3, 50, 14], text="Find the email by", highlighted=False),
             Element(type="text", bbox=[52, 3, 90, 14], text="Henryetta", highlighted=True),

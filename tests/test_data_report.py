@@ -9,8 +9,9 @@ from PIL import Image, ImageDraw
 from rich.console import Console
 
 from caap.data.format import Annotation, Dataset, DatasetError, Source
-from caap.data.report import TYPE_COLOURS, contact_sheet, dataset_stats, element_label, format_stats
+from caap.data.report import contact_sheet, dataset_stats, format_stats
 from caap.elements import Element
+from caap.report.draw import TYPE_COLOURS, element_label
 from caap.taxonomy import DETECTOR_CLASSES, ElementType
 
 W, H = 160, 210

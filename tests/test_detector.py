@@ -76,6 +76,30 @@ def test_training_from_a_config_starts_from_scratch(tmp_path):
     assert (run / "weights" / "best.pt").is_file() and (run / "weights" / "last.pt").is_file()
 
 
+def test_training_settings_are_validated_before_anything_trains(tmp_path):
+    """A recipe with a misspelt key or a value of the wrong kind is one error naming the file and the
+    key; flags override the recipe."""
+    pytest.importorskip("ultralytics", reason="needs the vision extra (pip install 'caap[vision]')")
+    from caap.train.detector import DEFAULT_CONFIG, TrainingError, load_settings
+
+    settings = load_settings(None, {"epochs": 2, "batch": None})
+    assert settings.epochs == 2 and settings.box == 0.9 and settings.model == "yolov8n.yaml"
+    assert "split" not in settings.yolo_args() and settings.yolo_args()["mosaic"] == 1.0
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(DEFAULT_CONFIG.read_text() + "\nmosiac: 0.5\n")
+    with pytest.raises(TrainingError, match=r"bad\.yaml: .*not an ultralytics training argument: mosiac"):
+        load_settings(bad)
+    bad.write_text(DEFAULT_CONFIG.read_text().replace("epochs: 20", "epochs: many"))
+    with pytest.raises(TrainingError, match=r"bad\.yaml: epochs: .*'many'"):
+        load_settings(bad)
+    with pytest.raises(TrainingError, match="training config not found"):
+        load_settings(tmp_path / "none.yaml")
+    from caap.cli import app
+
+    result = runner.invoke(app, ["train", "detector", "--data", str(FIXTURE), "--config", str(bad)])
+    assert result.exit_code == 2 and "epochs" in result.output
+
+
 def _epochs_done(run: Path) -> int:
     results = run / "results.csv"
     return max(0, len(results.read_text().splitlines()) - 1) if results.is_file() else 0

@@ -9,7 +9,6 @@ import pytest
 from scripted_app import AppExecutor, AppObserver, dropdown_app
 
 from caap.agent.loop import Agent
-from caap.agent.records import ActionRecord, Outcome
 from caap.config import AgentConfig, LLMConfig
 from caap.decide.demos import Demonstration, DemoStep, load_demo, save_demo
 from caap.decide.llm import LLMClient
@@ -22,6 +21,7 @@ from caap.memory.families import family_of
 from caap.memory.retrieval import DemoStore
 from caap.memory.session import Memory, MemoryOptions
 from caap.memory.trajectory import match, signatures
+from caap.records import ActionRecord, Outcome
 from caap.taxonomy import ElementType
 from caap.testing.llm_server import Reply, ScriptedLLMServer
 

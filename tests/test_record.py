@@ -421,7 +421,7 @@ def test_clear_errors(tmp_path, monkeypatch):
     assert result.exit_code == 2 and "--force" in result.output
     result = runner.invoke(app, ["record", "--task", "t", "--out", str(tmp_path / "x.json"), "--region", "1,2,3",
                                  "--no-observe"])
-    assert result.exit_code == 2 and "--region must be" in result.output
+    assert result.exit_code == 2 and "region must be" in result.output
     monkeypatch.delenv("DISPLAY", raising=False)
     result = runner.invoke(app, ["record", "--task", "t", "--out", str(tmp_path / "x.json"), "--no-observe"])
     assert result.exit_code == 2 and "no display" in result.output and "Traceback" not in result.output

@@ -15,18 +15,18 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
-from caap.act.dryrun import LEFT
+from caap.act.dryrun import LEFT, RIGHT
 from caap.act.executor import RecordingExecutor
 from caap.agent.loop import Agent
-from caap.agent.records import ActionRecord, Outcome
 from caap.agent.trace import TraceWriter, read_steps
-from caap.bench.ablations import ABLATIONS
 from caap.cli import app
 from caap.config import AgentConfig, LLMConfig, Price
+from caap.decide.ablations import ABLATIONS
 from caap.decide.llm import LLMClient
 from caap.decide.prompter import CaapPrompter, PromptOptions
 from caap.elements import load_elements
 from caap.observe.screen import ImageScreen, StaticObserver, load_image
+from caap.records import ActionRecord, Outcome
 from caap.report import (
     ReportError,
     is_bench_dir,
@@ -173,6 +173,11 @@ def test_draw_actions_marks_the_target_centre():
                          [ActionRecord(name="click_new_point", args={"x": 10, "y": 150}, point=[10, 150],
                                        outcome=Outcome.DENIED)], {}, 3.0)
     assert drawn.getpixel((31, 451)) == (140, 140, 140)
+    # How each action shows comes from the registry (ActionSpec.mark): a right click is blue.
+    drawn = draw_actions(Image.new("RGB", (480, 630), "white"),
+                         [ActionRecord(name="right_click_element", args={"element_id": 3}, element=submit,
+                                       outcome=Outcome.CHANGED)], elements, 3.0)
+    assert drawn.getpixel((49 * 3 + 1, 96 * 3 + 1)) == RIGHT
 
 
 def test_odd_and_unfinished_traces_still_render(trace_dir, tmp_path):

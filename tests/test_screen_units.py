@@ -50,7 +50,7 @@ def test_capture_target_parsing():
     assert CaptureTarget.parse().kind == "monitor"
     assert CaptureTarget.parse(region="10,20,160,210").region == (10, 20, 160, 210)
     assert CaptureTarget.parse(window="MiniWoB").window == "MiniWoB"
-    with pytest.raises(ScreenError, match="one of"):
+    with pytest.raises(ScreenError, match="choose one capture target"):
         CaptureTarget.parse(monitor=1, window="x")
     with pytest.raises(ScreenError, match="no area"):
         CaptureTarget.parse(region="0,0,0,10")

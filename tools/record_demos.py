@@ -26,16 +26,15 @@ import time
 from pathlib import Path
 
 from caap.act.backends import XdotoolExecutor
+from caap.act.device import Device
 from caap.agent.loop import Agent
 from caap.bench.miniwob import MiniWoBEnv
 from caap.bench.oracle import OracleObserver
-from caap.config import AgentConfig, LLMConfig
-from caap.data.export import parse_seed_ranges
+from caap.config import AgentConfig, CaapConfig, LLMConfig, PromptConfig
 from caap.decide.demos import load_demo, save_demo
-from caap.decide.llm import LLMClient
-from caap.decide.prompter import CaapPrompter, PromptOptions
 from caap.observe.capture import CaptureTarget, LiveScreen
 from caap.record.recorder import assets_dir
+from caap.seeds import parse_seed_ranges
 from caap.testing.planner import TASKS, serve
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -125,12 +124,11 @@ def record_one(env: MiniWoBEnv, task: str, seed: int, out: Path, base_url: str, 
     proc = _start_recorder(env, text, out, observe)
     r = env.region
     screen = LiveScreen(CaptureTarget(kind="region", region=(r.left, r.top, r.width, r.height)), display=env.display)
+    cfg = CaapConfig(llm=LLMConfig(base_url=base_url, model="scripted", api_key="none"),
+                     agent=AgentConfig(max_steps=15), prompt=PromptConfig(demonstrations=False))
     try:
-        agent = Agent(screen=screen, observer=OracleObserver(env),
-                      executor=HumanPacedExecutor(lambda: screen.mapping, display=env.display),
-                      planner=LLMClient(LLMConfig(base_url=base_url, model="scripted", api_key="none")),
-                      prompter=CaapPrompter(PromptOptions(demonstrations=False)),
-                      config=AgentConfig(max_steps=15), is_finished=env.done)
+        device = Device(screen, HumanPacedExecutor(lambda: screen.mapping, display=env.display))
+        agent = Agent.from_config(cfg, device, observer=OracleObserver(env), is_finished=env.done)
         agent.run(text)
         reward = env.reward() if env.done() else 0.0
         time.sleep(1.0)  # the recorder writes a lone click after its double-click window

@@ -129,6 +129,13 @@ def _fmt(value: Any) -> str:
 Perform = Callable[[Executor, PlannedAction], None]
 
 
+# How an action is drawn on a screenshot: a click (left, right, double) at its point, a hover, the
+# three parts of a drag, a scroll arrow, a label for typed text, keys or a wait; "none" for the
+# actions that touch nothing (done, fail).
+Mark = Literal["click", "right_click", "double_click", "hover", "press", "drag", "release", "scroll",
+               "type", "keys", "wait", "none"]
+
+
 @dataclass(frozen=True)
 class ActionSpec:
     name: str
@@ -142,6 +149,8 @@ class ActionSpec:
     # What the action leaves the left button as: a run that ends between a press and its release
     # lets go of the button, so no drag stays held on the user's desktop.
     button: Literal["pressed", "released"] | None = None
+    # How the action shows on a screenshot of the step (the run report draws it so).
+    mark: Mark = "none"
 
     # --- derived views --------------------------------------------------------------------------
     @property
@@ -402,6 +411,7 @@ register(ActionSpec(
     (ELEMENT_ID,),
     lambda ex, a: ex.click(*_point(a)),
     aliases=("click",), from_paper=True,
+    mark="click",
 ))
 register(ActionSpec(
     "click_new_point",
@@ -410,6 +420,7 @@ register(ActionSpec(
     (X, Y),
     lambda ex, a: ex.click(*_point(a)),
     aliases=("click_point", "click_xy"), from_paper=True,
+    mark="click",
 ))
 register(ActionSpec(
     "control_click_element",
@@ -418,6 +429,7 @@ register(ActionSpec(
     (ELEMENT_ID,),
     lambda ex, a: ex.click(*_point(a), modifiers=("ctrl",)),
     aliases=("ctrl_click_element", "control_click"), from_paper=True,
+    mark="click",
 ))
 register(ActionSpec(
     "type_text",
@@ -426,6 +438,7 @@ register(ActionSpec(
     (Param("string_to_type", "string", "The exact text to type."),),
     lambda ex, a: ex.type_text(a.args["string_to_type"]),
     aliases=("type", "enter_text"), from_paper=True, group="keyboard",
+    mark="type",
 ))
 register(ActionSpec(
     "point_element",
@@ -434,6 +447,7 @@ register(ActionSpec(
     (ELEMENT_ID,),
     lambda ex, a: ex.move(*_point(a)),
     aliases=("hover_element", "hover"), from_paper=True,
+    mark="hover",
 ))
 register(ActionSpec(
     "press_control_A",
@@ -441,6 +455,7 @@ register(ActionSpec(
     (),
     lambda ex, a: ex.press_keys(["ctrl", "a"]),
     aliases=("select_all",), from_paper=True, group="keyboard",
+    mark="keys",
 ))
 register(ActionSpec(
     "press_control_C",
@@ -448,6 +463,7 @@ register(ActionSpec(
     (),
     lambda ex, a: ex.press_keys(["ctrl", "c"]),
     aliases=("copy",), from_paper=True, group="keyboard",
+    mark="keys",
 ))
 register(ActionSpec(
     "press_control_V",
@@ -455,6 +471,7 @@ register(ActionSpec(
     (),
     lambda ex, a: ex.press_keys(["ctrl", "v"]),
     aliases=("paste",), from_paper=True, group="keyboard",
+    mark="keys",
 ))
 register(ActionSpec(
     "drag_mouse_hold_down",
@@ -463,6 +480,7 @@ register(ActionSpec(
     (X, Y),
     lambda ex, a: ex.mouse_down(*_point(a)),
     aliases=("mouse_down",), from_paper=True, button="pressed",
+    mark="press",
 ))
 register(ActionSpec(
     "drag_mouse_move",
@@ -471,6 +489,7 @@ register(ActionSpec(
     (X, Y),
     lambda ex, a: ex.move(*_point(a)),
     aliases=("mouse_move",), from_paper=True,
+    mark="drag",
 ))
 register(ActionSpec(
     "drag_mouse_release",
@@ -478,6 +497,7 @@ register(ActionSpec(
     (),
     lambda ex, a: ex.mouse_up(),
     aliases=("mouse_up", "drag_release"), from_paper=True, button="released",
+    mark="release",
 ))
 
 # Extensions beyond the paper.
@@ -495,6 +515,7 @@ register(ActionSpec(
     ),
     lambda ex, a: _scroll(ex, a),
     aliases=("scroll_element",),
+    mark="scroll",
 ))
 register(ActionSpec(
     "press_key",
@@ -506,6 +527,7 @@ register(ActionSpec(
            normalise=_normalise_key),),
     lambda ex, a: ex.press_keys(split_keys(a.args["key"])),
     aliases=("key", "press", "hotkey"), group="keyboard",
+    mark="keys",
 ))
 register(ActionSpec(
     "double_click_element",
@@ -513,6 +535,7 @@ register(ActionSpec(
     (ELEMENT_ID,),
     lambda ex, a: ex.click(*_point(a), count=2),
     aliases=("double_click", "dblclick"),
+    mark="double_click",
 ))
 register(ActionSpec(
     "right_click_element",
@@ -520,6 +543,7 @@ register(ActionSpec(
     (ELEMENT_ID,),
     lambda ex, a: ex.click(*_point(a), button="right"),
     aliases=("right_click", "context_click"),
+    mark="right_click",
 ))
 register(ActionSpec(
     "wait",
@@ -528,6 +552,7 @@ register(ActionSpec(
            maximum=10.0),),
     lambda ex, a: ex.wait(float(a.args["seconds"])),
     aliases=("sleep", "pause"), group="control",
+    mark="wait",
 ))
 register(ActionSpec(
     "done",

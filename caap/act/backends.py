@@ -290,7 +290,7 @@ def make_executor(backend: str, mapping: MappingSource, *, display: str | None =
                   **kwargs: Any) -> PyAutoGUIExecutor | XdotoolExecutor:
     if backend == "pyautogui":
         if display and display != os.environ.get("DISPLAY"):
-            raise ExecutorError("the pyautogui backend drives $DISPLAY only; use --backend xdotool for another display")
+            raise ExecutorError("the pyautogui backend drives $DISPLAY only; use xdotool for another display")
         return PyAutoGUIExecutor(mapping, failsafe=failsafe, **kwargs)
     if backend == "xdotool":
         return XdotoolExecutor(mapping, display=display, **kwargs)

@@ -20,18 +20,20 @@ from typing import Any, Protocol
 from PIL import Image
 
 from caap.act.actions import ActionError, PlannedAction, ScreenState, execute, tool_schemas
+from caap.act.device import Device
 from caap.act.executor import Executor
-from caap.agent.records import ActionRecord, EpisodeStatus, Outcome, PromptRecord, StepRecord
 from caap.agent.trace import TraceWriter
-from caap.config import AgentConfig
+from caap.config import AgentConfig, CaapConfig
 from caap.decide.demos import Demonstration
 from caap.decide.llm import LLMError, LLMReply
-from caap.decide.parser import bind_all, parse_reply
-from caap.decide.prompter import CaapPrompter, HistoryEntry, PromptContext
+from caap.decide.parser import action_line, bind_all, parse_reply
+from caap.decide.prompter import CaapPrompter, HistoryEntry, PromptContext, PromptOptions
 from caap.elements import Element, element_at
 from caap.memory.cache import ActionCache, cache_key
+from caap.memory.session import Memory
 from caap.observe.screen import FrameChange, Observer, Screen, ScreenError, changed_within
 from caap.observe.tracking import IdTracker
+from caap.records import ActionRecord, EpisodeStatus, Outcome, PromptRecord, StepRecord
 
 
 class Planner(Protocol):
@@ -109,6 +111,28 @@ class Agent:
         self.steps: list[StepRecord] = []  # this episode's step records (auto-context reads them)
         self._button_held = False  # a drag was started and not yet released
         self._moved_on_before = False  # the last batch stopped because its target changed before it ran
+
+    @classmethod
+    def from_config(cls, cfg: CaapConfig, device: Device, *, observer: Observer | None = None,
+                    planner: Planner | None = None, prompt: PromptOptions | None = None,
+                    memory: Memory | None = None, **parts: Any) -> Agent:
+        """The agent a config describes, on ``device``: the ``[agent]`` limits, a prompter of the
+        ``[prompt]`` section (``prompt``: other options, an ablation's), the LLM client of ``[llm]``
+        and the vision observer of ``[observe]`` unless given (a benchmark worker loads its models
+        once for many episodes), and ``memory``'s action cache. ``parts``: the rest of ``Agent``'s
+        keywords (trace, demonstrations, experience, family, stop, is_finished, on_step, approve)."""
+        if observer is None:
+            from caap.observe.vision import VisionObserver
+
+            observer = VisionObserver.from_config(cfg.observe)
+        if planner is None:
+            from caap.decide.llm import LLMClient
+
+            planner = LLMClient(cfg.llm)
+        if memory is not None:
+            parts.setdefault("cache", memory.cache)
+        return cls(screen=device.screen, observer=observer, executor=device.executor, planner=planner,
+                   prompter=CaapPrompter(prompt or PromptOptions.from_config(cfg)), config=cfg.agent, **parts)
 
     def _tools(self) -> list[dict[str, Any]] | None:
         o = self.prompter.options
@@ -409,5 +433,5 @@ def _ms(timings: dict[str, float]) -> dict[str, float]:
 
 def _tool_calls_text(reply: LLMReply) -> str:
     """A tool-calling answer with no prose is remembered as its calls, in the paper's text form."""
-    return "\n".join(f"Action=(Action: functions.{c.name}, Argument: {c.arguments})" for c in reply.tool_calls)
+    return "\n".join(action_line(c.name, c.arguments) for c in reply.tool_calls)
 

@@ -37,11 +37,11 @@ import numpy as np
 from PIL import Image
 
 from caap import __version__
-from caap.agent.records import EpisodeStatus, StepRecord
-from caap.bench.ablations import ABLATIONS
+from caap.decide.ablations import ABLATIONS
 from caap.memory.cache import CacheError
 from caap.memory.experience import ExperienceError
 from caap.memory.trajectory import match, signatures
+from caap.records import EpisodeStatus, StepRecord
 
 DATA_DIR = Path(__file__).with_name("data")
 PAPER_RESULTS = DATA_DIR / "caap-paper-results.tsv"
@@ -83,11 +83,11 @@ def parse_tasks(spec: str) -> list[str]:
     else:
         names = [t.strip() for t in spec.split(",") if t.strip()]
     if not names:
-        raise BenchError(f"--tasks {spec!r}: no task names")
+        raise BenchError(f"tasks {spec!r}: no task names")
     known = set(list_tasks())
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise BenchError(f"--tasks: unknown MiniWoB++ task(s) {', '.join(unknown)} "
+        raise BenchError(f"tasks: unknown MiniWoB++ task(s) {', '.join(unknown)} "
                          f"(the installed miniwob package has {len(known)}; e.g. click-button, enter-text)")
     return list(dict.fromkeys(names))
 
@@ -121,13 +121,13 @@ class BenchSettings:
 
     def check(self) -> None:
         if self.ablation not in ABLATIONS:
-            raise BenchError(f"--ablation must be one of {', '.join(ABLATIONS)}, not {self.ablation!r}")
+            raise BenchError(f"the ablation must be one of {', '.join(ABLATIONS)}, not {self.ablation!r}")
         if self.observer not in ("vision", "oracle"):
-            raise BenchError(f"--observer must be vision or oracle, not {self.observer!r}")
+            raise BenchError(f"the observer must be vision or oracle, not {self.observer!r}")
         if self.workers < 1:
-            raise BenchError("--workers must be at least 1")
+            raise BenchError("workers must be at least 1")
         if not self.seeds:
-            raise BenchError("--seeds: no seeds")
+            raise BenchError("seeds: no seeds")
         if self.ray is not None:  # before anything is written
             from caap.bench.ray_pool import require_ray
 
@@ -152,9 +152,10 @@ class BenchSettings:
             return Path(flag) if flag else configured
 
         m = cfg.memory
-        return MemoryOptions(max_demonstrations=cfg.prompt.max_demonstrations, exclude_same_task=True,
-                             experience=path(self.experience, m.experience), derive_rules=m.derive_rules,
-                             auto_context=path(self.auto_context, m.auto_context), cache=path(self.cache, m.cache))
+        return MemoryOptions.from_config(cfg, demos=[], exclude_same_task=True,
+                                         experience=path(self.experience, m.experience),
+                                         auto_context=path(self.auto_context, m.auto_context),
+                                         cache=path(self.cache, m.cache))
 
 
 # --- one worker -----------------------------------------------------------------------------------
@@ -180,15 +181,14 @@ class EpisodeRunner:
         from caap.bench.miniwob import MiniWoBEnv
         from caap.config import CaapConfig
         from caap.decide.llm import LLMClient
-        from caap.decide.prompter import CaapPrompter, PromptOptions
+        from caap.decide.prompter import PromptOptions
 
         self.settings = settings
-        self.cfg = CaapConfig.model_validate(settings.config)
+        cfg = CaapConfig.model_validate(settings.config)
+        self.cfg = cfg.model_copy(update={"agent": cfg.agent.model_copy(update={"max_steps": settings.max_steps})})
         ablation = ABLATIONS[settings.ablation]
-        p = self.cfg.prompt
-        self.prompter = CaapPrompter(PromptOptions(
-            demonstrations=ablation.demonstrations, rationales=ablation.rationales, cot=ablation.cot,
-            mode=self.cfg.llm.mode, token_budget=p.token_budget, max_demonstrations=p.max_demonstrations))
+        self.prompt = PromptOptions.from_config(self.cfg, demonstrations=ablation.demonstrations,
+                                                rationales=ablation.rationales, cot=ablation.cot)
         self.planner = LLMClient(self.cfg.llm)
         self.env = MiniWoBEnv(display=display)
         self.observer: Any = None
@@ -200,11 +200,7 @@ class EpisodeRunner:
             from caap.bench.oracle import OracleObserver
 
             self.observer = OracleObserver(self.env)
-        from caap.act.backends import XdotoolExecutor
-
-        # xdotool names the display on every call: workers on different displays never mix input.
-        self.executor = XdotoolExecutor(lambda: self._screen.mapping, display=self.env.display)
-        self._screen: Any = None
+        self._device: Any = None
         self._demos: dict[str, list[Any]] = {}
         self._references: dict[str, list[Any] | None] = {}
         from caap.memory.session import Memory
@@ -214,17 +210,19 @@ class EpisodeRunner:
         self.memory = Memory(settings.memory_options(self.cfg), self.planner)
 
     def _open(self, task: str) -> None:
-        from caap.observe.capture import CaptureTarget, LiveScreen, SettleOptions
+        from caap.act.device import Device
+        from caap.observe.capture import CaptureTarget
 
         if self.env.task == task and self.env.browser is not None and self.env.browser.alive:
             return
         self.env.open(task)
-        if self._screen is not None:
-            self._screen.close()
-        r, sc = self.env.region, self.cfg.screen
-        self._screen = LiveScreen(CaptureTarget(kind="region", region=(r.left, r.top, r.width, r.height)),
-                                  display=self.env.display,
-                                  settle=SettleOptions(sc.settle_min_s, sc.settle_interval_s, sc.settle_timeout_s))
+        if self._device is not None:
+            self._device.close()
+        r = self.env.region
+        # The task's region of this worker's display; xdotool names the display on every call, so
+        # workers on different displays never mix input.
+        self._device = Device.live(self.cfg.screen, self.cfg.executor, backend="xdotool", display=self.env.display,
+                                   target=CaptureTarget(kind="region", region=(r.left, r.top, r.width, r.height)))
 
     def _wait_for_cover_to_go(self, timeout_s: float = 2.0) -> None:
         """Wait until the screen no longer shows MiniWoB's dark START cover. The page has hidden it
@@ -232,7 +230,7 @@ class EpisodeRunner:
         frame for a moment, and an agent whose first look is the cover finds nothing to act on
         (3 of 1,340 vision episodes). After ``timeout_s`` the episode goes ahead as it is."""
         deadline = time.monotonic() + timeout_s
-        while shows_start_cover(self._screen.capture()) and time.monotonic() < deadline:
+        while shows_start_cover(self._device.screen.capture()) and time.monotonic() < deadline:
             time.sleep(0.03)
 
     def run(self, task: str, seed: int) -> dict[str, Any]:
@@ -261,12 +259,10 @@ class EpisodeRunner:
                                 secrets=self._secrets())
             trace.start({"task": utterance, "miniwob_task": task, "seed": seed, "caap_version": __version__,
                          "observer": s.observer, "ablation": s.ablation, "config": self.cfg.redacted()})
-            agent = Agent(screen=self._screen, observer=self.observer, executor=self.executor,
-                          planner=self.planner, prompter=self.prompter,
-                          config=self.cfg.agent.model_copy(update={"max_steps": s.max_steps}),
-                          trace=trace, demonstrations=demos, is_finished=self._finished,
-                          on_step=steps.append, cache=self.memory.cache,
-                          experience=self.memory.experience_lines(utterance, task), family=task)
+            agent = Agent.from_config(self.cfg, self._device, observer=self.observer, planner=self.planner,
+                                      prompt=self.prompt, memory=self.memory, trace=trace, demonstrations=demos,
+                                      is_finished=self._finished, on_step=steps.append,
+                                      experience=self.memory.experience_lines(utterance, task), family=task)
             result = agent.run(utterance)
             reward = self.env.reward() if self.env.done() else 0.0
             try:
@@ -319,8 +315,8 @@ class EpisodeRunner:
         return [key.get_secret_value()] if key else []
 
     def close(self) -> None:
-        if self._screen is not None:
-            self._screen.close()
+        if self._device is not None:
+            self._device.close()
         self.env.close()
 
 
@@ -631,6 +627,6 @@ def write_summary(settings: BenchSettings, *, started: float | None = None,
 
 
 def _ranges(seeds: list[int]) -> str:
-    from caap.data.export import format_seed_ranges
+    from caap.seeds import format_seed_ranges
 
     return format_seed_ranges(set(seeds))

@@ -23,7 +23,7 @@ class OracleObserver:
         self.last_timings_ms: dict[str, float] = {}
 
     def observe(self, image: Image.Image) -> list[Element]:
-        from caap.data.miniwob.generate import annotate, popup_rect
+        from caap.bench.dom_labels import annotate, popup_rect
 
         t0 = time.perf_counter()
         elements = annotate(self.env, popup_rect(self.env))

@@ -9,8 +9,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from caap.bench.ablations import ABLATIONS
 from caap.cli.common import ConfigOpt, app, config_from_flags, err, fail, out
+from caap.decide.ablations import ABLATIONS
 
 bench_app = typer.Typer(help="Benchmark the whole agent.", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
@@ -62,8 +62,7 @@ def bench_miniwob(
     OUT/traces/TASK/seed-N/ (the agent's trace of each episode).
     """
     from caap.bench.harness import BenchError, BenchSettings, load_episodes, parse_tasks, run_bench
-    from caap.data.export import parse_seed_ranges
-    from caap.data.format import DatasetError
+    from caap.seeds import SeedRangeError, parse_seed_ranges
 
     if mode is not None and mode not in ("tools", "text"):
         fail(f"--mode must be 'tools' or 'text', not {mode!r}")
@@ -72,7 +71,7 @@ def bench_miniwob(
     try:
         task_list = parse_tasks(tasks)
         seed_list = parse_seed_ranges(seeds)
-    except (BenchError, DatasetError, ValueError) as exc:
+    except (BenchError, SeedRangeError, ValueError) as exc:
         fail(str(exc))
     data: dict[str, Any] = cfg.model_dump(mode="json")
     data["llm"]["api_key"] = cfg.llm.api_key.get_secret_value() if cfg.llm.api_key else None

@@ -47,15 +47,14 @@ def dataset_miniwob(
 
     from caap.bench.harness import BenchError, parse_tasks
     from caap.bench.miniwob import MiniWoBError
-    from caap.data.export import parse_seed_ranges
-    from caap.data.format import DatasetError
     from caap.data.miniwob.generate import AgentDriver
     from caap.data.miniwob.run import generate_parallel, pick_seeds
+    from caap.seeds import SeedRangeError, parse_seed_ranges
 
     try:
         seed_list = pick_seeds(parse_seed_ranges(seeds), per_task)
         task_list = parse_tasks(tasks)  # the benchmark's parser: one rule for task lists
-    except (DatasetError, MiniWoBError, BenchError) as exc:
+    except (SeedRangeError, MiniWoBError, BenchError) as exc:
         fail(str(exc))
     try:
         lo, hi = (int(x) for x in steps.split("-"))
@@ -121,13 +120,13 @@ def dataset_synth(
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from caap.data.export import parse_seed_ranges
     from caap.data.format import DatasetError
     from caap.data.synth.generate import chars_from_dataset, done_seeds, drawable, generate_synth
+    from caap.seeds import SeedRangeError, parse_seed_ranges
 
     try:
         seed_list = parse_seed_ranges(seeds)
-    except DatasetError as exc:
+    except SeedRangeError as exc:
         fail(str(exc))
     region = _parse_size(size)
     missing = [what for what, ok in (("Xvfb (Debian package xvfb)", shutil.which("Xvfb") is not None),

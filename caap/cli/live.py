@@ -1,5 +1,5 @@
 """Live-screen pieces shared by the commands that act on the real screen (``caap run``, ``caap
-replay``): the screen from the ``[screen]`` config, and the OS input side (executor, stop hotkey,
+replay``): the device (screen and OS input) from the config, and the safety around it (stop hotkey,
 confirmation gate) with its announcement — built in one place so every command has the same
 safety."""
 
@@ -30,30 +30,28 @@ def vision_observer(cfg: Any, hint: str) -> Any:
         raise
 
 
-def live_screen(cfg: Any) -> Any:
-    """The live screen of the ``[screen]`` config (monitor, region or window, with its settle
-    options), captured once so that a missing display fails now with a clear message. Raises
-    ``ScreenError``."""
-    from caap.observe.capture import CaptureTarget, LiveScreen, SettleOptions
+def live_device(cfg: Any, *, dry_run: bool = False) -> Any:
+    """The live screen of the ``[screen]`` config with the ``[executor]`` config's input on it
+    (``caap.act.device.Device``; ``dry_run``: input recorded, not sent), captured once so that a
+    missing display or a backend that cannot start is one clear error (exit 2) now."""
+    from caap.act.backends import ExecutorError
+    from caap.act.device import Device
+    from caap.observe.screen import ScreenError
 
-    sc = cfg.screen
-    target = CaptureTarget.parse(monitor=sc.monitor, region=sc.region, window=sc.window)
-    settle = SettleOptions(sc.settle_min_s, sc.settle_interval_s, sc.settle_timeout_s)
-    screen = LiveScreen(target, settle=settle)
-    screen.capture()
-    return screen
+    try:
+        return Device.live(cfg.screen, cfg.executor, dry_run=dry_run)
+    except (ScreenError, ExecutorError) as exc:
+        fail(str(exc))
 
 
-def live_input(cfg: Any, screen: Any, stop: Any) -> tuple[Any, Any, Any]:
-    """(executor, started stop hotkey, confirmation gate or None) for acting on the live screen,
-    announced on stderr; one clear error (exit 2) if the backend or the hotkey cannot start."""
-    from caap.act.backends import ExecutorError, make_executor
+def live_safety(cfg: Any, stop: Any) -> tuple[Any, Any]:
+    """(started stop hotkey, confirmation gate or None) for acting on the live screen, announced on
+    stderr; one clear error (exit 2) if the hotkey cannot start."""
     from caap.act.safety import ConfirmationGate, ConfirmRule, SafetyError, StopHotkey, describe_hotkey, terminal_ask
 
     try:
-        executor = make_executor(cfg.executor.backend, lambda: screen.mapping, failsafe=cfg.executor.failsafe)
         hotkey = StopHotkey(stop, cfg.safety.stop_hotkey).start()
-    except (ExecutorError, SafetyError) as exc:
+    except SafetyError as exc:
         fail(str(exc))
     gate = None
     if cfg.safety.confirm:
@@ -67,4 +65,4 @@ def live_input(cfg: Any, screen: Any, stop: Any) -> tuple[Any, Any, Any]:
               f"{describe_hotkey(cfg.safety.stop_hotkey)} to stop"
               + ("; or move the mouse into a screen corner." if cfg.executor.failsafe
                  and cfg.executor.backend == "pyautogui" else "."), highlight=False)
-    return executor, hotkey, gate
+    return hotkey, gate

@@ -81,7 +81,7 @@ def observe(
         if many:
             record = {"image": str(path), **record}
         if out_image is not None:
-            from caap.data.report import draw_elements
+            from caap.report.draw import draw_elements
 
             target = out_image / f"{path.stem}.observed.png" if many else out_image
             draw_elements(image, elements, scale=3.0, with_ids=True).save(target)

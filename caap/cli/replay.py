@@ -87,10 +87,9 @@ def replay(
     """
     import threading
 
-    from caap.act.executor import RecordingExecutor
     from caap.agent.replay import ReplayOptions, ReplayStep
     from caap.agent.replay import replay as run_replay
-    from caap.cli.live import live_input, live_screen, vision_observer
+    from caap.cli.live import live_device, live_safety, vision_observer
     from caap.cli.run import ELEMENTS_HINT
     from caap.decide.demos import DemoFileError, load_demo
     from caap.elements import ElementFileError, load_elements
@@ -106,19 +105,17 @@ def replay(
         demo = load_demo(file)
         observer: Any = (StaticObserver(load_elements(elements)) if elements is not None
                          else vision_observer(cfg, ELEMENTS_HINT))
-        screen = live_screen(cfg)
-    except (DemoFileError, ElementFileError, ScreenError) as exc:
+    except (DemoFileError, ElementFileError) as exc:
         fail(str(exc))
     if not demo.steps:
         fail(f"{file}: the demonstration has no steps")
+    device = live_device(cfg, dry_run=dry_run)  # a dry run plans only: its input is never sent
+    screen = device.screen
 
     stop = threading.Event()
     hotkey = gate = None
-    executor: Any
-    if dry_run:
-        executor = RecordingExecutor()  # never called: a dry run plans only
-    else:
-        executor, hotkey, gate = live_input(cfg, screen, stop)
+    if not dry_run:
+        hotkey, gate = live_safety(cfg, stop)
 
     def on_step(step: ReplayStep) -> None:
         if not as_json:
@@ -126,13 +123,14 @@ def replay(
 
     options = ReplayOptions(max_wait_s=max_wait, secret=secret, dry_run=dry_run)
     try:
-        result = run_replay(demo, screen, observer, executor, options, on_step=on_step, stop=stop, approve=gate)
+        result = run_replay(demo, screen, observer, device.executor, options, on_step=on_step, stop=stop,
+                            approve=gate)
     except ScreenError as exc:
         fail(str(exc), 1)
     finally:
         if hotkey:
             hotkey.stop()
-        screen.close()
+        device.close()
 
     code = EXIT_CODES.get(result.status, 1)
     if as_json:

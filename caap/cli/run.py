@@ -11,8 +11,8 @@ import typer
 from rich.table import Table
 
 from caap import __version__
-from caap.agent.records import AGENT_SUCCEEDED, EpisodeStatus, StepRecord
 from caap.cli.common import ConfigOpt, app, config_from_flags, err, fail, out
+from caap.records import AGENT_SUCCEEDED, EpisodeStatus, StepRecord
 
 ELEMENTS_HINT = "(or pass --elements FILE to plan on a given element list)"
 
@@ -106,19 +106,18 @@ def run(
     """
     import threading
 
+    from caap.act.device import Device
     from caap.act.dryrun import draw_calls
-    from caap.act.executor import RecordingExecutor
     from caap.agent.loop import Agent
     from caap.agent.trace import TraceWriter
-    from caap.cli.live import live_input, live_screen, vision_observer
+    from caap.cli.live import live_device, live_safety, vision_observer
     from caap.decide.demos import DemoFileError
     from caap.decide.llm import LLMClient, LLMError
-    from caap.decide.prompter import CaapPrompter, PromptOptions
     from caap.elements import ElementFileError, load_elements
     from caap.memory.cache import CacheError
     from caap.memory.experience import ExperienceError
     from caap.memory.session import Memory, MemoryOptions
-    from caap.observe.screen import ImageScreen, Screen, ScreenError, StaticObserver, load_image
+    from caap.observe.screen import ScreenError, StaticObserver, load_image
 
     if mode is not None and mode not in ("tools", "text"):
         fail(f"--mode must be 'tools' or 'text', not {mode!r}")
@@ -142,43 +141,27 @@ def run(
     try:
         observer: Any = (StaticObserver(load_elements(elements)) if elements is not None
                          else vision_observer(cfg, ELEMENTS_HINT))
-        screen: Screen
-        if live:
-            screen = live_screen(cfg)  # captures once: no display fails here, with a clear message
-        else:
-            assert screenshot is not None
-            screen = ImageScreen(load_image(screenshot))
+        # Live: captured once, so no display fails here with a clear message; a dry run sends no input.
+        device = (live_device(cfg, dry_run=dry_run) if live
+                  else Device.image(load_image(screenshot)))  # type: ignore[arg-type]  # live is False: a path
     except (ElementFileError, ScreenError) as exc:
         fail(str(exc))
-
-    prompter = CaapPrompter(PromptOptions(
-        demonstrations=cfg.prompt.demonstrations, rationales=cfg.prompt.rationales, cot=cfg.prompt.cot,
-        mode=cfg.llm.mode, token_budget=cfg.prompt.token_budget,
-        max_demonstrations=cfg.prompt.max_demonstrations,
-    ))
     try:
         planner = LLMClient(cfg.llm)
     except LLMError as exc:
         fail(str(exc))
     try:
-        mem = cfg.memory
-        memory = Memory(MemoryOptions(
-            demos=[*(demo or []), *mem.demos], max_demonstrations=cfg.prompt.max_demonstrations,
-            experience=mem.experience, derive_rules=mem.derive_rules, auto_context=mem.auto_context,
-            cache=None if dry_run else mem.cache), planner)
+        memory = Memory(MemoryOptions.from_config(cfg, demos=[*(demo or []), *cfg.memory.demos],
+                                                  cache=None if dry_run else cfg.memory.cache), planner)
         demos = memory.demonstrations(task, family)
         lessons = memory.experience_lines(task, family)
     except (DemoFileError, CacheError, ExperienceError) as exc:
         fail(str(exc))
 
     stop = threading.Event()
-    hotkey = None
-    gate = None
-    executor: Any
-    if dry_run:
-        executor = RecordingExecutor()
-    else:
-        executor, hotkey, gate = live_input(cfg, screen, stop)
+    hotkey = gate = None
+    if not dry_run:
+        hotkey, gate = live_safety(cfg, stop)
 
     secret = cfg.llm.api_key.get_secret_value() if cfg.llm.api_key else None
     trace = None if no_trace else TraceWriter(cfg.trace.dir, task, secrets=[secret] if secret else [],
@@ -197,18 +180,17 @@ def run(
             done = ", ".join(f"{a.name}({a.outcome_text()})" for a in record.actions) or "nothing"
             err.print(f"step {record.step}: {done}", highlight=False, soft_wrap=True)
 
-    agent = Agent(
-        screen=screen, observer=observer, executor=executor, planner=planner,
-        prompter=prompter, config=cfg.agent.model_copy(update={"max_steps": 1}) if dry_run else cfg.agent,
-        trace=trace, demonstrations=demos, on_step=on_step, stop=stop, approve=gate,
-        cache=memory.cache, experience=lessons, family=family,
-    )
+    # A dry run plans one step.
+    planned = cfg.model_copy(update={"agent": cfg.agent.model_copy(update={"max_steps": 1})}) if dry_run else cfg
+    agent = Agent.from_config(planned, device, observer=observer, planner=planner, memory=memory, trace=trace,
+                              demonstrations=demos, on_step=on_step, stop=stop, approve=gate, experience=lessons,
+                              family=family)
     try:
         result = agent.run(task)
     finally:
         if hotkey:
             hotkey.stop()
-        screen.close()
+        device.close()
     kept: dict[str, Any] = {}
     if not dry_run:
         try:
@@ -221,8 +203,9 @@ def run(
             kept["cache"] = {"lookups": memory.cache.lookups, "hits": memory.cache.hits}
     step = result.last_step
     drawn = None
+    calls = getattr(device.executor, "calls", [])  # a dry run's device records its input (RecordingExecutor)
     if dry_run and agent.last_frame is not None:
-        drawn = draw_calls(agent.last_frame, executor.calls)
+        drawn = draw_calls(agent.last_frame, calls)
         if trace:
             trace.save_image("step_001_actions.png", drawn)
 
@@ -231,7 +214,7 @@ def run(
                    "response": (step.response or {}).get("content") if step else None,
                    "trace_dir": str(trace.dir) if trace else None, "memory": kept}
         if dry_run:
-            payload["os_events"] = [{"call": n, **kw} for n, kw in executor.calls]
+            payload["os_events"] = [{"call": n, **kw} for n, kw in calls]
         sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
     elif dry_run:
         _print_plan(step, result.status, result.reason)

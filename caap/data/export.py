@@ -32,12 +32,13 @@ import re
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from caap.data.format import Annotation, DatasetError, open_dataset
+from caap.seeds import SeedRangeError, format_seed_ranges, parse_ranges
 from caap.taxonomy import DETECTOR_CLASSES, TYPE_ATTRIBUTES, ElementType
 
 Split = Literal["train", "val"]
@@ -45,51 +46,7 @@ SPLITS: tuple[Split, Split] = ("train", "val")
 
 # --- seeds and split rules ----------------------------------------------------------------------
 
-_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 _EVERY = re.compile(r"^\s*every\s*(\d+)\s*(?:\+\s*(\d+)\s*)?$", re.IGNORECASE)
-
-
-def _parse_ranges(text: str, *, what: str = "seeds") -> tuple[tuple[int, int], ...]:
-    """``"1000-2999,3005"`` -> ``((1000, 2999), (3005, 3005))`` (inclusive, in the given order)."""
-    if not text.strip():
-        raise DatasetError(f"{what} '{text}': empty (expected e.g. 1000-2999,3005)")
-    ranges: list[tuple[int, int]] = []
-    for part in text.split(","):
-        m = _RANGE.match(part)
-        if not m:
-            raise DatasetError(f"{what} '{text}': '{part.strip()}' is not a seed or a range like 1000-2999")
-        lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) is not None else lo
-        if hi < lo:
-            raise DatasetError(f"{what} '{text}': range {lo}-{hi} runs backwards")
-        ranges.append((lo, hi))
-    return tuple(ranges)
-
-
-def parse_seed_ranges(text: str) -> list[int]:
-    """``"1000-1002,3005"`` -> ``[1000, 1001, 1002, 3005]`` (inclusive ranges; duplicates dropped, order kept)."""
-    seen: dict[int, None] = {}
-    for lo, hi in _parse_ranges(text):
-        for s in range(lo, hi + 1):
-            seen.setdefault(s, None)
-    return list(seen)
-
-
-def format_seed_ranges(seeds: Iterable[int]) -> str:
-    """The inverse of ``parse_seed_ranges`` for messages: ``[1, 2, 3, 7]`` -> ``"1-3,7"``."""
-    ordered = sorted(set(seeds))
-    if not ordered:
-        return "none"
-    parts: list[str] = []
-    start = prev = ordered[0]
-    for s in [*ordered[1:], None]:
-        if s is not None and s == prev + 1:
-            prev = s
-            continue
-        parts.append(str(start) if start == prev else f"{start}-{prev}")
-        if s is not None:
-            start = prev = s
-    return ",".join(parts)
 
 
 @dataclass(frozen=True)
@@ -122,7 +79,11 @@ class SplitRule:
         m = _EVERY.match(seeds)
         if m:
             return cls(side=side, every=int(m.group(1)), remainder=int(m.group(2) or 0))  # type: ignore[arg-type]
-        return cls(side=side, ranges=_parse_ranges(seeds, what=f"split spec '{spec}'"))  # type: ignore[arg-type]
+        try:
+            ranges = parse_ranges(seeds, what=f"split spec '{spec}'")
+        except SeedRangeError as exc:
+            raise DatasetError(str(exc)) from None
+        return cls(side=side, ranges=ranges)  # type: ignore[arg-type]
 
     def names(self, seed: int) -> bool:
         """Whether the rule names this seed (so it goes to ``side``)."""

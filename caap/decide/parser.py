@@ -1,4 +1,5 @@
-"""Turn what a real model wrote into proposed actions, never raising.
+"""The answer format: ``action_line`` writes it, the rest of this module reads what a real model
+wrote into proposed actions, never raising.
 
 Models write the paper's ``Action_N=(Action: functions.NAME, Argument: {...})`` lines with every
 imaginable variation: markdown bold and fences, ``element_5`` for 5, single or no quotes, JSON
@@ -11,10 +12,22 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from caap.act.actions import ActionError, PlannedAction, ScreenState, lookup, plan
+
+
+def action_line(name: str, args: Mapping[str, Any] | str, number: int | None = None) -> str:
+    """One action in the paper's answer format, ``Action_N=(Action: functions.NAME, Argument: {key:
+    value, ...})``, values written as JSON (``3``, ``"text"``); ``args`` given as a string (a tool
+    call's JSON arguments) is written as it is, and without a number the line is ``Action=(...)``."""
+    if isinstance(args, str):
+        body = args
+    else:
+        body = "{" + ", ".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in args.items()) + "}"
+    return f"Action{'' if number is None else f'_{number}'}=(Action: functions.{name}, Argument: {body})"
 
 
 @dataclass

@@ -25,23 +25,38 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from caap.act.actions import ActionError, PlannedAction, text_catalogue
+from caap.config import CaapConfig, LLMConfig, PromptConfig
 from caap.decide.demos import Demonstration
+from caap.decide.parser import action_line
 from caap.decide.tokens import estimate_tokens
 from caap.elements import COORDINATE_NOTE, Element, quote, render_element_list
 
 Mode = Literal["tools", "text"]
 
 
+_PROMPT = PromptConfig.model_fields  # the config section is the one place defaults live
+
+
 @dataclass(frozen=True)
 class PromptOptions:
-    demonstrations: bool = True
-    rationales: bool = True
-    cot: bool = True
-    mode: Mode = "tools"
-    token_budget: int = 12000
-    max_demonstrations: int = 3
+    """What the prompt holds; the defaults are the ``[prompt]`` config section's (and ``llm.mode``)."""
+
+    demonstrations: bool = _PROMPT["demonstrations"].default
+    rationales: bool = _PROMPT["rationales"].default
+    cot: bool = _PROMPT["cot"].default
+    mode: Mode = LLMConfig.model_fields["mode"].default
+    token_budget: int = _PROMPT["token_budget"].default
+    max_demonstrations: int = _PROMPT["max_demonstrations"].default
     actions: tuple[str, ...] | None = None  # None: the whole registry
     experience: bool = True
+
+    @classmethod
+    def from_config(cls, cfg: CaapConfig, **overrides: Any) -> PromptOptions:
+        """The options of a config's ``[prompt]`` and ``llm.mode`` (``overrides``: an ablation's switches)."""
+        p = cfg.prompt
+        return cls(**{"demonstrations": p.demonstrations, "rationales": p.rationales, "cot": p.cot,
+                      "mode": cfg.llm.mode, "token_budget": p.token_budget,
+                      "max_demonstrations": p.max_demonstrations, **overrides})
 
 
 @dataclass
@@ -186,14 +201,14 @@ class CaapPrompter:
             fmt = (
                 "Then call the functions for the actions to perform now, in the order they must "
                 "happen. If you cannot call functions, write each action on its own line as\n"
-                f"Action_{n}=(Action: functions.click_element, Argument: {{element_id: 3}})"
+                + action_line("click_element", {"element_id": 3}, n)
             )
         else:
             fmt = (
                 f"End your answer with the actions to perform now, one per line, numbered from "
                 f"action_{n} on, exactly in this form:\n"
-                f"Action_{n}=(Action: functions.click_element, Argument: {{element_id: 3}})\n"
-                f"Action_{n + 1}=(Action: functions.type_text, Argument: {{string_to_type: \"text to type\"}})"
+                + action_line("click_element", {"element_id": 3}, n) + "\n"
+                + action_line("type_text", {"string_to_type": "text to type"}, n + 1)
             )
         head = "### Your Answer ###\n" if o.cot else "### Your Answer ###\nAnswer with the actions only.\n"
         return head + fmt + (

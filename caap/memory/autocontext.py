@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from caap.agent.records import StepRecord
 from caap.decide.demos import DemoFileError, Demonstration, DemoStep, load_demo, save_demo
 from caap.elements import Element
 from caap.memory.families import slug
+from caap.records import StepRecord
 
 
 def demo_from_steps(task: str, steps: Sequence[StepRecord], *, family: str | None,

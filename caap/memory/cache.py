@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from caap.act.actions import ActionError, PlannedAction, ScreenState, plan
-from caap.agent.records import ActionRecord
 from caap.elements import Element
 from caap.memory.files import locked, write_atomic
 from caap.memory.trajectory import signatures
 from caap.observe.grounding import fold, locate
+from caap.records import ActionRecord
 
 CACHE_VERSION = 2
 
@@ -139,7 +139,7 @@ class ActionCache:
                 used = self.entries.get(key)
                 if used is not None:
                     used["variants"] = [v for v in used["variants"] if v["actions"] != actions]
-                    if not entry["variants"]:
+                    if not used["variants"]:
                         del self.entries[key]
                 self._changed.add(key)
         self.pending, self.used = [], []

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from caap.agent.records import StepRecord
+from caap.config import CaapConfig, MemoryConfig, PromptConfig
 from caap.decide.demos import Demonstration, load_demos
 from caap.decide.llm import LLMError
 from caap.memory.autocontext import demo_from_steps, save_auto_demo
@@ -21,17 +21,29 @@ from caap.memory.cache import ActionCache
 from caap.memory.experience import Attempt, ExperienceStore
 from caap.memory.families import family_of
 from caap.memory.retrieval import DemoStore
+from caap.records import StepRecord
 
 
 @dataclass
 class MemoryOptions:
+    """Where memory lives and how much the prompt takes of it; the defaults are the ``[memory]``
+    and ``[prompt]`` config sections'."""
+
     demos: list[Path] = field(default_factory=list)  # files (always shown) or directories (retrieved from)
-    max_demonstrations: int = 3
+    max_demonstrations: int = PromptConfig.model_fields["max_demonstrations"].default
     experience: Path | None = None  # directory of per-family experience files
-    derive_rules: bool = True  # one LLM call after a failure, when experience is kept
+    derive_rules: bool = MemoryConfig.model_fields["derive_rules"].default  # one LLM call after a failure
     auto_context: Path | None = None  # directory that successful runs are saved to as demonstrations
     cache: Path | None = None  # action cache file
     exclude_same_task: bool = False  # never retrieve a demonstration of exactly this task text
+
+    @classmethod
+    def from_config(cls, cfg: CaapConfig, **overrides: Any) -> MemoryOptions:
+        """The options of a config's ``[memory]`` section (``overrides``: a command's own flags)."""
+        m = cfg.memory
+        return cls(**{"demos": list(m.demos), "max_demonstrations": cfg.prompt.max_demonstrations,
+                      "experience": m.experience, "derive_rules": m.derive_rules, "auto_context": m.auto_context,
+                      "cache": m.cache, **overrides})
 
 
 class Memory:

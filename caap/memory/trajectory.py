@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from caap.act.actions import REGISTRY
-from caap.agent.records import ActionRecord
 from caap.decide.demos import DemoStep
 from caap.memory.families import words
+from caap.records import ActionRecord
 
 Level = Literal["element", "action"]
 _IGNORED_ARGS = {"element_id", "x", "y", "reason", "seconds"}

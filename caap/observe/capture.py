@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from PIL import Image
 
+from caap.config import ScreenConfig
 from caap.geometry import ScreenMapping
 from caap.observe.screen import Screen, ScreenError
 
@@ -36,36 +37,43 @@ class CaptureTarget:
     ) -> CaptureTarget:
         given = [x is not None for x in (monitor, region, window)]
         if sum(given) > 1:
-            raise ScreenError("choose one of --monitor, --region and --window")
+            raise ScreenError("choose one capture target: a monitor, a region or a window")
         if region is not None:
             parts = re.split(r"[,\sx]+", region.strip())
             try:
                 left, top, width, height = (int(p) for p in parts)
             except ValueError:
-                raise ScreenError(f"--region must be LEFT,TOP,WIDTH,HEIGHT in pixels, got {region!r}") from None
+                raise ScreenError(f"region must be LEFT,TOP,WIDTH,HEIGHT in pixels, got {region!r}") from None
             if width <= 0 or height <= 0:
-                raise ScreenError(f"--region {region!r} has no area")
+                raise ScreenError(f"region {region!r} has no area")
             return cls(kind="region", region=(left, top, width, height))
         if window is not None:
             return cls(kind="window", window=window)
         return cls(kind="monitor", monitor=1 if monitor is None else monitor)
 
 
+_SCREEN = ScreenConfig.model_fields  # the config section is the one place defaults live
+
+
 @dataclass(frozen=True)
 class SettleOptions:
     """After an action, wait until two consecutive frames are equal (or give up at the timeout)."""
 
-    min_wait_s: float = 0.05  # the app needs a moment before it even starts to react
-    interval_s: float = 0.04
-    timeout_s: float = 3.0
+    min_wait_s: float = _SCREEN["settle_min_s"].default  # the app needs a moment before it even starts to react
+    interval_s: float = _SCREEN["settle_interval_s"].default
+    timeout_s: float = _SCREEN["settle_timeout_s"].default
+
+    @classmethod
+    def from_config(cls, screen: ScreenConfig) -> SettleOptions:
+        return cls(screen.settle_min_s, screen.settle_interval_s, screen.settle_timeout_s)
 
 
 def find_window(title_pattern: str, display: str | None = None) -> tuple[int, int, int, int]:
     """(left, top, width, height) of the first visible window whose title matches, via xdotool."""
     if not sys.platform.startswith("linux"):
-        raise ScreenError("--window is supported on Linux (X11, through xdotool); elsewhere use --region")
+        raise ScreenError("capturing a window by title works on Linux (X11, through xdotool); elsewhere give a region")
     if shutil.which("xdotool") is None:
-        raise ScreenError("--window needs xdotool: install the Debian package xdotool")
+        raise ScreenError("capturing a window by its title needs xdotool: install the Debian package xdotool")
     env = dict(os.environ, **({"DISPLAY": display} if display else {}))
     found = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", title_pattern],
                            capture_output=True, text=True, env=env, timeout=10)

@@ -14,10 +14,13 @@ from typing import Any
 
 from PIL import Image
 
+from caap.config import ObserveConfig
 from caap.elements import Element
 from caap.geometry import as_box, clip, iou
 from caap.observe.snap import SURE_SCORE, add_missed_words, snap_text_boxes, split_links
 from caap.taxonomy import DETECTOR_CLASSES, ElementType
+
+_OBSERVE = ObserveConfig.model_fields  # the config section is the one place defaults live
 
 
 class DetectorError(RuntimeError):
@@ -25,8 +28,9 @@ class DetectorError(RuntimeError):
 
 
 class Detector:
-    def __init__(self, weights: str | Path, *, conf: float = 0.25, iou: float = 0.6, merge_iou: float = 0.7,
-                 imgsz: int | None = None, device: str = "cpu", snap: bool = True) -> None:
+    def __init__(self, weights: str | Path, *, conf: float = _OBSERVE["conf"].default, iou: float = 0.6,
+                 merge_iou: float = 0.7, imgsz: int | None = None, device: str = _OBSERVE["device"].default,
+                 snap: bool = _OBSERVE["snap_text_boxes"].default) -> None:
         os.environ.setdefault("YOLO_OFFLINE", "1")
         path = Path(weights)
         if not path.is_file():

@@ -40,10 +40,11 @@ DEFAULT_READER = REPO_ROOT / "models" / "reader"
 TYPE_SOURCES = ("reader", "detector")
 TEXT_SOURCES = ("reader", "ocr", "auto")
 # The config is the one place defaults live.
-DEFAULT_TYPE_SOURCE: str = ObserveConfig.model_fields["type_source"].default
-DEFAULT_TEXT_SOURCE: str = ObserveConfig.model_fields["text_source"].default
-DEFAULT_OCR_THRESHOLD: float = ObserveConfig.model_fields["ocr_threshold"].default
-DEFAULT_MEMO: int = ObserveConfig.model_fields["memo"].default
+_OBSERVE = ObserveConfig.model_fields
+DEFAULT_TYPE_SOURCE: str = _OBSERVE["type_source"].default
+DEFAULT_TEXT_SOURCE: str = _OBSERVE["text_source"].default
+DEFAULT_OCR_THRESHOLD: float = _OBSERVE["ocr_threshold"].default
+DEFAULT_MEMO: int = _OBSERVE["memo"].default
 
 
 def merge_reading(detected: Element, read: Element, type_source: str = DEFAULT_TYPE_SOURCE) -> Element:
@@ -175,7 +176,8 @@ class VisionObserver:
 
     @classmethod
     def load(cls, detector_weights: str | Path | None = None, reader_checkpoint: str | Path | None = None, *,
-             use_reader: bool = True, conf: float = 0.25, device: str = "cpu", snap: bool = True,
+             use_reader: bool = True, conf: float = _OBSERVE["conf"].default, device: str = _OBSERVE["device"].default,
+             snap: bool = _OBSERVE["snap_text_boxes"].default,
              type_source: str = DEFAULT_TYPE_SOURCE, text_source: str = DEFAULT_TEXT_SOURCE,
              ocr_threshold: float = DEFAULT_OCR_THRESHOLD, memo: int = DEFAULT_MEMO) -> VisionObserver:
         """``memo``: readings of element crops the reader and PP-OCR each remember by their pixels

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from caap.bench.ablations import ABLATIONS
+from caap.decide.ablations import ABLATIONS
 from caap.report.html import (
     Markup,
     ReportError,

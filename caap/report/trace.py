@@ -15,10 +15,10 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 from caap.act.dryrun import DRAG, KEYS, LEFT, MOVE, RIGHT
-from caap.agent.records import AGENT_SUCCEEDED, ActionRecord, EpisodeStatus, StepRecord, StepRecordError
 from caap.agent.trace import read_steps
-from caap.data.report import _font, draw_elements
 from caap.geometry import centre
+from caap.records import AGENT_SUCCEEDED, ActionRecord, EpisodeStatus, StepRecord, StepRecordError
+from caap.report.draw import draw_elements, label_font
 from caap.report.html import (
     Markup,
     ReportError,
@@ -220,6 +220,13 @@ def _short(text: str, limit: int = 24) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# The dry-run drawing's colours (caap.act.dryrun), per way an action shows (ActionSpec.mark).
+_MARK_COLOURS: dict[str, tuple[int, int, int]] = {
+    "click": LEFT, "double_click": LEFT, "right_click": RIGHT, "hover": MOVE, "press": DRAG, "drag": DRAG,
+    "release": DRAG, "scroll": KEYS, "type": KEYS, "keys": KEYS, "wait": KEYS,
+}
+
+
 def draw_actions(canvas: Image.Image, actions: list[ActionRecord], elements: dict[int, _Element],
                  scale: float) -> Image.Image:
     """Draw a step's executed actions on an (already scaled) screenshot, numbered in order: a crosshair
@@ -227,7 +234,7 @@ def draw_actions(canvas: Image.Image, actions: list[ActionRecord], elements: dic
     hover, the drag path, an arrow for scrolling, typed text and keys at the pointer. Refused actions
     are grey. Colours follow the dry-run drawing (caap.act.dryrun)."""
     draw = ImageDraw.Draw(canvas)
-    font = _font(13 if scale >= 2 else 11)
+    font = label_font(13 if scale >= 2 else 11)
     unit = max(3, round(2 * scale))
     width = 2
     half = int(scale // 2)  # the middle of the enlarged pixel
@@ -240,26 +247,15 @@ def draw_actions(canvas: Image.Image, actions: list[ActionRecord], elements: dic
     placed: list[tuple[int, int, int, int]] = []
     for n, action in enumerate(actions, start=1):
         name, args, spec = action.name, action.args, action.spec
+        mark = spec.mark if spec is not None else "click"  # an action no longer registered: its point
         refused = action.refused
         target = _target(action, elements)
         xy = at(target) if target is not None else None
-        colour: tuple[int, int, int]
-        if action.terminal or (spec is not None and spec.terminal):
+        if mark == "none":
             continue  # no pixel: the actions table says it
-        if "right_click" in name:
-            colour = RIGHT
-        elif spec is not None and (spec.button is not None or name == "drag_mouse_move"):
-            colour = DRAG
-        elif name == "point_element":
-            colour = MOVE
-        elif name == "scroll" or (spec is not None and spec.group in ("keyboard", "control")):
-            colour = KEYS
-        else:
-            colour = LEFT
-        if refused:
-            colour = DENIED
+        colour = DENIED if refused else _MARK_COLOURS[mark]
         tag_text = f"{n} {name}" + (f" ({action.outcome.value})" if refused else "")
-        if name == "scroll":
+        if mark == "scroll":
             xy = xy or (canvas.width // 2, canvas.height // 2)
             vec = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}.get(str(args.get("direction")),
                                                                                     (0, 1))
@@ -267,30 +263,30 @@ def draw_actions(canvas: Image.Image, actions: list[ActionRecord], elements: dic
             draw.line([xy, end], fill=colour, width=width)
             draw.polygon(_arrow_head(xy, end, 2 * unit), fill=colour)
             tag_text = f"{n} scroll {args.get('direction', '')} {args.get('amount', '')}".rstrip()
-        elif name == "drag_mouse_release":
+        elif mark == "release":
             xy = xy or drag or pointer
             if xy is None:
                 continue
             draw.rectangle([xy[0] - unit, xy[1] - unit, xy[0] + unit, xy[1] + unit], fill=colour)
             drag = None
-        elif name in ("type_text", "press_key", "wait") or name.startswith("press_control"):
-            if name == "type_text":
+        elif mark in ("type", "keys", "wait"):
+            if mark == "type":
                 tag_text = f"{n} type {_short(str(args.get('string_to_type', '')))!r}"
-            elif name == "press_key":
-                tag_text = f"{n} key {args.get('key', '')}"
-            elif name == "wait":
+            elif mark == "wait":
                 tag_text = f"{n} wait {args.get('seconds', '')}s"
-            else:
-                tag_text = f"{n} ctrl+{name[-1].lower()}"
+            elif "key" in args:
+                tag_text = f"{n} key {args.get('key', '')}"
+            else:  # a fixed combination (press_control_A): the action's own name says which
+                tag_text = f"{n} {name.removeprefix('press_').replace('control_', 'ctrl+').lower()}"
             anchor = pointer or (4, canvas.height - 24)
             _label(draw, (anchor[0] + 2 * unit, anchor[1] + 2 * unit), tag_text, colour, canvas.size, font, placed)
             continue
         elif xy is None:
             continue
-        elif name == "drag_mouse_hold_down":
+        elif mark == "press":
             draw.rectangle([xy[0] - unit, xy[1] - unit, xy[0] + unit, xy[1] + unit], outline=colour, width=width)
             drag = xy
-        elif name == "drag_mouse_move" and drag is not None:
+        elif mark == "drag" and drag is not None:
             draw.line([drag, xy], fill=colour, width=width)
             draw.polygon(_arrow_head(drag, xy, 2 * unit), fill=colour)
             drag = xy
@@ -299,7 +295,7 @@ def draw_actions(canvas: Image.Image, actions: list[ActionRecord], elements: dic
             draw.line([(xy[0] - arm, xy[1]), (xy[0] + arm, xy[1])], fill=colour, width=width)
             draw.line([(xy[0], xy[1] - arm), (xy[0], xy[1] + arm)], fill=colour, width=width)
             draw.ellipse([xy[0] - ring, xy[1] - ring, xy[0] + ring, xy[1] + ring], outline=colour, width=width)
-            if "double" in name:
+            if mark == "double_click":
                 r2 = ring + unit
                 draw.ellipse([xy[0] - r2, xy[1] - r2, xy[0] + r2, xy[1] + r2], outline=colour, width=width)
             if refused:
@@ -484,7 +480,7 @@ def _shot_figure(trace: TraceData, step: StepRecord, elements: list[_Element]) -
     scale = screen_scale(shot.width, shot.height)
     by_id = {e.id: e for e in elements if e.id is not None}
     visible = [e for e in elements if e.bbox is not None and e.visible]
-    drawn = draw_elements(shot, visible, scale=scale, font=_font(12 if scale >= 2 else 10), with_ids=True)
+    drawn = draw_elements(shot, visible, scale=scale, font=label_font(12 if scale >= 2 else 10), with_ids=True)
     drawn = draw_actions(drawn, step.actions, by_id, scale)
     zoom = f", shown at {scale:g}x" if scale != 1 else ""
     caption = f"{path.name}: {shot.width}x{shot.height} px{zoom}; boxes are the elements (id first), numbered " \

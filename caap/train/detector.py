@@ -16,30 +16,58 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from caap.train.settings import load_settings as read_settings
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG = REPO_ROOT / "training" / "detector.yaml"
-# Our keys that are not ultralytics arguments.
-CAAP_KEYS = ("model", "split")
 
 
 class TrainingError(RuntimeError):
     pass
 
 
-def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    import yaml
+class DetectorTrainSettings(BaseModel):
+    """``training/detector.yaml``: caap's own keys (``model``, ``split``), the ones every recipe sets,
+    and any other ultralytics training argument (checked against ultralytics' own list when it is
+    installed, so a misspelt key is an error here rather than deep inside a run)."""
 
-    path = Path(path) if path else DEFAULT_CONFIG
-    try:
-        settings = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        raise TrainingError(f"{path}: training config not found") from None
-    except yaml.YAMLError as exc:
-        raise TrainingError(f"{path}: not valid YAML ({exc})") from None
-    if not isinstance(settings, dict):
-        raise TrainingError(f"{path}: expected a mapping of settings")
-    settings.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return settings
+    model_config = ConfigDict(extra="allow")
+
+    model: str = Field(description="a YOLO config (yolov8n.yaml: from scratch) or a .pt checkpoint (fine-tune)")
+    split: str = Field(default="val:every10", description="the validation split of a caap dataset")
+    epochs: int = Field(ge=1)
+    imgsz: int = Field(ge=32)
+    batch: int = Field(ge=-1)  # -1: ultralytics picks for the GPU's memory
+    # Left out of a recipe, ultralytics' own defaults apply (the shipped recipes set the CAAP paper's
+    # loss weights: box 0.9, cls 0.05, dfl 0.05).
+    device: str | int | None = None
+    workers: int | None = Field(default=None, ge=0)
+    seed: int | None = None
+    box: float | None = Field(default=None, ge=0)
+    cls: float | None = Field(default=None, ge=0)
+    dfl: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _known_arguments(self) -> DetectorTrainSettings:
+        try:
+            from ultralytics.cfg import DEFAULT_CFG_DICT
+        except ImportError:  # validated when training, which needs ultralytics anyway
+            return self
+        unknown = sorted(k for k in (self.model_extra or {}) if k not in DEFAULT_CFG_DICT)
+        if unknown:
+            raise ValueError(f"not an ultralytics training argument: {', '.join(unknown)}")
+        return self
+
+    def yolo_args(self) -> dict[str, Any]:
+        """Every setting but caap's own, as ultralytics takes them."""
+        return {k: v for k, v in self.model_dump(exclude={"model", "split"}).items() if v is not None}
+
+
+def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> DetectorTrainSettings:
+    """``training/detector.yaml`` (or ``path``) with the non-None ``overrides`` applied, validated."""
+    return read_settings(DetectorTrainSettings, path or DEFAULT_CONFIG, overrides, TrainingError)
 
 
 def prepare_data(data: str | Path, split: str, cache_root: Path) -> Path:
@@ -90,10 +118,9 @@ def train(
             raise TrainingError(f"nothing to resume: {last} does not exist")
         YOLO(str(last)).train(resume=True)
         return run_dir
-    model_spec = str(settings.pop("model"))
-    split = str(settings.pop("split", "val:every10"))
+    model_spec, split = settings.model, settings.split
     data_yaml = prepare_data(data, split, Path(project) / ".data")
-    args = {**settings, "data": str(data_yaml), "project": str(Path(project).resolve()), "name": name,
+    args = {**settings.yolo_args(), "data": str(data_yaml), "project": str(Path(project).resolve()), "name": name,
             "exist_ok": True, "plots": False, "verbose": True, "pretrained": model_spec.endswith(".pt")}
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "caap-train.json").write_text(json.dumps({

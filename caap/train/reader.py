@@ -64,6 +64,8 @@ from caap.train.reader_data import (
     record_target,
     spread,
 )
+from caap.train.settings import load_settings as read_settings
+from caap.train.settings import validation_message
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG = REPO_ROOT / "training" / "reader.yaml"
@@ -140,30 +142,9 @@ class ReaderTrainSettings(_Strict):
         return self
 
 
-def _validation_message(exc: ValidationError, source: str) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"])
-    return f"{source}: {where + ': ' if where else ''}{err['msg']} (got {err.get('input')!r})"
-
-
 def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> ReaderTrainSettings:
     """``training/reader.yaml`` (or ``path``) with the non-None ``overrides`` applied, validated."""
-    import yaml
-
-    path = Path(path) if path else DEFAULT_CONFIG
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        raise ReaderError(f"{path}: training config not found") from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ReaderError(f"{path}: not valid YAML ({exc})") from None
-    if not isinstance(raw, dict):
-        raise ReaderError(f"{path}: expected a mapping of settings")
-    raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    try:
-        return ReaderTrainSettings.model_validate(raw)
-    except ValidationError as exc:
-        raise ReaderError(_validation_message(exc, str(path))) from None
+    return read_settings(ReaderTrainSettings, path or DEFAULT_CONFIG, overrides, ReaderError)
 
 
 # --- the model ----------------------------------------------------------------------------------
@@ -526,7 +507,7 @@ def train(
             raise ReaderError(f"a resumed run trains on its own data {recorded}; got {[str(d) for d in datasets]} "
                               "(leave --data out to resume)")
         if not datasets:
-            raise ReaderError(f"{run_file}: records no training data; pass --data")
+            raise ReaderError(f"{run_file}: records no training data; give the data to train on")
         changeable = {"train_samples", "max_minutes", "device", "threads", "eval_every_minutes",
                       "checkpoint_every_minutes", "log_every"}
         refused = sorted(set(overrides) - changeable)
@@ -537,10 +518,10 @@ def train(
             settings = settings.model_copy(update=overrides)
             ReaderTrainSettings.model_validate(settings.model_dump())
         except ValidationError as exc:
-            raise ReaderError(_validation_message(exc, "resume")) from None
+            raise ReaderError(validation_message(exc, "resume")) from None
     else:
         if (out / "metrics.jsonl").exists() or _last_dir(out) is not None:
-            raise ReaderError(f"{out}: already holds a run (pass --resume to continue it, or choose another --out)")
+            raise ReaderError(f"{out}: already holds a run (resume it, or choose another output directory)")
         settings = load_settings(config, overrides)
         record = {}
     if settings.threads:

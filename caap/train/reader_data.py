@@ -72,8 +72,9 @@ def load_samples(datasets: Sequence[str | Path], split: str) -> tuple[list[Sampl
     """Train and validation samples of several caap datasets (annotations read; images not opened).
 
     Real screens are split by ``split``; synthetic ones all train. Validation needs real screens."""
-    from caap.data.export import SplitRule, format_seed_ranges, load_items, split_of
+    from caap.data.export import SplitRule, load_items, split_of
     from caap.data.format import DatasetError
+    from caap.seeds import format_seed_ranges
 
     try:
         rule = SplitRule.parse(split)

@@ -279,7 +279,7 @@ class Renderer:
             time.sleep(0.004)
 
     def label(self) -> list[Element]:
-        from caap.data.miniwob.generate import label_page
+        from caap.bench.dom_labels import label_page
 
         return label_page(self.browser, rules_for_synth(self.size))
 

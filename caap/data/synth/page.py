@@ -4,7 +4,7 @@ each showing one generated string on one line.
 A page is planned first (:func:`plan_page`: panels, colours, fonts, widgets and their strings),
 then measured (by the browser in ``generate``, or by :func:`estimate_sizes` without one), then laid
 out (:func:`layout`) into the HTML that is rendered. Every widget records the labels the DOM
-labeller (``caap/data/miniwob/annotate.js``) must return for it, so the labels can be checked
+labeller (``caap/bench/annotate.js``) must return for it, so the labels can be checked
 against what was placed.
 
 Two looks: "miniwob" (MiniWoB's own page: 160-px columns with the yellow query bar, 10-16 px

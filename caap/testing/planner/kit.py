@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from caap.decide.parser import parse_text
+
 # --- reading the prompt -------------------------------------------------------------------------------
 
 
@@ -93,7 +95,6 @@ _SUBTYPE = re.compile(r"\bsubtype: (\w+)")
 _QUOTED = r'"(?:[^"\\]|\\.)*"'
 _HISTORY = re.compile(r"^action_(\d+): \{name: (\w+)(?:, arg: \{(.*)\})?\}(?: -> (.*))?$", re.S)
 _ARG = re.compile(rf"(\w+): ({_QUOTED}|[^,\"]*)")
-_PLANNED = re.compile(r"Action_(\d+)=\(Action: functions\.(\w+), Argument: \{(.*)\}\)\s*$", re.M)
 
 
 def _section(text: str, title: str) -> str:
@@ -152,10 +153,8 @@ def _step(line: str) -> Step | None:
 
 
 def _planned(text: str) -> list[Planned]:
-    out = []
-    for m in _PLANNED.finditer(text):
-        out.append(Planned(int(m.group(1)), m.group(2), {k: _value(v) for k, v in _ARG.findall(m.group(3))}))
-    return out
+    """The numbered actions of the previous answer, read as the agent reads an answer."""
+    return [Planned(p.number, p.name, p.args) for p in parse_text(text).proposals if p.number is not None]
 
 
 def parse_prompt(text: str) -> Prompt:

@@ -9,10 +9,10 @@ policy whose pattern matches the task asked (``kit.POLICIES``, registered by
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from typing import Any
 
+from caap.decide.parser import action_line
 from caap.testing.llm_server import Reply, ScriptedLLMServer
 from caap.testing.planner.kit import POLICIES, Action, Prompt, fail, parse_prompt
 from caap.testing.planner.policies import TASKS
@@ -31,14 +31,9 @@ def plan(p: Prompt) -> list[Action]:
 # --- the server -------------------------------------------------------------------------------------
 
 
-def _arg(v: Any) -> str:
-    return json.dumps(v, ensure_ascii=False)
-
-
 def render(actions: list[Action], first: int) -> str:
     """The answer's text: the paper's numbered ``Action_N=(...)`` lines."""
-    lines = [f"Action_{first + i}=(Action: functions.{name}, Argument: "
-             f"{{{', '.join(f'{k}: {_arg(v)}' for k, v in args.items())}}})" for i, (name, args) in enumerate(actions)]
+    lines = [action_line(name, args, first + i) for i, (name, args) in enumerate(actions)]
     return "Plan: scripted.\n" + "\n".join(lines)
 
 

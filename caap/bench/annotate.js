@@ -3,7 +3,7 @@
 // the task region, for elements a person can actually see: not hidden, not scrolled away, not
 // covered by something drawn on top.
 //
-// rules (from caap/data/miniwob/rules.py):
+// rules (from caap/bench/dom_rules.py):
 //   region: [w, h]                      the task area at page (0, 0)
 //   draggable: CSS selector             text inside it is draggable_text (highlight-text tasks)
 //   icons: [[selector, subtype]]        image-like elements that are icons of the taxonomy
