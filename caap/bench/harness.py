@@ -42,6 +42,7 @@ from caap.memory.cache import CacheError
 from caap.memory.experience import ExperienceError
 from caap.memory.trajectory import match, signatures
 from caap.records import EpisodeStatus, StepRecord
+from caap.seeds import format_seed_ranges
 
 DATA_DIR = Path(__file__).with_name("data")
 PAPER_RESULTS = DATA_DIR / "caap-paper-results.tsv"
@@ -627,6 +628,4 @@ def write_summary(settings: BenchSettings, *, started: float | None = None,
 
 
 def _ranges(seeds: list[int]) -> str:
-    from caap.seeds import format_seed_ranges
-
     return format_seed_ranges(set(seeds))

@@ -142,8 +142,8 @@ def run(
         observer: Any = (StaticObserver(load_elements(elements)) if elements is not None
                          else vision_observer(cfg, ELEMENTS_HINT))
         # Live: captured once, so no display fails here with a clear message; a dry run sends no input.
-        device = (live_device(cfg, dry_run=dry_run) if live
-                  else Device.image(load_image(screenshot)))  # type: ignore[arg-type]  # live is False: a path
+        device = (live_device(cfg, dry_run=dry_run) if screenshot is None
+                  else Device.image(load_image(screenshot)))
     except (ElementFileError, ScreenError) as exc:
         fail(str(exc))
     try:

@@ -35,6 +35,13 @@ def pixel_key(*parts: Any) -> bytes:
     return digest.digest()
 
 
+def memo_of(size: int) -> ReadingMemo | None:
+    """A memo of ``size`` readings, or None for 0 (every crop read every time)."""
+    if size < 0:
+        raise ValueError(f"memo must be 0 (off) or a number of readings to keep, got {size}")
+    return ReadingMemo(size) if size else None
+
+
 class ReadingMemo:
     """The latest ``capacity`` readings by key, least recently used dropped first; counts its hits
     and misses (``hits``, ``misses``) so a caller can report what it saved."""
@@ -67,9 +74,6 @@ class ReadingMemo:
         self._items.move_to_end(key)
         while len(self._items) > self.capacity:
             self._items.popitem(last=False)
-
-    def clear(self) -> None:
-        self._items.clear()
 
     def read_through(self, keys: Sequence[bytes], read: Callable[[list[int]], Sequence[T]]) -> list[T]:
         """One reading per key: the stored ones, and ``read(indices)`` for the rest (one reading per

@@ -35,7 +35,7 @@ import numpy as np
 from PIL import Image
 
 from caap.observe.lines import LINE_SEPARATOR, background_colour
-from caap.observe.memo import ReadingMemo, pixel_key
+from caap.observe.memo import memo_of, pixel_key
 
 DET_MODEL = "PP-OCRv6_det_small.onnx"
 REC_MODEL = "PP-OCRv6_rec_small.onnx"
@@ -133,8 +133,6 @@ class PPOCR:
     """PP-OCRv6 small on the CPU. ``threads``: onnxruntime intra-op threads (None: its default)."""
 
     def __init__(self, *, threads: int | None = None, memo: int = 0) -> None:
-        if memo < 0:
-            raise OcrError(f"memo must be 0 (off) or a number of readings to keep, got {memo}")
         paths = model_paths()
         try:
             from rapidocr.ch_ppocr_det.utils import DBPostProcess
@@ -154,7 +152,7 @@ class PPOCR:
         self.tuning = _TUNING
         # Readings of element crops seen before (caap.observe.memo): a box's text depends only on the
         # screenshot within ``tuning.context`` px of it, its type and the tuning, which the key holds.
-        self.memo = ReadingMemo(memo) if memo else None
+        self.memo = memo_of(memo)
 
     # --- public -----------------------------------------------------------------------------------
     def read(self, image: Image.Image, boxes: Sequence[Sequence[int]],

@@ -67,7 +67,7 @@ from caap.geometry import Box, as_box
 from caap.observe.charlm import LM_FILE, CharLM, CharLMError
 from caap.observe.colour import box_colours
 from caap.observe.lines import LINE_SEPARATOR, text_lines
-from caap.observe.memo import ReadingMemo, pixel_key
+from caap.observe.memo import ReadingMemo, memo_of, pixel_key
 from caap.observe.semimask import semi_mask
 from caap.observe.text_choice import CHOICE_FILE, TextChoiceError, TextChooser
 from caap.taxonomy import (
@@ -455,10 +455,8 @@ class Reader:
         if getattr(self.model, "ctc_classes", None) != self.alphabet.size:
             raise ReaderError(f"{self.path}: the CTC head has {getattr(self.model, 'ctc_classes', None)} classes "
                               f"but the alphabet in {CHECKPOINT_FILE} needs {self.alphabet.size}")
-        if memo < 0:
-            raise ReaderError(f"memo must be 0 (off) or a number of readings to keep, got {memo}")
         # Only here, on a checkpoint's frozen weights: a model being trained reads differently each time.
-        self.memo = ReadingMemo(memo) if memo else None
+        self.memo = memo_of(memo)
 
     @classmethod
     def in_memory(cls, model: Any, spec: ReaderSpec, tokenizer: Any, *, path: Path, device: str) -> Reader:

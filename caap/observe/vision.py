@@ -201,7 +201,7 @@ class VisionObserver:
         return cls.load(cfg.detector, cfg.reader, use_reader=use_reader, conf=cfg.conf, device=cfg.device,
                         snap=cfg.snap_text_boxes,
                         type_source=cfg.type_source, text_source=cfg.text_source, ocr_threshold=cfg.ocr_threshold,
-                   memo=cfg.memo)
+                        memo=cfg.memo)
 
     def observe(self, image: Image.Image) -> list[Element]:
         t0 = time.perf_counter()

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from caap.decide.parser import parse_text
+from caap.decide.parser import Proposal, parse_text
 
 # --- reading the prompt -------------------------------------------------------------------------------
 
@@ -65,21 +65,12 @@ class Step:
 
 
 @dataclass
-class Planned:
-    """One action of the previous answer."""
-
-    number: int | None
-    name: str
-    args: dict[str, Any]
-
-
-@dataclass
 class Prompt:
     task: str
     elements: list[El]
     history: list[str] = field(default_factory=list)  # "action_2: {name: ..., arg: {...}} -> outcome"
     steps: list[Step] = field(default_factory=list)  # the same, read
-    previous: list[Planned] = field(default_factory=list)  # the actions of the previous answer
+    previous: list[Proposal] = field(default_factory=list)  # the numbered actions of the previous answer
 
     @property
     def next_number(self) -> int:
@@ -152,9 +143,9 @@ def _step(line: str) -> Step | None:
     return Step(number, name, args, element, outcome.strip())
 
 
-def _planned(text: str) -> list[Planned]:
+def _planned(text: str) -> list[Proposal]:
     """The numbered actions of the previous answer, read as the agent reads an answer."""
-    return [Planned(p.number, p.name, p.args) for p in parse_text(text).proposals if p.number is not None]
+    return [p for p in parse_text(text).proposals if p.number is not None]
 
 
 def parse_prompt(text: str) -> Prompt:
