@@ -186,8 +186,9 @@ def start_server(document_root: Path, data_dir: Path, *, port: int | None = None
     data_dir.mkdir(parents=True, exist_ok=True)
     log_path = data_dir / "label-studio.log"
     cmd = [str(_bin(venv, "label-studio")), "start", "--no-browser", "--internal-host", "127.0.0.1",
-           "--port", str(port), "--data-dir", str(data_dir), "--username", username, "--password", password,
-           "--user-token", token, "--enable-legacy-api-token"]
+           "--port", str(port), "--data-dir", str(data_dir),
+           # OPTION=VALUE: a value that starts with "-" (a random password may) is still the option's value
+           f"--username={username}", f"--password={password}", f"--user-token={token}", "--enable-legacy-api-token"]
     with open(log_path, "wb") as log_file:
         # Own session (process group): stopping it takes the whole server tree down.
         proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
