@@ -1,7 +1,7 @@
 """Element records: one detected-and-read UI element, and the list of them for one screen.
 
 The JSON form is the contract of ``caap observe --json`` (DESIGN §7): ``{"elements": [{"id",
-"type", "bbox", "text", "checked", "focused", "highlighted", "subtype", "score"}], ...}`` with
+"type", "bbox", "text", "checked", "focused", "highlighted", "subtype", "expanded", "score"}], ...}`` with
 absent attributes as null. The prompt form is the paper's: centre and extent per axis.
 """
 
@@ -31,6 +31,7 @@ class Element(BaseModel):
     checked: bool | None = None
     focused: bool | None = None
     highlighted: bool | None = None
+    expanded: bool | None = None
     score: float | None = Field(default=None, ge=0.0, le=1.0, description="detector confidence")
     text_confidence: float | None = Field(default=None, ge=0.0, le=1.0,
                                           description="how sure the text source (reader or OCR) is of the text")

@@ -3,6 +3,26 @@ may carry and which attributes each type has (CAAP Table 2, extended).
 
 Detector classes, reader targets, annotation labels, JSON validation and the prompt format all
 read from here.
+
+The paper's 14 types come first and keep their meaning; the types after them were added for
+desktop toolkits and generated UIs, where a widget has no paper type that tells the agent how to
+act on it. Widgets that do map without loss are labelled with the paper's type:
+
+- toggle switch -> checkbox (a state flipped by a click: ``checked``);
+- spin button -> input_field (its value is typed; the arrows, where drawn, are buttons or icons);
+- menu-bar title, menu entry, list row, table cell -> tabled_text (``highlighted`` while
+  selected or open), as MiniWoB's own menus are labelled;
+- a date or time picker -> the input fields, buttons and table cells it is made of.
+
+The added types:
+
+- slider: the track (the agent drags the thumb along it or clicks a point of it);
+- tab: a page tab (``highlighted`` on the one shown);
+- tree_item: a row of a tree (``expanded`` when its children show; null for a leaf);
+- progress_bar: a bar that only reports (nothing to click; the agent waits on it).
+
+Detector weights trained before a type was added keep working: their classes are a prefix of
+``DETECTOR_CLASSES`` (``PAPER_TYPES`` for the first release).
 """
 
 from __future__ import annotations
@@ -25,14 +45,21 @@ class ElementType(StrEnum):
     SCROLLBAR = "scrollbar"
     SHAPE = "shape"
     ICON = "icon"
+    # Added after the paper (see the module docstring); always append, never reorder: the class
+    # index of a type is its position.
+    SLIDER = "slider"
+    TAB = "tab"
+    TREE_ITEM = "tree_item"
+    PROGRESS_BAR = "progress_bar"
     # Only the reader produces this: a generation it could not parse. Never a detector class.
     UNKNOWN = "unknown"
 
 
 # Attribute names besides the box, in the order the prompt shows them.
 TEXT, SUBTYPE, CHECKED, FOCUSED, HIGHLIGHTED = "text", "subtype", "checked", "focused", "highlighted"
-ATTRIBUTES: tuple[str, ...] = (TEXT, SUBTYPE, CHECKED, FOCUSED, HIGHLIGHTED)
-BOOLEAN_ATTRIBUTES: tuple[str, ...] = (CHECKED, FOCUSED, HIGHLIGHTED)
+EXPANDED = "expanded"
+ATTRIBUTES: tuple[str, ...] = (TEXT, SUBTYPE, CHECKED, FOCUSED, HIGHLIGHTED, EXPANDED)
+BOOLEAN_ATTRIBUTES: tuple[str, ...] = (CHECKED, FOCUSED, HIGHLIGHTED, EXPANDED)
 
 TYPE_ATTRIBUTES: dict[ElementType, tuple[str, ...]] = {
     ElementType.TEXT: (TEXT, HIGHLIGHTED),
@@ -49,6 +76,10 @@ TYPE_ATTRIBUTES: dict[ElementType, tuple[str, ...]] = {
     ElementType.SCROLLBAR: (),
     ElementType.SHAPE: (SUBTYPE,),
     ElementType.ICON: (SUBTYPE, CHECKED),
+    ElementType.SLIDER: (),
+    ElementType.TAB: (TEXT, HIGHLIGHTED),
+    ElementType.TREE_ITEM: (TEXT, HIGHLIGHTED, EXPANDED),
+    ElementType.PROGRESS_BAR: (),
     ElementType.UNKNOWN: (TEXT,),
 }
 
@@ -69,6 +100,8 @@ SUBTYPES: dict[ElementType, tuple[str, ...]] = {
 
 # The detector's classes: every type but UNKNOWN, in a fixed order (class index = position).
 DETECTOR_CLASSES: tuple[ElementType, ...] = tuple(t for t in ElementType if t is not ElementType.UNKNOWN)
+# The CAAP paper's 14 types (Table 2): the classes of detectors trained before the taxonomy grew.
+PAPER_TYPES: tuple[ElementType, ...] = DETECTOR_CLASSES[:14]
 
 
 def attributes_of(element_type: ElementType | str) -> tuple[str, ...]:

@@ -37,8 +37,8 @@ def test_json_round_trip_follows_the_observe_contract(tmp_path, dropdown_screen)
     data = dump_elements(dropdown_screen)
     record = data["elements"][0]
     contract = {"id", "type", "bbox", "text", "checked", "focused", "highlighted", "subtype", "score"}
-    # The contract's fields are all there; the reader's confidence in the text is the one addition.
-    assert set(record) == contract | {"text_confidence"}
+    # The contract's fields are all there; the additions: the reader's text confidence, `expanded`.
+    assert set(record) == contract | {"text_confidence", "expanded"}
     assert record["text_confidence"] is None
     assert record["checked"] is None and record["focused"] is False
     path = tmp_path / "els.json"

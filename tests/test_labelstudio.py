@@ -4,10 +4,8 @@ real Label Studio server driven through the SDK (slow: installs Label Studio onc
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import re
-import sys
 import time
 import urllib.request
 import xml.etree.ElementTree as ET
@@ -138,7 +136,7 @@ def test_config_has_every_class_and_conditional_attribute_controls() -> None:
     assert [int(lb.attrib["category"]) for lb in labels] == list(range(len(DETECTOR_CLASSES)))
 
     controls = {el.attrib["name"]: el for el in root.iter() if el.tag in ("TextArea", "Choices")}
-    assert set(controls) == {"text", "subtype", "checked", "focused", "highlighted"}
+    assert set(controls) == {"text", "subtype", "checked", "focused", "highlighted", "expanded"}
     for name, control in controls.items():
         carriers = {t.value for t in DETECTOR_CLASSES if name in TYPE_ATTRIBUTES[t]}
         assert control.attrib["toName"] == "image" and control.attrib["perRegion"] == "true"
@@ -535,45 +533,22 @@ def test_import_never_overwrites_another_directory(dataset: Dataset, tmp_path: P
 
 # --- a real Label Studio -------------------------------------------------------------------------
 
-def _server_tools():
-    spec = importlib.util.spec_from_file_location("labelstudio_server", REPO / "tools" / "labelstudio_server.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.slow
-def test_real_label_studio_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Install Label Studio (once, into .venv-labelstudio), start it, import the tasks through the
-    SDK, annotate one task, export it through the API and import the export into the dataset."""
-    tools = _server_tools()
-    t0 = time.monotonic()
-    try:
-        install_s = tools.ensure_installed()
-    except tools.LabelStudioError as exc:
-        # The server comes from PyPI; where the registry cannot be reached or the wheel does not build
-        # on this host there is nothing to test against (a server that installs but misbehaves fails below).
-        pytest.skip(f"Label Studio could not be installed into {tools.VENV}, so the round trip cannot run: {exc}")
-    try:
-        from label_studio_sdk import LabelStudio
-    except ImportError as exc:
-        pytest.fail(f"label-studio-sdk is not installed in caap's venv (pip install 'label-studio-sdk>=2.1,<3'): {exc}")
+def test_real_label_studio_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      label_studio: Any) -> None:
+    """Install Label Studio (once, into .venv-labelstudio; the conftest fixture), start it, import
+    the tasks through the SDK, annotate one task, export it through the API and import the export
+    into the dataset."""
+    from label_studio_sdk import LabelStudio
 
+    t0 = time.monotonic()
     ds = make_dataset(tmp_path / "ds")
     before = label_texts(ds.root)
     tasks_path = tmp_path / "tasks.json"
     assert export_tasks(ds.root, tasks_path) == 3
     tasks = json.loads(tasks_path.read_text(encoding="utf-8"))
 
-    t1 = time.monotonic()
-    try:
-        server = tools.start_server(ds.root, tmp_path / "ls-data", timeout=300)
-    except tools.LabelStudioError as exc:
-        pytest.fail(f"Label Studio did not start: {exc}")
-    start_s = time.monotonic() - t1
-    try:
+    with label_studio.running(ds.root, tmp_path / "ls-data") as server:
         client = LabelStudio(base_url=server.url, api_key=server.token)
         project = client.projects.create(title="caap round trip", label_config=labeling_config())
         parsed = client.projects.get(id=project.id).parsed_label_config
@@ -614,8 +589,6 @@ def test_real_label_studio_round_trip(tmp_path: Path, capsys: pytest.CaptureFixt
         data = b"".join(client.projects.exports.download_sync(project.id, export_type="JSON", download_all_tasks=True))
         export_path = tmp_path / "export.json"
         export_path.write_bytes(data)
-    finally:
-        tools.stop_server(server)
     assert server.proc.poll() is not None
 
     assert import_export(export_path, ds.root) == 1
@@ -627,5 +600,5 @@ def test_real_label_studio_round_trip(tmp_path: Path, capsys: pytest.CaptureFixt
                             Element(type="hyperlink", bbox=[79, 106, 94, 116], text="More")]
     total_s = time.monotonic() - t0
     with capsys.disabled():
-        print(f"\n[label studio] install {install_s:.1f}s (0 = venv reused), server start {start_s:.1f}s, "
-              f"whole test {total_s:.1f}s")
+        print(f"\n[label studio] install {label_studio.install_s:.1f}s (0 = venv reused), server start "
+              f"{label_studio.start_s:.1f}s, whole test {total_s:.1f}s")

@@ -22,6 +22,7 @@ from caap.observe.text_choice import (
     features,
     levenshtein,
 )
+from caap.taxonomy import DETECTOR_CLASSES, PAPER_TYPES
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).parent / "fixtures" / "miniwob-mini"
@@ -97,8 +98,18 @@ def test_fit_learns_which_source_to_trust_and_round_trips(tmp_path):
     assert again.fitted == {"texts": 400}
     assert [again.prob_ocr(r) for r in rows[:20]] == pytest.approx([chooser.prob_ocr(r) for r in rows[:20]])
     data = json.loads(path.read_text())
-    data["features"] = data["features"][:-1]
-    path.write_text(json.dumps(data))
+    # Fitted before the taxonomy grew: the added types' columns are missing and weigh nothing.
+    added = [f"type={t.value}" for t in DETECTOR_CLASSES if t not in PAPER_TYPES]
+    keep = [i for i, f in enumerate(data["features"]) if f not in added]
+    old = {k: [data[k][i] for i in keep] for k in ("features", "weights", "mean", "scale")}
+    path.write_text(json.dumps({**data, **old}))
+    grown = TextChooser.load(path)
+    assert [grown.weights[FEATURES.index(f)] for f in added] == [0.0] * len(added)
+    assert [grown.prob_ocr(r) for r in rows[:20]] == pytest.approx([chooser.prob_ocr(r) for r in rows[:20]])
+    path.write_text(json.dumps({**data, "features": [f for f in FEATURES if f != "edits"]}))
+    with pytest.raises(TextChoiceError, match="other features"):
+        TextChooser.load(path)
+    path.write_text(json.dumps({**data, "features": [*FEATURES, "type=window"]}))
     with pytest.raises(TextChoiceError, match="other features"):
         TextChooser.load(path)
     path.write_text("{broken")

@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from caap.cli.common import ConfigOpt, app, config_from_flags, err, fail, out
+from caap.taxonomy import ATTRIBUTES, TEXT
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp")
 
@@ -92,7 +93,7 @@ def observe(
         for col in ("id", "type", "box", "text", "states", "score"):
             table.add_column(col)
         for e in elements:
-            states = " ".join(f"{k}={getattr(e, k)}" for k in ("checked", "focused", "highlighted", "subtype")
+            states = " ".join(f"{k}={getattr(e, k)}" for k in ATTRIBUTES if k != TEXT
                               if getattr(e, k) is not None)
             table.add_row(str(e.id), e.type.value, str(list(e.bbox)), json.dumps(e.text, ensure_ascii=False)
                           if e.text is not None else "", states, f"{e.score:.2f}" if e.score is not None else "")

@@ -31,7 +31,7 @@ import os
 import shutil
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -90,6 +90,10 @@ _HINTS: dict[ElementType, str] = {
     ElementType.SCROLLBAR: "a scrollbar (track and thumb)",
     ElementType.SHAPE: "a drawn shape: pick its subtype",
     ElementType.ICON: "an icon: pick its subtype",
+    ElementType.SLIDER: "a slider's track (toggle switches are checkboxes)",
+    ElementType.TAB: "a page tab of a desktop or web tab bar",
+    ElementType.TREE_ITEM: "one row of a tree (expanded when its children show)",
+    ElementType.PROGRESS_BAR: "a progress bar (reports only)",
 }
 
 _ATTRIBUTE_HEADERS: dict[str, str] = {
@@ -98,6 +102,7 @@ _ATTRIBUTE_HEADERS: dict[str, str] = {
     "checked": "checked",
     "focused": "focused (has the keyboard focus)",
     "highlighted": "highlighted (selected / marked)",
+    "expanded": "expanded (a tree row whose children show)",
 }
 _TRUE, _FALSE = "true", "false"
 _RESULT_TYPES: dict[str, str] = {TEXT: "textarea", **{name: "choices" for name in (SUBTYPE, *BOOLEAN_ATTRIBUTES)}}
@@ -164,14 +169,18 @@ def _percent(value: int, size: int) -> float:
     return value * 100.0 / size
 
 
-def element_results(element: Element, region_id: str, width: int, height: int) -> list[dict[str, Any]]:
+def element_results(element: Element, region_id: str, width: int, height: int,
+                    score: float | None = None) -> list[dict[str, Any]]:
     """The Label Studio results of one element: its rectangle, then one result per known attribute,
-    all sharing the region id (per-region results repeat the region's geometry, as LS writes them)."""
+    all sharing the region id (per-region results repeat the region's geometry, as LS writes them).
+    ``score``: the model's confidence in the region, shown on each of its results."""
     x1, y1, x2, y2 = element.bbox
     geometry = {"x": _percent(x1, width), "y": _percent(y1, height), "width": _percent(x2 - x1, width),
                 "height": _percent(y2 - y1, height), "rotation": 0}
-    common = {"id": region_id, "to_name": IMAGE, "original_width": width, "original_height": height,
-              "image_rotation": 0}
+    common: dict[str, Any] = {"id": region_id, "to_name": IMAGE, "original_width": width, "original_height": height,
+                              "image_rotation": 0}
+    if score is not None:
+        common["score"] = score
     results = [{**common, "type": "rectanglelabels", "from_name": TYPE,
                 "value": {**geometry, "rectanglelabels": [element.type.value]}}]
     for name in TYPE_ATTRIBUTES[element.type]:
@@ -188,10 +197,12 @@ def element_results(element: Element, region_id: str, width: int, height: int) -
     return results
 
 
-def annotation_results(ann: Annotation) -> list[dict[str, Any]]:
+def annotation_results(ann: Annotation, scores: Sequence[float | None] | None = None) -> list[dict[str, Any]]:
+    """``scores``: one per element (None: that element has none)."""
     results: list[dict[str, Any]] = []
     for index, element in enumerate(ann.elements):
-        results.extend(element_results(element, f"e{index + 1}", ann.width, ann.height))
+        score = scores[index] if scores is not None else None
+        results.extend(element_results(element, f"e{index + 1}", ann.width, ann.height, score))
     return results
 
 
@@ -212,29 +223,42 @@ def image_url(ds: Dataset, ann: Annotation, *, image_root_url: str | None = None
 
 def export_tasks(dataset_root: str | Path, out_path: str | Path, *, image_root_url: str | None = None,
                  as_predictions: bool = True, model_version: str = DEFAULT_MODEL_VERSION,
-                 document_root: str | Path | None = None) -> int:
+                 document_root: str | Path | None = None, labels: Collection[str] | None = None,
+                 scores: Mapping[str, Sequence[float | None]] | None = None) -> int:
     """Write a Label Studio tasks JSON (a list, one task per annotation) and return the task count.
 
     The elements go in as ``predictions`` of ``model_version`` (or, with ``as_predictions=False``,
     as finished ``annotations``). Image URLs: ``image_root_url`` + the image's path in the dataset,
     or else Label Studio local files relative to ``document_root`` (default: the dataset directory).
+    ``labels``: only these label files (paths relative to the dataset) become tasks. ``scores``:
+    per label file, the model's confidence in each of its elements (in the label's order), written
+    on each region's results and, averaged, as the prediction's score (Label Studio sorts by it).
     """
     ds = open_dataset(dataset_root)
     tasks: list[dict[str, Any]] = []
     for label_path, ann in ds:  # validates every label before anything is written
+        rel = label_path.relative_to(ds.root).as_posix()
+        if labels is not None and rel not in labels:
+            continue
         for index, element in enumerate(ann.elements):
             if element.type not in DETECTOR_CLASSES:
                 raise DatasetError(f"{label_path}: elements[{index}].type: '{element.type.value}' is not a label "
                                    "annotators can use (only the reader produces it); fix the label first")
         data: dict[str, Any] = {
             IMAGE: image_url(ds, ann, image_root_url=image_root_url, document_root=document_root),
-            DATA_LABEL: label_path.relative_to(ds.root).as_posix(),
+            DATA_LABEL: rel,
             DATA_IMAGE: ann.image,
         }
         for field, key in DATA_SOURCE.items():
             data[key] = getattr(ann.source, field)
-        record = {"result": annotation_results(ann)}
+        known = scores.get(rel) if scores is not None else None
+        if known is not None and len(known) != len(ann.elements):
+            raise ValueError(f"{rel}: {len(known)} scores for {len(ann.elements)} elements")
+        record: dict[str, Any] = {"result": annotation_results(ann, known)}
         if as_predictions:
+            given = [s for s in known or () if s is not None]
+            if given:
+                record["score"] = sum(given) / len(given)
             tasks.append({"data": data, "predictions": [{"model_version": model_version, **record}]})
         else:
             tasks.append({"data": data, "annotations": [record]})

@@ -50,10 +50,13 @@ class Detector:
             names = dict(self.model.names)
         except Exception as exc:  # torch/pickle/zip errors of every kind for a corrupt file
             raise DetectorError(f"{path}: not loadable YOLO weights ({type(exc).__name__}: {exc})") from None
-        expected = {i: t.value for i, t in enumerate(DETECTOR_CLASSES)}
-        if names != expected:
+        # Weights trained before the taxonomy grew know its first classes only (new types are
+        # appended, so their indices still mean the same types); any other list is not caap's.
+        expected = {i: t.value for i, t in enumerate(DETECTOR_CLASSES[:len(names)])}
+        if not names or names != expected:
             raise DetectorError(f"{path}: classes {list(names.values())} are not caap's taxonomy "
-                                f"{list(expected.values())}")
+                                f"{[t.value for t in DETECTOR_CLASSES]} (or its first classes)")
+        self.classes = DETECTOR_CLASSES[:len(names)]
         self.path = path
         self.conf, self.iou, self.merge_iou, self.device, self.snap = conf, iou, merge_iou, device, snap
         args = getattr(self.model, "overrides", {}) or {}

@@ -22,7 +22,7 @@ Target format (version 1)::
     TYPE(|KEY=VALUE)*
 
     TYPE   an ``ElementType`` value: button, text, icon, ...
-    KEY    one letter per attribute: c=checked  f=focused  h=highlighted  s=subtype  t=text
+    KEY    one letter per attribute: c=checked  f=focused  h=highlighted  e=expanded  s=subtype  t=text
     VALUE  booleans 0/1; subtype a taxonomy name; text escaped (below)
 
     button|f=0|t=Submit            checkbox|c=1|t=Remember me       icon|c=0|s=important
@@ -73,6 +73,7 @@ from caap.observe.text_choice import CHOICE_FILE, TextChoiceError, TextChooser
 from caap.taxonomy import (
     BOOLEAN_ATTRIBUTES,
     CHECKED,
+    EXPANDED,
     FOCUSED,
     HIGHLIGHTED,
     SUBTYPE,
@@ -92,7 +93,7 @@ DEFAULT_MASK: dict[str, Any] = {"darken": 0.5, "outline_px": 2, "outline_rgb": [
 DEFAULT_PATCH = (16, 4)  # patch height, width (px): a 4 px column per CTC step pair
 
 # Attribute → key letter, in the order fields are written (text last).
-KEYS: dict[str, str] = {CHECKED: "c", FOCUSED: "f", HIGHLIGHTED: "h", SUBTYPE: "s", TEXT: "t"}
+KEYS: dict[str, str] = {CHECKED: "c", FOCUSED: "f", HIGHLIGHTED: "h", EXPANDED: "e", SUBTYPE: "s", TEXT: "t"}
 _ATTR_OF_KEY = {v: k for k, v in KEYS.items()}
 _ESCAPE = {"\\": "\\\\", "|": "\\|", "=": "\\=", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _UNESCAPE = {"\\": "\\", "|": "|", "=": "=", "n": "\n", "r": "\r", "t": "\t"}

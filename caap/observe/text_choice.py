@@ -213,13 +213,23 @@ class TextChooser:
                          unreadable="not a readable text chooser")
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise TextChoiceError(f"{path}: not a text chooser ({FORMAT}); refit it with caap train text-choice")
-        if data.get("features") != FEATURES:
+        saved = data.get("features")
+        # A chooser fitted before the taxonomy grew lacks the new types' columns; it saw no element
+        # of them, so they weigh nothing (weight 0, mean 0, scale 1). Any other difference is a refit.
+        if not isinstance(saved, list) or any(f not in FEATURES for f in saved) or any(
+                f not in saved and not f.startswith("type=") for f in FEATURES):
             raise TextChoiceError(f"{path}: fitted on other features than this caap computes; "
                                   "refit it with caap train text-choice")
         try:
-            return cls([float(v) for v in data["weights"]], float(data["bias"]), [float(v) for v in data["mean"]],
-                       [float(v) for v in data["scale"]], float(data["text_area_below"]),
-                       dict(data.get("fitted") or {}))
+            columns = {f: i for i, f in enumerate(saved)}
+
+            def widen(values: list[Any], fill: float) -> list[float]:
+                if len(values) != len(saved):
+                    raise ValueError(f"{len(values)} values for {len(saved)} features")
+                return [float(values[columns[f]]) if f in columns else fill for f in FEATURES]
+
+            return cls(widen(data["weights"], 0.0), float(data["bias"]), widen(data["mean"], 0.0),
+                       widen(data["scale"], 1.0), float(data["text_area_below"]), dict(data.get("fitted") or {}))
         except KeyError as exc:
             raise TextChoiceError(f"{path}: broken text chooser (no {exc} field); "
                                   "refit it with caap train text-choice") from None

@@ -65,7 +65,7 @@ def _has_glyph(font: Any, char: str) -> bool:
 
 def element_label(e: Any, font: Any = None, *, text_chars: int = 12) -> str:
     """``button "Submit" F``: type (and subtype), the first ``text_chars`` of the text, ✓/✗ (checked),
-    F (focused), H (highlighted)."""
+    F (focused), H (highlighted), ▾/▸ (expanded or not)."""
     parts = [e.type.value]
     if e.subtype:
         parts.append(e.subtype)
@@ -79,6 +79,9 @@ def element_label(e: Any, font: Any = None, *, text_chars: int = 12) -> str:
         parts.append("F")
     if e.highlighted:
         parts.append("H")
+    if getattr(e, "expanded", None) is not None:  # trace records of old runs have no such field
+        marks = ("▾", "▸") if font is None or (_has_glyph(font, "▾") and _has_glyph(font, "▸")) else ("[-]", "[+]")
+        parts.append(marks[0] if e.expanded else marks[1])
     return " ".join(parts)
 
 

@@ -132,6 +132,7 @@ class _Element:
     checked: bool | None = None
     focused: bool | None = None
     highlighted: bool | None = None
+    expanded: bool | None = None
     score: float | None = None
     visible: bool = True
 
@@ -160,6 +161,7 @@ class _Element:
             id=eid if isinstance(eid, int) and not isinstance(eid, bool) else None, type=etype, bbox=bbox,
             text=None if text is None else str(text), subtype=None if subtype is None else str(subtype),
             checked=flag("checked"), focused=flag("focused"), highlighted=flag("highlighted"),
+            expanded=flag("expanded"),
             score=num(rec.get("score")), visible=rec.get("visible") is not False,
         )
 
@@ -340,6 +342,8 @@ def _state_marks(e: _Element) -> str:
         marks.append("focused")
     if e.highlighted:
         marks.append("highlighted")
+    if e.expanded is not None:
+        marks.append("expanded" if e.expanded else "collapsed")
     if not e.visible:
         marks.append("hidden")
     return ", ".join(marks)
