@@ -134,6 +134,16 @@ class ObserveConfig(BaseModel):
     ocr_threshold: float = Field(default=0.98, ge=0, le=1,
                                  description="auto: reader texts less confident than this are also read by PP-OCR")
     device: str = Field(default="cpu", description="cpu, cuda, 0 ...")
+    # Screens of any size are detected at their own resolution (a convolutional detector trained on
+    # elements at one pixel size finds them at that size anywhere); a larger screen is shrunk to
+    # this many pixels on its long side. 1,920 keeps a 1080p screen whole: 136 boxes in 694 ms on
+    # a 2-core CPU, where the 224 px the detector trained at found none (models/detector/MODEL_CARD.md).
+    detector_max_side: int = Field(default=1920, ge=32, description="longest side (px) the detector looks at")
+    # What the observed application draws at: HiDPI toolkits scale everything by 1.25-2 (GDK_SCALE,
+    # QT_SCALE_FACTOR, a browser's device scale factor). The models saw text and widgets at factor 1,
+    # so the screen is shrunk by it before observing and the boxes grown back to captured pixels.
+    ui_scale: float = Field(default=1.0, ge=0.5, le=4.0, description="the device scale factor the observed "
+                                                                     "application draws at (1, 1.25, 1.5, 2)")
     # An element whose crop's pixels were read before takes its earlier reading (caap/observe/memo.py):
     # most of a screen is unchanged from one step to the next.
     # 1,024 readings are the last few dozen MiniWoB screens or a few 1080p ones (each holds its CTC

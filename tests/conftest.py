@@ -1,8 +1,18 @@
 from __future__ import annotations
 
+import importlib.util
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from caap.elements import Element
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -29,3 +39,55 @@ def planner():
     from bench_kit import serve_planner
 
     yield from serve_planner()
+
+
+class LabelStudioKit:
+    """A real Label Studio for round-trip tests, from tools/labelstudio_server.py (installed into
+    its own venv once). ``running(document_root, data_dir)`` starts a server and stops it after."""
+
+    def __init__(self, tools: Any, install_s: float) -> None:
+        self.tools = tools  # the tools/labelstudio_server.py module
+        self.install_s = install_s  # seconds the install took (0: the venv was reused)
+        self.start_s = 0.0  # seconds the latest server took to answer
+
+    @contextmanager
+    def running(self, document_root: Path, data_dir: Path, *, timeout: float = 300) -> Iterator[Any]:
+        started = time.monotonic()
+        try:
+            server = self.tools.start_server(document_root, data_dir, timeout=timeout)
+        except self.tools.LabelStudioError as exc:
+            pytest.fail(f"Label Studio did not start: {exc}")
+        self.start_s = time.monotonic() - started
+        try:
+            yield server
+        finally:
+            self.tools.stop_server(server)
+
+
+def _labelstudio_tools() -> Any:
+    name = "labelstudio_server"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, REPO / "tools" / "labelstudio_server.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def label_studio() -> LabelStudioKit:
+    """Label Studio installed (skip where it cannot be) and the SDK importable (fail where it is not)."""
+    tools = _labelstudio_tools()
+    try:
+        install_s = tools.ensure_installed()
+    except tools.LabelStudioError as exc:
+        # The server comes from PyPI; where the registry cannot be reached or the wheel does not build
+        # on this host there is nothing to test against (a server that installs but misbehaves fails).
+        pytest.skip(f"Label Studio could not be installed into {tools.VENV}, so the round trip cannot run: {exc}")
+    try:
+        import label_studio_sdk  # noqa: F401
+    except ImportError as exc:
+        pytest.fail(f"label-studio-sdk is not installed in caap's venv (pip install 'label-studio-sdk>=2.1,<3'): {exc}")
+    return LabelStudioKit(tools, install_s)

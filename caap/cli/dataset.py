@@ -325,3 +325,66 @@ def dataset_import_labelstudio(
 
     n = _dataset_call(import_export, export_file, dataset, out_root=out_dir)
     out.print(f"{n} annotations imported into {out_dir or dataset}", highlight=False)
+
+
+@dataset_app.command("prelabel")
+def dataset_prelabel(
+    images_dir: Annotated[Path, typer.Argument(help="Folder of unlabelled screenshots (png, jpg, jpeg, webp; "
+                                                     "searched recursively).")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Dataset directory to write (new or empty, unless "
+                                                         "--append or --overwrite).")],
+    tasks: Annotated[Path | None, typer.Option(
+        "--tasks", help="Label Studio tasks JSON to write (default: OUT/labelstudio-tasks.json).")] = None,
+    image_root_url: Annotated[str | None, typer.Option(
+        help="URL prefix under which the dataset's files are served (default: Label Studio local-files "
+        "URLs; see annotation/GUIDE.md).")] = None,
+    append: Annotated[bool, typer.Option(
+        "--append", help="Add to the caap dataset at OUT: screenshots already there (same bytes) are skipped, "
+        "so this also resumes an interrupted run; nothing there is changed.")] = False,
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="Delete the caap dataset at OUT first (once the models have loaded).")] = False,
+    detector: Annotated[Path | None, typer.Option(help="Detector weights (default: models/detector/).")] = None,
+    reader: Annotated[Path | None, typer.Option(help="Reader checkpoint (default: models/reader/).")] = None,
+    conf: Annotated[float | None, typer.Option(help="Detector confidence threshold (default 0.25).")] = None,
+    device: Annotated[str | None, typer.Option(help="cpu, or a GPU index such as 0.")] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Pre-label screenshots with the vision models: a caap dataset plus Label Studio tasks whose
+    predictions a person corrects (then `caap dataset import-labelstudio EXPORT OUT`)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from caap.cli.live import vision_observer
+    from caap.data.prelabel import Mode, ModelFiles, Status, check_output, find_images, prelabel
+
+    if append and overwrite:
+        fail("--append and --overwrite exclude each other")
+    mode: Mode = "append" if append else "overwrite" if overwrite else "new"
+    # Inputs and output first: a wrong folder is told before the models take seconds to load.
+    images = _dataset_call(find_images, images_dir, exclude=out_dir)
+    _dataset_call(check_output, out_dir, mode, images_dir)
+    cfg = config_from_flags(config, {"observe.detector": detector, "observe.reader": reader, "observe.conf": conf,
+                                     "observe.device": device})
+    observer = vision_observer(cfg, "(nothing was written)")
+    models = ModelFiles.of_observer(observer)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=err) as progress:
+        bar = progress.add_task("screenshots", total=len(images))
+
+        def on_image(path: Path, status: Status, message: str) -> None:
+            if status == "unreadable":
+                progress.console.print(f"skipped {path}: {message}", highlight=False, soft_wrap=True)
+            progress.update(bar, advance=1, description=path.name)
+
+        result = _dataset_call(prelabel, images_dir, out_dir, observer, models, mode=mode, tasks_path=tasks,
+                               image_root_url=image_root_url, on_image=on_image)
+    skipped = len(result.unreadable)
+    out.print(f"{result.written} screenshots pre-labelled ({result.elements} elements"
+              + (f"; {result.dropped} of no label type left out" if result.dropped else "") + ")"
+              + (f", {result.already} already in the dataset" if result.already else "")
+              + (f", {skipped} unreadable skipped" if skipped else "")
+              + f"; dataset: {result.dataset}; Label Studio tasks: {result.tasks_path} ({result.tasks} tasks, "
+              f"predictions of {models.version})", highlight=False)
+    if result.written + result.already == 0:
+        fail(f"none of the {result.found} screenshots could be read", code=1)
+    out.print(f"next: .venv/bin/python tools/labelstudio_server.py {result.dataset} --tasks {result.tasks_path}",
+              highlight=False)

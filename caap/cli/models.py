@@ -19,8 +19,9 @@ app.add_typer(train_app, name="train")
 
 @train_app.command("detector")
 def train_detector(
-    data: Annotated[Path, typer.Option(help="A caap dataset (exported to YOLO, split by seed) or a YOLO dataset "
-                                            "directory with data.yaml.")],
+    data: Annotated[list[Path], typer.Option(help="A caap dataset (exported to YOLO, split by seed) or a YOLO "
+                                                  "dataset directory with data.yaml; repeat for several caap "
+                                                  "datasets (trained on canvases: a recipe with canvas).")],
     model: Annotated[str | None, typer.Option(
         help="YOLO config to train from scratch (yolov8n.yaml, yolov8s.yaml, ...) or a .pt checkpoint to "
         "fine-tune (default from the config: yolov8n.yaml).")] = None,
@@ -41,7 +42,8 @@ def train_detector(
     from caap.train.detector import train as run_training
 
     try:
-        run_dir = run_training(data, config=config, model=model, epochs=epochs, imgsz=imgsz, device=device,
+        one_or_many = data if len(data) > 1 else data[0]
+        run_dir = run_training(one_or_many, config=config, model=model, epochs=epochs, imgsz=imgsz, device=device,
                                batch=batch, split=split, project=project, name=name, resume=resume)
     except (TrainingError, DatasetError) as exc:
         fail(str(exc))

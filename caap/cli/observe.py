@@ -49,6 +49,8 @@ def observe(
         help="reader | ocr | auto: where texts come from; auto = the reader's unless it is unsure, then PP-OCR "
              "(default from [observe]).")] = None,
     device: Annotated[str | None, typer.Option(help="cpu, or a GPU index such as 0.")] = None,
+    ui_scale: Annotated[float | None, typer.Option(
+        help="The device scale factor the application draws at (1, 1.25, 1.5, 2; default from [observe]).")] = None,
     config: ConfigOpt = None,
 ) -> None:
     """Detect and read every UI element of the screenshots (models loaded once for all of them)."""
@@ -59,7 +61,7 @@ def observe(
 
     cfg = config_from_flags(config, {"observe.detector": detector, "observe.reader": reader, "observe.conf": conf,
                                      "observe.type_source": type_source, "observe.text_source": text_source,
-                                     "observe.device": device})
+                                     "observe.device": device, "observe.ui_scale": ui_scale})
     paths = _images(images)
     try:
         observer = VisionObserver.from_config(cfg.observe, use_reader=not no_reader)

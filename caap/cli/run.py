@@ -40,6 +40,8 @@ def run(
         help="Detector weights for the observer (default: the shipped models/detector/).")] = None,
     reader: Annotated[Path | None, typer.Option(
         help="Reader checkpoint for the observer (default: the shipped models/reader/).")] = None,
+    ui_scale: Annotated[float | None, typer.Option(
+        help="The device scale factor the application draws at (1, 1.25, 1.5, 2; default from [observe]).")] = None,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Plan one step and print the actions with their target pixels; draw them on the "
         "screenshot in the trace; touch nothing.")] = False,
@@ -125,7 +127,7 @@ def run(
         "llm.base_url": base_url, "llm.model": model, "llm.mode": mode, "llm.temperature": temperature,
         "agent.max_steps": max_steps, "agent.max_seconds": max_seconds, "agent.max_cost_usd": max_cost,
         "prompt.token_budget": token_budget, "trace.dir": trace_dir,
-        "observe.detector": detector, "observe.reader": reader,
+        "observe.detector": detector, "observe.reader": reader, "observe.ui_scale": ui_scale,
         "prompt.demonstrations": False if no_demos else None,
         "prompt.rationales": False if no_rationales else None,
         "prompt.cot": False if no_cot else None,

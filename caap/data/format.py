@@ -54,6 +54,9 @@ class Source(BaseModel):
     step: int | None = None
     utterance: str | None = None
     note: str | None = None
+    # The device scale factor the screen was drawn at (HiDPI: 1.25-2): boxes are in captured pixels;
+    # the detector's training canvases shrink the screen by it (caap.data.canvas).
+    scale: float | None = Field(default=None, ge=0.5, le=4.0, description="None: 1")
 
 
 class Annotation(BaseModel):

@@ -21,6 +21,7 @@ from caap.observe.snap import SURE_SCORE, add_missed_words, snap_text_boxes, spl
 from caap.taxonomy import DETECTOR_CLASSES, ElementType
 
 _OBSERVE = ObserveConfig.model_fields  # the config section is the one place defaults live
+STRIDE = 32  # YOLOv8's largest stride: input sizes are multiples of it
 
 
 class DetectorError(RuntimeError):
@@ -30,7 +31,11 @@ class DetectorError(RuntimeError):
 class Detector:
     def __init__(self, weights: str | Path, *, conf: float = _OBSERVE["conf"].default, iou: float = 0.6,
                  merge_iou: float = 0.7, imgsz: int | None = None, device: str = _OBSERVE["device"].default,
-                 snap: bool = _OBSERVE["snap_text_boxes"].default) -> None:
+                 snap: bool = _OBSERVE["snap_text_boxes"].default,
+                 max_side: int = _OBSERVE["detector_max_side"].default) -> None:
+        """``imgsz``: one input size for every image; None (the observer's way): each image at its
+        own resolution (``input_size``), never below the size the weights trained at, at most
+        ``max_side``."""
         os.environ.setdefault("YOLO_OFFLINE", "1")
         path = Path(weights)
         if not path.is_file():
@@ -60,7 +65,17 @@ class Detector:
         self.path = path
         self.conf, self.iou, self.merge_iou, self.device, self.snap = conf, iou, merge_iou, device, snap
         args = getattr(self.model, "overrides", {}) or {}
-        self.imgsz = imgsz or int(args.get("imgsz") or 224)
+        self.trained_imgsz = int(args.get("imgsz") or 224)
+        self.imgsz, self.max_side = imgsz, max(max_side, STRIDE)
+
+    def input_size(self, width: int, height: int) -> int:
+        """The network's input size for an image: its long side rounded up to the network's stride,
+        so elements keep the pixel size they were trained at (a 160x210 MiniWoB screen: 224, as
+        trained; a 1080p screen: 1,920), between the training size and ``max_side``."""
+        if self.imgsz is not None:
+            return self.imgsz
+        native = -(-max(width, height) // STRIDE) * STRIDE
+        return min(max(native, self.trained_imgsz), self.max_side // STRIDE * STRIDE)
 
     def detect(self, image: Image.Image) -> list[Element]:
         return self.detect_batch([image])[0]
@@ -71,9 +86,16 @@ class Detector:
             return []
         import numpy as np
 
-        arrays = [np.asarray(img.convert("RGB"))[:, :, ::-1] for img in images]  # ultralytics takes BGR arrays
-        results = self.model.predict(arrays, conf=self.conf, iou=self.iou, imgsz=self.imgsz, device=self.device,
+        # One predict call per input size (ultralytics letterboxes a batch to one size).
+        sizes = [self.input_size(img.width, img.height) for img in images]
+        results: list[Any] = [None] * len(images)
+        for size in dict.fromkeys(sizes):
+            index = [i for i, s in enumerate(sizes) if s == size]
+            arrays = [np.asarray(images[i].convert("RGB"))[:, :, ::-1] for i in index]  # ultralytics takes BGR
+            got = self.model.predict(arrays, conf=self.conf, iou=self.iou, imgsz=size, device=self.device,
                                      agnostic_nms=True, verbose=False)
+            for i, r in zip(index, got, strict=True):
+                results[i] = r
         return [self._elements(r, img) for r, img in zip(results, images, strict=True)]
 
     def _elements(self, result: Any, image: Image.Image) -> list[Element]:

@@ -14,6 +14,7 @@ picks one; a reader without a chooser gives way to PP-OCR).
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from pathlib import Path
@@ -23,6 +24,7 @@ from PIL import Image
 
 from caap.config import ObserveConfig
 from caap.elements import Element
+from caap.geometry import Box
 from caap.observe.colour import dominant_colour, on_page_colour
 from caap.observe.ctc import normalise
 from caap.observe.detector import Detector
@@ -151,12 +153,23 @@ def spin_boxes(elements: list[Element]) -> set[int]:
             and any(u.bbox[1] < d.bbox[1] for u in ups if _at_right_end(f, u) for d in downs if _at_right_end(f, d))}
 
 
+def scaled_box(box: Box, scale: float, width: int, height: int) -> Box:
+    """A box found on a screen shrunk by ``scale``, in the full screen's pixels: grown outwards to
+    whole pixels, clipped to the screen."""
+    x1, y1, x2, y2 = box
+    return (max(0, math.floor(x1 * scale)), max(0, math.floor(y1 * scale)),
+            min(width, math.ceil(x2 * scale)), min(height, math.ceil(y2 * scale)))
+
+
 class VisionObserver:
     """Screenshot → elements. ``last_timings_ms`` holds detect/read(/ocr)/total of the latest screen."""
 
     def __init__(self, detector: Detector | None, reader: object | None = None, *,
                  type_source: str = DEFAULT_TYPE_SOURCE, text_source: str = DEFAULT_TEXT_SOURCE,
-                 ocr: object | None = None, ocr_threshold: float = DEFAULT_OCR_THRESHOLD) -> None:
+                 ocr: object | None = None, ocr_threshold: float = DEFAULT_OCR_THRESHOLD,
+                 ui_scale: float = _OBSERVE["ui_scale"].default) -> None:
+        if not 0.5 <= ui_scale <= 4.0:
+            raise ValueError(f"ui_scale must lie in 0.5-4, not {ui_scale}")
         if type_source not in TYPE_SOURCES:
             raise ValueError(f"type_source must be one of {TYPE_SOURCES}, not {type_source!r}")
         if text_source not in TEXT_SOURCES:
@@ -169,6 +182,7 @@ class VisionObserver:
         self.text_source = text_source
         self.ocr = ocr
         self.ocr_threshold = ocr_threshold
+        self.ui_scale = ui_scale
         self.chooser = getattr(reader, "chooser", None) if text_source == "auto" else None
         if self.chooser is not None:
             reader.keep_log_probs = True  # type: ignore[union-attr]  # the chooser weighs both texts by them
@@ -179,10 +193,13 @@ class VisionObserver:
              use_reader: bool = True, conf: float = _OBSERVE["conf"].default, device: str = _OBSERVE["device"].default,
              snap: bool = _OBSERVE["snap_text_boxes"].default,
              type_source: str = DEFAULT_TYPE_SOURCE, text_source: str = DEFAULT_TEXT_SOURCE,
-             ocr_threshold: float = DEFAULT_OCR_THRESHOLD, memo: int = DEFAULT_MEMO) -> VisionObserver:
+             ocr_threshold: float = DEFAULT_OCR_THRESHOLD, memo: int = DEFAULT_MEMO,
+             max_side: int = _OBSERVE["detector_max_side"].default,
+             ui_scale: float = _OBSERVE["ui_scale"].default) -> VisionObserver:
         """``memo``: readings of element crops the reader and PP-OCR each remember by their pixels
         (``caap.observe.memo``; 0: every element is read on every screen)."""
-        detector = Detector(detector_weights or DEFAULT_DETECTOR, conf=conf, device=device, snap=snap)
+        detector = Detector(detector_weights or DEFAULT_DETECTOR, conf=conf, device=device, snap=snap,
+                            max_side=max_side)
         reader = ocr = None
         if use_reader:
             from caap.observe.reader import Reader
@@ -193,7 +210,7 @@ class VisionObserver:
 
                 ocr = PPOCR(memo=memo)
         return cls(detector, reader, type_source=type_source, text_source=text_source, ocr=ocr,
-                   ocr_threshold=ocr_threshold)
+                   ocr_threshold=ocr_threshold, ui_scale=ui_scale)
 
     @classmethod
     def from_config(cls, cfg: ObserveConfig, *, use_reader: bool = True) -> VisionObserver:
@@ -201,9 +218,22 @@ class VisionObserver:
         return cls.load(cfg.detector, cfg.reader, use_reader=use_reader, conf=cfg.conf, device=cfg.device,
                         snap=cfg.snap_text_boxes,
                         type_source=cfg.type_source, text_source=cfg.text_source, ocr_threshold=cfg.ocr_threshold,
-                        memo=cfg.memo)
+                        memo=cfg.memo, max_side=cfg.detector_max_side, ui_scale=cfg.ui_scale)
 
     def observe(self, image: Image.Image) -> list[Element]:
+        """The elements of a screenshot, boxes in its pixels. At a UI scale other than 1 the models
+        look at the screen shrunk to the size they were trained at, and the boxes grow back."""
+        if self.ui_scale == 1.0:
+            return self._observe(image)
+        t0 = time.perf_counter()
+        small = image.resize((max(1, round(image.width / self.ui_scale)), max(1, round(image.height / self.ui_scale))),
+                             Image.Resampling.BOX if self.ui_scale > 1 else Image.Resampling.BICUBIC)
+        elements = [e.model_copy(update={"bbox": scaled_box(e.bbox, self.ui_scale, image.width, image.height)})
+                    for e in self._observe(small)]
+        self.last_timings_ms["total"] = round((time.perf_counter() - t0) * 1000, 2)
+        return elements
+
+    def _observe(self, image: Image.Image) -> list[Element]:
         t0 = time.perf_counter()
         assert self.detector is not None  # made without one only for its text steps (caap.train.eval_reader)
         boxes = self.detector.detect(image)
