@@ -236,6 +236,32 @@ def test_observe_with_the_shipped_detector_and_reader(tmp_path):
     assert bad.exit_code == 2 and "type_source" in bad.output
 
 
+def test_a_hidpi_screen_is_observed_at_the_models_pixel_size(tmp_path):
+    """--ui-scale 2 on a screen drawn twice as large gives the elements of the screen at factor 1,
+    boxes in the large screen's pixels; the whole reading pipeline sees the same pixels."""
+    pytest.importorskip("transformers", reason="needs the vision extra")
+    from PIL import Image
+
+    from caap.cli import app
+    from caap.data.format import Dataset
+
+    _, ann = next(iter(Dataset(FIXTURE)))
+    with Image.open(FIXTURE / ann.image) as img:
+        # Each pixel drawn as a 2x2 block: BOX shrinking by 2 gives back the very same screen.
+        img.convert("RGB").resize((img.width * 2, img.height * 2), Image.Resampling.NEAREST).save(tmp_path / "x2.png")
+    one = runner.invoke(app, ["observe", str(FIXTURE / ann.image), "--json"])
+    two = runner.invoke(app, ["observe", str(tmp_path / "x2.png"), "--json", "--ui-scale", "2"])
+    assert one.exit_code == 0 and two.exit_code == 0, one.output + two.output
+    small, large = json.loads(one.stdout)["elements"], json.loads(two.stdout)["elements"]
+    assert len(small) >= 3
+    assert [(e["type"], e["text"]) for e in large] == [(e["type"], e["text"]) for e in small]
+    assert [e["bbox"] for e in large] == [[2 * v for v in e["bbox"]] for e in small]
+    unscaled = runner.invoke(app, ["observe", str(tmp_path / "x2.png"), "--json", "--no-reader"])
+    assert unscaled.exit_code == 0
+    bad = runner.invoke(app, ["observe", str(tmp_path / "x2.png"), "--ui-scale", "9"])
+    assert bad.exit_code == 2 and "ui_scale" in bad.output
+
+
 def test_a_corrupt_image_still_gives_a_clear_error_after_ultralytics_is_imported(tmp_path):
     """ultralytics patches PIL's Image.open process-wide (retry as HEIF); a corrupt file must still
     end in caap's one clear message, not a missing-module error or an install attempt."""

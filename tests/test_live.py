@@ -177,6 +177,20 @@ def test_calibration_error_is_at_most_one_pixel(backend):
     assert screen.mapping.scale == 1.0
 
 
+@pytest.mark.parametrize("scale", [1.25, 1.5, 2.0])
+def test_calibration_at_device_scale_factors(scale):
+    """A window drawn as a HiDPI application draws it (grown by the factor) is clicked as exactly."""
+    screen = LiveScreen()
+    screen.capture()
+    result = calibrate(screen, make_executor("xdotool", lambda: screen.mapping, failsafe=False), grid=3,
+                       scale=scale)
+    screen.close()
+    assert len(result.points) == 9
+    spread = max(p["expected_os"][0] for p in result.points) - min(p["expected_os"][0] for p in result.points)
+    assert spread == pytest.approx((420 - 40) * scale, abs=2)  # the markers did move apart with the factor
+    assert result.max_error <= 1.0, result.points
+
+
 def test_calibrate_command(xvfb):
     from caap.cli import app
 

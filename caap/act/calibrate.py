@@ -64,8 +64,14 @@ def find_markers(image: Image.Image, colour: tuple[int, int, int] = MARKER_RGB) 
 
 def calibrate(screen: LiveScreen, executor: Executor, *, display: str | None = None, grid: int = 3,
               window_pos: tuple[int, int] = (120, 90), window_size: tuple[int, int] = (420, 300),
-              timeout_s: float = 3.0) -> CalibrationResult:
-    """Open the marker window on ``display``, click every marker, return the per-marker errors."""
+              timeout_s: float = 3.0, scale: float = 1.0) -> CalibrationResult:
+    """Open the marker window on ``display``, click every marker, return the per-marker errors.
+
+    ``scale``: draw the window as an application at that device scale factor would (HiDPI: 1.25-2;
+    window, spacing and markers all grown by it), so the check covers the screens ``ui_scale`` is for.
+    """
+    if not 0.5 <= scale <= 4.0:
+        raise CalibrationError(f"scale {scale}: must lie in 0.5-4")
     try:
         import tkinter
     except ImportError:
@@ -78,16 +84,19 @@ def calibrate(screen: LiveScreen, executor: Executor, *, display: str | None = N
     try:
         root.title("caap calibrate")
         root.overrideredirect(True)  # no window-manager frame: the canvas is the whole window
-        w, h = window_size
+        w, h = round(window_size[0] * scale), round(window_size[1] * scale)
+        half = max(2, round(2.5 * scale))  # a 5 px marker at factor 1
+        margin = round(20 * scale)
         root.geometry(f"{w}x{h}+{window_pos[0]}+{window_pos[1]}")
         canvas = tkinter.Canvas(root, width=w, height=h, background="white", highlightthickness=0)
         canvas.pack()
         marks = []
         for row in range(grid):
             for col in range(grid):
-                mx = round(20 + col * (w - 40) / max(1, grid - 1))
-                my = round(20 + row * (h - 40) / max(1, grid - 1))
-                canvas.create_rectangle(mx - 2, my - 2, mx + 3, my + 3, fill="#ff00ff", outline="")
+                mx = round(margin + col * (w - 2 * margin) / max(1, grid - 1))
+                my = round(margin + row * (h - 2 * margin) / max(1, grid - 1))
+                canvas.create_rectangle(mx - half, my - half, mx + half + 1, my + half + 1, fill="#ff00ff",
+                                        outline="")
                 marks.append((mx, my))
         canvas.bind("<ButtonPress-1>", lambda e: clicks.append((e.x_root, e.y_root)))
         root.lift()

@@ -70,13 +70,16 @@ def caap67() -> list[str]:
 
 
 def parse_tasks(spec: str) -> list[str]:
-    """``click-button,enter-text``, a file with one task per line (``#`` comments), or ``caap67``;
+    """``click-button,enter-text``, a file with one task per line (``#`` comments), ``caap67``, or
+    ``outside67`` (every installed task outside the 67: reserved for evaluation, never trained on);
     every name must be a task of the installed miniwob package."""
     from caap.bench.miniwob import list_tasks
 
     path = Path(spec)
     if spec == "caap67":
         names = caap67()
+    elif spec == "outside67":
+        names = [t for t in list_tasks() if t not in set(caap67())]
     elif "," not in spec and _is_file(path):
         lines = path.read_text(encoding="utf-8").splitlines()
         names = [ln.split("#", 1)[0].strip() for ln in lines]

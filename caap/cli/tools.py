@@ -19,6 +19,9 @@ def calibrate(
     monitor: Annotated[int, typer.Option(help="Monitor to capture (mss numbering: 1 = first).")] = 1,
     grid: Annotated[int, typer.Option(help="Markers per side of the grid.", min=2, max=8)] = 3,
     tolerance: Annotated[float, typer.Option(help="Largest acceptable error in pixels.")] = 1.0,
+    scale: Annotated[float, typer.Option(
+        help="Draw the markers as an application at this device scale factor would (1, 1.25, 1.5, 2).",
+        min=0.5, max=4.0)] = 1.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Check that clicks land where the capture says: open a window with markers, find them in a
@@ -37,7 +40,7 @@ def calibrate(
     try:
         screen.capture()
         executor = make_executor(backend, lambda: screen.mapping)
-        result = run_calibration(screen, executor, grid=grid)
+        result = run_calibration(screen, executor, grid=grid, scale=scale)
     except (ScreenError, ExecutorError, CalibrationError) as exc:
         fail(str(exc))
     finally:

@@ -84,6 +84,17 @@ class Detector:
         """Elements (type hint, box, score) per image; boxes clipped to each image."""
         if not images:
             return []
+        import torch
+
+        # ultralytics sets torch to os.cpu_count() - 1 threads when it picks the CPU: on a 2-core
+        # machine the reader and everything after the first detection would run on one core.
+        threads = torch.get_num_threads()
+        try:
+            return self._detect_batch(images)
+        finally:
+            torch.set_num_threads(threads)
+
+    def _detect_batch(self, images: Sequence[Image.Image]) -> list[list[Element]]:
         import numpy as np
 
         # One predict call per input size (ultralytics letterboxes a batch to one size).

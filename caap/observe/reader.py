@@ -487,7 +487,8 @@ class Reader:
     # -- the model passes -------------------------------------------------------------------------
 
     def _crops(self, image: Image.Image, boxes: Sequence[Box]) -> list[Image.Image]:
-        return [semi_mask(image, box, **self.spec.mask) for box in boxes]
+        rgb = np.asarray(image if image.mode == "RGB" else image.convert("RGB"))  # once per screen
+        return [semi_mask(rgb, box, **self.spec.mask) for box in boxes]
 
     def passes(self, crops: Sequence[Image.Image]) -> list[list[int]]:
         """Crop indices grouped into encoder passes: sorted by patch grid, a pass closed where

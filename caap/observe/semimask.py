@@ -38,7 +38,7 @@ def context_window(box: Sequence[int], width: int, height: int, context: int, ou
 
 
 def semi_mask(
-    image: Image.Image,
+    image: Image.Image | np.ndarray,
     box: Sequence[int],
     *,
     darken: float = 0.5,
@@ -54,9 +54,13 @@ def semi_mask(
     ``context`` the result is cropped to ``context_window`` (see there) — more resolution per
     element for the same number of patches; ``None`` keeps the whole screen (the paper's input).
     The box is clipped to the image first; a box with nothing inside the image is a ValueError.
-    Deterministic and never flipped or resized.
+    Deterministic and never flipped or resized. ``image`` may be the screen's RGB array: a caller
+    masking every element of a 1080p screen converts it once, not once per element.
     """
-    rgb = np.asarray(image if image.mode == "RGB" else image.convert("RGB"))
+    if isinstance(image, np.ndarray):
+        rgb = image
+    else:
+        rgb = np.asarray(image if image.mode == "RGB" else image.convert("RGB"))
     height, width = rgb.shape[:2]
     x1, y1 = max(int(box[0]), 0), max(int(box[1]), 0)
     x2, y2 = min(int(box[2]), width), min(int(box[3]), height)
