@@ -14,6 +14,16 @@
 //   handles: CSS selector               resize handles drawn by the page (jQuery UI resizable)
 //   skip: CSS selector                  subtrees never labelled (decorations)
 //   links: CSS selector                 non-<a> elements drawn and used as links (MiniWoB's span.alink)
+// Opt-in rules for generated widget UIs (caap.data.synth.ui); MiniWoB's rules never set them, so its
+// labels do not change:
+//   scale: number                       device pixels per CSS pixel: boxes come back in captured-image
+//                                       pixels (converted once, in clip)
+//   widgets: true                       ARIA and HTML widgets: input[type=range]/role=slider -> slider,
+//                                       role=tab -> tab, role=treeitem/<summary> -> tree_item (expanded),
+//                                       <progress>/role=progressbar -> progress_bar, role=switch ->
+//                                       checkbox; date and time fields read as Chromium shows them
+//   whole: true                         nothing cut by a clipping ancestor or the region is labelled
+//   covers: CSS selector                popups drawn over the page: what they overlap is not labelled
 // Plain SVG shapes (circle, ellipse, rect, polygon with 3 corners, line) are shapes everywhere.
 (rules) => {
   const [W, H] = rules.region;
@@ -27,6 +37,7 @@
   const skip = [...document.querySelectorAll(skipSel)];
 
   const inSkipped = (el) => skip.some((s) => s === el || s.contains(el));
+  const S = rules.scale || 1;  // 1 for MiniWoB: every box below is then exactly what it always was
   const handled = new Set();  // elements a task rule already labelled: the generic rules leave them alone
 
   function styleVisible(el) {
@@ -52,8 +63,10 @@
       }
     }
     x1 = Math.max(0, x1); y1 = Math.max(0, y1); x2 = Math.min(W, x2); y2 = Math.min(H, y2);
-    const box = [Math.floor(x1 + 0.01), Math.floor(y1 + 0.01), Math.ceil(x2 - 0.01), Math.ceil(y2 - 0.01)];
-    if (box[2] - box[0] < 2 || box[3] - box[1] < 2) return null;
+    // Partly shown is not shown: a cut text would be labelled with words nobody sees.
+    if (rules.whole && (x1 > r.left + 0.5 || y1 > r.top + 0.5 || x2 < r.right - 0.5 || y2 < r.bottom - 0.5)) return null;
+    const box = [Math.floor(x1 * S + 0.01), Math.floor(y1 * S + 0.01), Math.ceil(x2 * S - 0.01), Math.ceil(y2 * S - 0.01)];
+    if (box[2] - box[0] < 2 * S || box[3] - box[1] < 2 * S) return null;
     return box;
   }
 
@@ -62,7 +75,7 @@
     let hits = 0, probes = 0;
     for (const fx of [0.2, 0.5, 0.8]) {
       for (const fy of [0.25, 0.5, 0.75]) {
-        const x = box[0] + (box[2] - box[0]) * fx, y = box[1] + (box[3] - box[1]) * fy;
+        const x = (box[0] + (box[2] - box[0]) * fx) / S, y = (box[1] + (box[3] - box[1]) * fy) / S;
         probes++;
         const top = document.elementFromPoint(x, y);
         if (!top) continue;
@@ -74,9 +87,27 @@
     return hits * 2 >= probes;  // at least half the probes see the element itself
   }
 
+  // Popups (rules.covers) in paint order; an element is under every one after the popup it is in.
+  const covers = rules.covers ? [...document.querySelectorAll(rules.covers)].filter(styleVisible) : [];
+  const coverRects = covers.map((c) => c.getBoundingClientRect());
+  function underCover(el, box) {
+    let own = -1;
+    covers.forEach((c, i) => { if (c === el || c.contains(el)) own = i; });
+    const [x1, y1, x2, y2] = box.map((v) => v / S);
+    for (let i = own + 1; i < covers.length; i++) {
+      const r = coverRects[i];
+      if (Math.min(x2, r.right) - Math.max(x1, r.left) > 0.5 && Math.min(y2, r.bottom) - Math.max(y1, r.top) > 0.5) return true;
+    }
+    return false;
+  }
+
   function push(type, el, box, attrs) {
     if (!box) return;
     if (el && !uncovered(el, box)) return;
+    if (covers.length && el && underCover(el, box)) return;
+    // Content Chromium does not draw although its style shows it: a closed <details>' body
+    // (content-visibility: hidden) can still report rects for some of its words.
+    if (rules.widgets && el && el.checkVisibility && !el.checkVisibility()) return;
     out.push(Object.assign({type, bbox: box}, attrs));
   }
 
@@ -187,6 +218,79 @@
     }
   }
 
+  // --- widget roles (rules.widgets) ---------------------------------------------------------------
+  const own = (el) => {  // a widget labelled whole: its text and its parts are not labelled again
+    textNodes(el).forEach((n) => consumed.add(n));
+    handled.add(el);
+    for (const d of el.querySelectorAll('*')) handled.add(d);
+  };
+  if (rules.widgets) {
+    for (const el of document.querySelectorAll('input[type=range], [role=slider]')) {
+      if (!styleVisible(el) || inSkipped(el)) continue;
+      own(el);
+      push('slider', el, clip(el, rectOf(el)), {});
+    }
+    for (const el of document.querySelectorAll('progress, [role=progressbar]')) {
+      if (!styleVisible(el) || inSkipped(el)) continue;
+      own(el);
+      push('progress_bar', el, clip(el, rectOf(el)), {});
+    }
+    for (const el of document.querySelectorAll('[role=tab]')) {
+      if (!styleVisible(el) || inSkipped(el)) continue;
+      own(el);
+      push('tab', el, clip(el, rectOf(el)), {text: norm(el.innerText), highlighted: el.getAttribute('aria-selected') === 'true'});
+    }
+    for (const el of document.querySelectorAll('[role=treeitem], details > summary')) {
+      if (!styleVisible(el) || inSkipped(el)) continue;
+      // A nested tree keeps an item's children in a group inside it: the item is its own row only.
+      const group = el.querySelector(':scope > [role=group]');
+      let box = group ? null : clip(el, rectOf(el));
+      if (group) for (const c of el.children) if (c !== group) box = union(box, clip(c, rectOf(c)));
+      const nodes = textNodes(el).filter((n) => !group || !group.contains(n));
+      nodes.forEach((n) => consumed.add(n));
+      handled.add(el);
+      for (const d of el.querySelectorAll('*')) if (!group || !group.contains(d)) handled.add(d);
+      const text = group ? norm(nodes.map((n) => n.textContent).join(' ')) : norm(el.innerText);
+      const attrs = {text, highlighted: el.getAttribute('aria-selected') === 'true'};
+      if (el.tagName === 'SUMMARY') attrs.expanded = el.parentElement.open;
+      else if (el.hasAttribute('aria-expanded')) attrs.expanded = el.getAttribute('aria-expanded') === 'true';
+      push('tree_item', el, box, attrs);  // a leaf has no expanded at all
+    }
+    for (const el of document.querySelectorAll('[role=switch]')) {
+      if (!styleVisible(el) || inSkipped(el)) continue;
+      // A toggle switch is a checkbox: one element with its label, as annotate labels checkboxes.
+      let box = clip(el, rectOf(el));
+      let text = '';
+      const label = el.closest('label') || (el.id && document.querySelector(`label[for="${el.id}"]`));
+      for (const n of label ? textNodes(label).filter((n) => !el.contains(n)) : []) {
+        consumed.add(n);
+        for (const run of lineRuns(n)) box = union(box, clip(n, run.rect));
+        text += ' ' + n.textContent;
+      }
+      own(el);
+      push('checkbox', el, box, {text: norm(text), checked: el.getAttribute('aria-checked') === 'true'});
+    }
+  }
+
+  // The text a date or time field shows (Chromium, en-US), not its ISO value.
+  function shownDate(value, type) {
+    if (!value) return '';
+    const two = (n) => String(n).padStart(2, '0');
+    if (type === 'date') {
+      const [y, m, d] = value.split('-');
+      return `${m}/${d}/${y}`;
+    }
+    if (type === 'time') {
+      const [h, mi] = value.split(':').map(Number);
+      return `${two(h % 12 || 12)}:${two(mi)} ${h < 12 ? 'AM' : 'PM'}`;
+    }
+    if (type === 'datetime-local') {
+      const [d, t] = value.split('T');
+      return `${shownDate(d, 'date')}, ${shownDate(t.slice(0, 5), 'time')}`;
+    }
+    return value;
+  }
+
   // --- controls ---------------------------------------------------------------------------------
   const all = [...document.body.querySelectorAll('*')].filter((el) => !inSkipped(el));
   for (const el of all) {
@@ -211,7 +315,7 @@
       }
       push(type, el, box, {text: norm(text), checked: el.checked});
     } else if (tag === 'INPUT' && !['hidden', 'range', 'color', 'file', 'image'].includes(type)) {
-      const shown = type === 'password' ? '•'.repeat(el.value.length) : el.value;
+      const shown = type === 'password' ? '•'.repeat(el.value.length) : rules.widgets ? shownDate(el.value, type) : el.value;
       push('input_field', el, clip(el, rectOf(el)), {text: norm(visibleInputText(el, shown)), focused: el === active});
     } else if (tag === 'TEXTAREA') {
       push('text_area', el, clip(el, rectOf(el)), {text: visibleTextareaText(el), focused: el === active});
@@ -229,6 +333,7 @@
         const inner = {left: Math.max(r.left, cx1), top: Math.max(r.top, cy1),
                        right: Math.min(r.right, cx1 + el.clientWidth), bottom: Math.min(r.bottom, cy1 + el.clientHeight)};
         if (inner.bottom - inner.top < 4) continue;
+        if (rules.whole && (inner.top > r.top + 0.5 || inner.bottom < r.bottom - 0.5)) continue;
         push('tabled_text', el, clip(el, inner), {text: norm(opt.text), highlighted: opt.selected});
       }
       scrollbars(el);

@@ -37,7 +37,9 @@ def label_page(browser: Chromium, rules: dict[str, Any]) -> list[Element]:
     (shared by MiniWoB screens and the synthetic text screens of caap.data.synth)."""
     raw = browser.evaluate(f"({ANNOTATE_JS})({json.dumps(rules)})")
     cleaned = [c for c in (_clean(r) for r in raw) if c is not None]
-    return merge_line_runs([e for e, _ in cleaned], [sp for _, sp in cleaned])
+    # Boxes are in device pixels under rules["scale"] (synthetic UIs): the joining gap scales with them.
+    gap = round(5 * float(rules.get("scale", 1)))
+    return merge_line_runs([e for e, _ in cleaned], [sp for _, sp in cleaned], max_gap=gap)
 
 
 def annotate(env: MiniWoBEnv, popup: tuple[int, int, int, int] | None = None) -> list[Element]:

@@ -28,6 +28,10 @@ TYPE_COLOURS: dict[ElementType, tuple[int, int, int]] = {
     ElementType.SCROLLBAR: (90, 90, 200),
     ElementType.SHAPE: (255, 0, 255),
     ElementType.ICON: (0, 200, 0),
+    ElementType.SLIDER: (255, 187, 120),
+    ElementType.TAB: (199, 21, 133),
+    ElementType.TREE_ITEM: (205, 133, 63),
+    ElementType.PROGRESS_BAR: (64, 224, 208),
     ElementType.UNKNOWN: (0, 0, 0),
 }
 

@@ -1,5 +1,12 @@
-"""Render synthetic text pages in the real Chromium on a virtual display, capture them with mss and
+"""Render synthetic pages in the real Chromium on a virtual display, capture them with mss and
 label them with the MiniWoB DOM labeller, into a caap dataset.
+
+Two kinds of page share this machinery (the renderer, the capture, the resumable multi-process
+loop): text screens for the reader (below) and generated widget UIs (``caap.data.synth.ui``). A
+kind is a :class:`Job`: its dataset group, each seed's device scale factor (one browser per
+factor: Chromium takes it per launch), how to start a renderer and how to make one page.
+
+Text screens:
 
 Same renderer, same capture and same labeller as the MiniWoB data (``caap.data.miniwob``), so
 fonts, antialiasing, widget looks and label conventions match what the agent sees. One page per
@@ -26,7 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from PIL import Image
 
@@ -200,53 +207,132 @@ class SynthError(RuntimeError):
     """The renderer could not show or capture a page."""
 
 
+# Shows a magenta square at the viewport's top-left corner: where it lands on the display is the
+# page's origin in device pixels, at any scale factor.
+_ORIGIN_JS = r"""(async (show) => {
+  document.getElementById('__synth_origin')?.remove();
+  if (show) {
+    const m = document.createElement('div');
+    m.id = '__synth_origin';
+    m.style.cssText = 'position:fixed;left:0;top:0;width:16px;height:16px;z-index:2147483647;'
+      + 'background:rgb(255,0,255);';
+    document.documentElement.appendChild(m);
+  }
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  return true;
+})"""
+
+
 class Renderer:
     """One Xvfb, one Chromium app window showing a page that each synthetic page replaces, and an mss
-    grab of the region plus the marker strip right of it."""
+    grab of the region plus the marker strip right of it.
+
+    ``scale`` is Chromium's device scale factor (fixed per launch): a W×H CSS-px region is captured
+    as round(W·scale)×round(H·scale) pixels. ``max_size`` is the largest region the renderer will
+    be asked to show (:meth:`resize` picks the current one); the window and the display are made big
+    enough for it."""
 
     def __init__(self, size: tuple[int, int] = (320, 240), *, display: str | None = None,
-                 chromium: str = "/usr/bin/chromium") -> None:
+                 chromium: str = "/usr/bin/chromium", scale: float = 1.0,
+                 max_size: tuple[int, int] | None = None) -> None:
         from caap.bench.browser import Chromium
         from caap.bench.display import VirtualDisplay
-        from caap.observe.capture import CaptureTarget, LiveScreen
 
         self.size = size
+        self.scale = scale
         self._tmp = Path(tempfile.mkdtemp(prefix="caap-synth-"))
         shell = self._tmp / "page.html"
         shell.write_text(page_document(), encoding="utf-8")  # a file page: about:blank refuses innerHTML
+        w, h = max_size or size
+        window = (max(500, w + MARKER_W + 40), max(400, h + 40))  # CSS px: Chromium scales the window
         self._display = None
         if display is None:
-            self._display = VirtualDisplay().start()
+            # The default 1280x800 screen holds the text kind's windows; a scaled or large window
+            # needs a screen as big as it is in device pixels (it opens at 50,50).
+            need = (int((window[0] + 100) * scale) + 8, int((window[1] + 100) * scale) + 8)
+            fits = need[0] <= 1280 and need[1] <= 800
+            screen = VirtualDisplay() if fits else VirtualDisplay(max(1280, need[0]), max(800, need[1]))
+            self._display = screen.start()
             display = self._display.name
         self.display = display
-        w, h = size
+        # --force-device-scale-factor is among the browser's base flags (1); Chromium reads the last
+        # copy of a repeated switch, so this one wins.
+        extra = [f"--force-device-scale-factor={scale:g}"] if scale != 1 else []
+        self.screen: Any = None
         try:
-            self.browser = Chromium(shell.as_uri(), display=display, binary=chromium,
-                                    window_size=(max(500, w + MARKER_W + 40), max(400, h + 40))).start()
-            self.origin = self.browser.content_origin()
+            self.browser = Chromium(shell.as_uri(), display=display, binary=chromium, window_size=window,
+                                    extra_args=extra).start()
+            self.origin = self._find_origin()
         except BaseException:
             self.close()
             raise
-        self.screen = LiveScreen(CaptureTarget(kind="region", region=(*self.origin, w + MARKER_W, h)),
-                                 display=display)
+        self._park_pointer()
+        self.resize(size)
         self._frames = 0
         self._expect: tuple[int, int, int] | None = None  # the marker colour of the latest render
+
+    def _find_origin(self, timeout: float = 5.0) -> tuple[int, int]:
+        """The display pixel of the viewport's top-left corner."""
+        import numpy as np
+
+        from caap.bench.browser import grab_display
+
+        deadline = time.monotonic() + timeout
+        self.browser.evaluate(f"({_ORIGIN_JS})(true)")
+        try:
+            side = int(16 * self.scale) - 1
+            while True:
+                mask = np.all(grab_display(self.display) == (255, 0, 255), axis=2)
+                ys, xs = np.nonzero(mask)
+                if len(xs) and xs.max() - xs.min() >= side and ys.max() - ys.min() >= side:
+                    return int(xs.min()), int(ys.min())
+                if time.monotonic() > deadline:
+                    raise SynthError(f"the page never showed on display {self.display}")
+                time.sleep(0.05)
+        finally:
+            with contextlib.suppress(Exception):
+                self.browser.evaluate(f"({_ORIGIN_JS})(false)")
+
+    def _park_pointer(self) -> None:
+        """The X pointer off the window, so no widget is drawn hovered (its look would not match its label)."""
+        if shutil.which("xdotool"):
+            with contextlib.suppress(Exception):
+                subprocess.run(["xdotool", "mousemove", "0", "0"], env={"DISPLAY": self.display}, timeout=10,
+                               capture_output=True)
+
+    def resize(self, size: tuple[int, int]) -> None:
+        """Show and capture a ``size`` region (CSS px) from now on."""
+        from caap.observe.capture import CaptureTarget, LiveScreen
+
+        self.size = size
+        w, h = size
+        region = (*self.origin, round((w + MARKER_W) * self.scale), round(h * self.scale))
+        if self.screen is None:
+            self.screen = LiveScreen(CaptureTarget(kind="region", region=region), display=self.display)
+        else:
+            self.screen.target = CaptureTarget(kind="region", region=region)
+
+    @property
+    def pixel_size(self) -> tuple[int, int]:
+        """The captured image's size for the current region."""
+        return round(self.size[0] * self.scale), round(self.size[1] * self.scale)
 
     def measure(self, plan: PagePlan) -> list[Measured]:
         sizes = self.browser.evaluate(f"({_MEASURE_JS})({json.dumps([w.html for w in plan.widgets])})")
         return [Measured(int(w), int(h), tuple(int(f) for f in fits)) for w, h, fits in sizes]
 
-    def _marker(self) -> tuple[str, tuple[int, int, int]]:
+    def marker(self) -> tuple[str, tuple[int, int, int]]:
+        """The HTML of a new freshness marker (put it in the body being shown) and its colour."""
         self._frames += 1
         rgb = _marker_colour(self._frames)
+        self._expect = rgb
         w, _ = self.size
         return (f'<div id="{MARKER_ID}" style="position:absolute;left:{w + 2}px;top:0;width:8px;height:8px;'
                 f'background:rgb{rgb};"></div>'), rgb
 
     def show(self, page: Page) -> dict[str, Any]:
         """Render ``page``; returns the browser's check: kept [[id, box]], dropped ids, selected, focused."""
-        marker, rgb = self._marker()
-        self._expect = rgb
+        marker, _ = self.marker()
         selection = None
         if page.selection is not None:
             wid, a, b = page.selection
@@ -264,24 +350,26 @@ class Renderer:
 
     def capture(self, timeout: float = 3.0) -> Image.Image:
         """The region as mss grabs it, once the marker shows the current render and two grabs agree."""
-        w, h = self.size
+        w, _ = self.size
+        probe = (round((w + 5) * self.scale), round(3 * self.scale))  # inside the marker at any scale
         deadline = time.monotonic() + timeout
         last: bytes | None = None
         while True:
             frame = self.screen.capture()
-            if frame.getpixel((w + 5, 3)) == self._expect:
+            if frame.getpixel(probe) == self._expect:
                 data = frame.tobytes()
                 if data == last:
-                    return frame.crop((0, 0, w, h))
+                    return frame.crop((0, 0, *self.pixel_size))
                 last = data
             if time.monotonic() > deadline:
                 raise SynthError(f"the page never reached the screen within {timeout:g}s (display {self.display})")
             time.sleep(0.004)
 
-    def label(self) -> list[Element]:
+    def label(self, rules: dict[str, Any] | None = None) -> list[Element]:
+        """The shown page's labels under annotate.js ``rules`` (default: the text screens' rules)."""
         from caap.bench.dom_labels import label_page
 
-        return label_page(self.browser, rules_for_synth(self.size))
+        return label_page(self.browser, rules if rules is not None else rules_for_synth(self.size))
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -371,6 +459,7 @@ class SynthStats:
     skipped: int = 0  # seeds already in the dataset
     seconds: float = 0.0
     examples: list[str] = field(default_factory=list)  # a few mismatches, for the report
+    types: dict[str, int] = field(default_factory=dict)  # labels written, per element type
 
     def add(self, other: SynthStats) -> None:
         for f in fields(self):
@@ -378,6 +467,9 @@ class SynthStats:
                 self.seconds = max(self.seconds, other.seconds)
             elif f.name == "examples":
                 self.examples.extend(other.examples[: max(0, 20 - len(self.examples))])
+            elif f.name == "types":
+                for k, v in other.types.items():
+                    self.types[k] = self.types.get(k, 0) + v
             else:
                 setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
@@ -385,9 +477,9 @@ class SynthStats:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def done_seeds(out: str | Path) -> set[int]:
-    labels = Path(out) / "labels" / GROUP
-    return {int(p.stem.rsplit("-", 1)[-1]) for p in labels.glob(f"{GROUP}-*.json")} if labels.is_dir() else set()
+def done_seeds(out: str | Path, group: str = GROUP) -> set[int]:
+    labels = Path(out) / "labels" / group
+    return {int(p.stem.rsplit("-", 1)[-1]) for p in labels.glob(f"{group}-*.json")} if labels.is_dir() else set()
 
 
 def render_seed(renderer: Renderer, seed: int, extra_chars: str, stats: SynthStats
@@ -424,68 +516,129 @@ def render_seed(renderer: Renderer, seed: int, extra_chars: str, stats: SynthSta
     return frame, labels, page
 
 
-def _run(out: str, seeds: list[int], size: tuple[int, int], extra_chars: str, info: dict[str, Any],
+# --- kinds of page ---------------------------------------------------------------------------------------
+@dataclass
+class Shot:
+    """One rendered page: what is written to the dataset."""
+
+    image: Image.Image
+    labels: list[Element]
+    note: str
+    scale: float | None = None  # the device scale factor it was drawn at (None: 1)
+
+
+class Job(Protocol):
+    """A kind of synthetic page, as the generation loop drives it (picklable: workers get a copy)."""
+
+    @property
+    def group(self) -> str: ...
+
+    def scale_of(self, seed: int) -> float: ...
+
+    def open(self, scale: float) -> Renderer: ...
+
+    def page(self, renderer: Renderer, seed: int, stats: SynthStats) -> Shot | None: ...
+
+
+@dataclass(frozen=True)
+class TextJob:
+    """The text screens: one size, factor 1."""
+
+    size: tuple[int, int] = (320, 240)
+    extra_chars: str = ""
+    group: str = GROUP
+
+    def scale_of(self, seed: int) -> float:
+        return 1.0
+
+    def open(self, scale: float) -> Renderer:
+        return Renderer(self.size)
+
+    def page(self, renderer: Renderer, seed: int, stats: SynthStats) -> Shot | None:
+        result = render_seed(renderer, seed, self.extra_chars, stats)
+        if result is None:
+            return None
+        frame, labels, page = result
+        return Shot(frame, labels, f"theme={page.theme}")
+
+
+# --- the generation loop ---------------------------------------------------------------------------
+def _run(out: str, seeds: list[int], job: Job, info: dict[str, Any],
          on_page: Callable[[int, bool, int], None] | None) -> SynthStats:
     dataset = Dataset.create(out, "synth", info)
     stats = SynthStats()
     started = time.perf_counter()
-    have = done_seeds(out)
+    have = done_seeds(out, job.group)
     todo = [s for s in seeds if s not in have]
     stats.skipped = len(seeds) - len(todo)
+    # Grouped by scale factor (stable within a group): one browser per factor.
+    todo.sort(key=job.scale_of)
     if todo:
         from caap.bench.browser import BrowserError
 
-        renderer = Renderer(size)
+        renderer: Renderer | None = None
+        scale = 0.0
         try:
             for seed in todo:
+                if renderer is None or job.scale_of(seed) != scale:
+                    if renderer is not None:
+                        renderer.close()
+                    scale = job.scale_of(seed)
+                    renderer = job.open(scale)
                 page_stats = SynthStats()
                 try:
-                    result = render_seed(renderer, seed, extra_chars, page_stats)
+                    shot = job.page(renderer, seed, page_stats)
                 except (BrowserError, SynthError):
                     # A crashed browser or a lost frame: one fresh browser and display, one more try.
                     renderer.close()
-                    renderer = Renderer(size)
+                    renderer = job.open(scale)
                     page_stats = SynthStats()
-                    result = render_seed(renderer, seed, extra_chars, page_stats)
+                    shot = job.page(renderer, seed, page_stats)
                 stats.add(page_stats)
                 stats.pages += 1
                 n = 0
-                if result is not None:
-                    frame, labels, page = result
-                    ann = Annotation(image="", width=frame.width, height=frame.height, elements=labels,
-                                     source=Source(kind="synth", task=GROUP, seed=seed, note=f"theme={page.theme}"))
-                    dataset.add(GROUP, f"{GROUP}-{seed}", frame, ann)
-                    n = len(labels)
+                if shot is not None:
+                    ann = Annotation(image="", width=shot.image.width, height=shot.image.height,
+                                     elements=shot.labels,
+                                     source=Source(kind="synth", task=job.group, seed=seed, note=shot.note,
+                                                   scale=shot.scale))
+                    dataset.add(job.group, f"{job.group}-{seed}", shot.image, ann)
+                    n = len(shot.labels)
                     stats.screens += 1
                     stats.elements += n
-                    stats.text_elements += sum(1 for e in labels if e.text)
+                    stats.text_elements += sum(1 for e in shot.labels if e.text)
+                    for e in shot.labels:
+                        stats.types[e.type.value] = stats.types.get(e.type.value, 0) + 1
                 if on_page:
-                    on_page(seed, result is not None, n)
+                    on_page(seed, shot is not None, n)
         finally:
-            renderer.close()
+            if renderer is not None:
+                renderer.close()
     stats.seconds = time.perf_counter() - started
     return stats
 
 
-def _worker(out: str, seeds: list[int], size: tuple[int, int], extra_chars: str, info: dict[str, Any],
-            events: Any) -> SynthStats:
-    return _run(out, seeds, size, extra_chars, info, lambda seed, ok, n: events.put((seed, ok, n)))
+def _worker(out: str, seeds: list[int], job: Job, info: dict[str, Any], events: Any) -> SynthStats:
+    return _run(out, seeds, job, info, lambda seed, ok, n: events.put((seed, ok, n)))
 
 
 def generate_synth(out: str | Path, seeds: Sequence[int], *, size: tuple[int, int] = (320, 240), workers: int = 1,
                    extra_chars: str = "", info: dict[str, Any] | None = None,
-                   on_page: Callable[[int, bool, int], None] | None = None) -> SynthStats:
-    """Synthetic text screens for ``seeds`` into the dataset ``out`` (created, or resumed: seeds
-    already there are skipped). ``workers`` processes each run their own Xvfb and Chromium;
-    ``extra_chars`` join the characters every page set must cover (those no installed font can draw
-    are left out). ``on_page(seed, written, n_elements)`` reports progress."""
+                   on_page: Callable[[int, bool, int], None] | None = None, job: Job | None = None) -> SynthStats:
+    """Synthetic screens for ``seeds`` into the dataset ``out`` (created, or resumed: seeds
+    already there are skipped): text screens of ``size``, or the pages of ``job`` (e.g.
+    ``ui.UiJob``). ``workers`` processes each run their own Xvfb and Chromium; ``extra_chars`` join
+    the characters every text page set must cover (those no installed font can draw are left
+    out; a job brings its own). ``on_page(seed, written, n_elements)`` reports progress."""
     started = time.perf_counter()
-    extra_chars, _ = drawable(extra_chars)
+    if job is None:
+        extra_chars, _ = drawable(extra_chars)
+        job = TextJob(size, extra_chars)
     info = dict(info or {})
     Dataset.create(out, "synth", info)
     seeds = list(seeds)
     if workers <= 1 or len(seeds) <= 1:
-        stats = _run(str(out), seeds, size, extra_chars, info, on_page)
+        stats = _run(str(out), seeds, job, info, on_page)
         stats.seconds = time.perf_counter() - started
         return stats
     shards = [seeds[i::workers] for i in range(workers) if seeds[i::workers]]
@@ -493,7 +646,7 @@ def generate_synth(out: str | Path, seeds: Sequence[int], *, size: tuple[int, in
     total = SynthStats()
     with ctx.Manager() as manager, ProcessPoolExecutor(len(shards), mp_context=ctx) as pool:
         events = manager.Queue()
-        futures = [pool.submit(_worker, str(out), shard, size, extra_chars, info, events) for shard in shards]
+        futures = [pool.submit(_worker, str(out), shard, job, info, events) for shard in shards]
 
         def drain(block: bool) -> bool:
             try:
