@@ -35,6 +35,8 @@ def train_detector(
     project: Annotated[Path, typer.Option(help="Where run directories go.")] = Path("runs/detector"),
     name: Annotated[str, typer.Option(help="Run name (directory under --project).")] = "train",
     resume: Annotated[bool, typer.Option("--resume", help="Continue the interrupted run --project/--name.")] = False,
+    val_data: Annotated[list[Path] | None, typer.Option(
+        help="A caap dataset whose every screen is validation (repeatable; trained on canvases).")] = None,
 ) -> None:
     """Train the UI element detector (ultralytics YOLOv8) with the paper's loss weights."""
     from caap.data.format import DatasetError
@@ -44,7 +46,8 @@ def train_detector(
     try:
         one_or_many = data if len(data) > 1 else data[0]
         run_dir = run_training(one_or_many, config=config, model=model, epochs=epochs, imgsz=imgsz, device=device,
-                               batch=batch, split=split, project=project, name=name, resume=resume)
+                               batch=batch, split=split, project=project, name=name, resume=resume,
+                               val_data=val_data or ())
     except (TrainingError, DatasetError) as exc:
         fail(str(exc))
     out.print(f"run directory: {run_dir} (best weights: {run_dir / 'weights' / 'best.pt'})", highlight=False)

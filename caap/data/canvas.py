@@ -151,8 +151,10 @@ def pack(pieces: Sequence[Piece], size: int) -> Iterator[tuple[Image.Image, list
 
 
 def export_canvases(datasets: Sequence[str | Path], out_dir: str | Path, *, split: SplitRule, size: int = 480,
-                    max_tiles: int = 4, seed: int = 0, overwrite: bool = False) -> dict[str, Any]:
-    """An ultralytics YOLO dataset of ``size``-px canvases from one or more caap datasets.
+                    max_tiles: int = 4, seed: int = 0, overwrite: bool = False,
+                    val_datasets: Sequence[str | Path] = ()) -> dict[str, Any]:
+    """An ultralytics YOLO dataset of ``size``-px canvases from one or more caap datasets, split by
+    seed; every screen of ``val_datasets`` is validation (sets generated apart, from other seeds).
 
     Returns ``{"out_dir", "split", "canvases": {split: n}, "screens": {split: n}, "elements":
     {split: n}, "classes": {split: {type: n}}, "datasets": [...]}``. ``manifest.tsv`` says which
@@ -164,18 +166,19 @@ def export_canvases(datasets: Sequence[str | Path], out_dir: str | Path, *, spli
         raise DatasetError(f"max_tiles {max_tiles}: must be at least 1")
     out_dir = Path(out_dir)
     roots = [Path(d) for d in datasets]
+    val_roots = [Path(d) for d in val_datasets]
     if not roots:
         raise DatasetError("no datasets given")
-    for root in roots:
+    for root in (*roots, *val_roots):
         guard_output(out_dir, root)
     # Everything is validated before anything is written.
     per_split: dict[Split, list[Item]] = {s: [] for s in SPLITS}
     prefixes: dict[int, str] = {}
-    for n, root in enumerate(roots):
-        items = load_items(root)
-        for item in items:
-            per_split[split_of(item.ann, split)].append(item)
-            prefixes[id(item)] = f"d{n}" if len(roots) > 1 else ""
+    for n, root in enumerate((*roots, *val_roots)):
+        held_out = n >= len(roots)
+        for item in load_items(root):
+            per_split["val" if held_out else split_of(item.ann, split)].append(item)
+            prefixes[id(item)] = f"d{n}" if len(roots) + len(val_roots) > 1 else ""
     if not per_split["train"] or not per_split["val"]:
         empty = "train" if not per_split["train"] else "val"
         raise DatasetError(f"split '{split}' leaves the {empty} split empty over {', '.join(map(str, roots))}")
@@ -229,6 +232,7 @@ def export_canvases(datasets: Sequence[str | Path], out_dir: str | Path, *, spli
         "split": str(split),
         "size": size,
         "datasets": [str(r) for r in roots],
+        "val_datasets": [str(r) for r in val_roots],
         "canvases": {s: canvases[s] for s in SPLITS},
         "screens": {s: screens[s] for s in SPLITS},
         "elements": {s: elements[s] for s in SPLITS},

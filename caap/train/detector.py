@@ -86,24 +86,26 @@ def _stamp(root: Path) -> str:
 
 
 def prepare_data(data: str | Path | Sequence[str | Path], split: str, cache_root: Path, *,
-                 canvas: int | None = None, max_tiles: int = 4) -> Path:
+                 canvas: int | None = None, max_tiles: int = 4, val_data: Sequence[str | Path] = ()) -> Path:
     """A data.yaml for ultralytics: as given, or exported from caap datasets (cached by content):
-    on native-size canvases when ``canvas`` is set (several datasets need it)."""
+    on native-size canvases when ``canvas`` is set (several datasets, or ``val_data``, need it)."""
     roots = [Path(d) for d in data] if isinstance(data, list | tuple) else [Path(data)]  # type: ignore[arg-type]
-    if canvas is not None or len(roots) > 1:
+    val_roots = [Path(d) for d in val_data]
+    if canvas is not None or len(roots) > 1 or val_roots:
         if canvas is None:
             raise TrainingError("several datasets are trained together on canvases: set canvas in the recipe")
-        for root in roots:
+        for root in (*roots, *val_roots):
             if not (root / "dataset.json").is_file():
                 raise TrainingError(f"{root}: not a caap dataset (dataset.json); canvases are cut from caap datasets")
         from caap.data.canvas import export_canvases
         from caap.data.export import SplitRule
 
-        key = hashlib.sha1("|".join(f"{r.resolve()}:{_stamp(r)}" for r in roots).encode()).hexdigest()[:12]
+        key = hashlib.sha1("|".join([f"{r.resolve()}:{_stamp(r)}" for r in roots]
+                                    + [f"val {r.resolve()}:{_stamp(r)}" for r in val_roots]).encode()).hexdigest()[:12]
         out = cache_root / f"canvas{canvas}-t{max_tiles}-{split.replace(':', '_')}-{key}"
         if not (out / "data.yaml").is_file():
             export_canvases(roots, out, split=SplitRule.parse(split), size=canvas, max_tiles=max_tiles,
-                            overwrite=True)
+                            overwrite=True, val_datasets=val_roots)
         return out / "data.yaml"
     data = roots[0]
     if (data / "data.yaml").is_file():
@@ -173,6 +175,7 @@ def train(
     project: str | Path = "runs/detector",
     name: str = "train",
     resume: bool = False,
+    val_data: Sequence[str | Path] = (),
 ) -> Path:
     """Train; returns the run directory (best weights in ``weights/best.pt``)."""
     os.environ.setdefault("YOLO_OFFLINE", "1")  # never reach for the hub
@@ -191,14 +194,14 @@ def train(
         return run_dir
     model_spec, split = settings.model, settings.split
     data_yaml = prepare_data(data, split, Path(project) / ".data", canvas=settings.canvas,
-                             max_tiles=settings.max_tiles)
+                             max_tiles=settings.max_tiles, val_data=val_data)
     args = {**settings.yolo_args(), "data": str(data_yaml), "project": str(Path(project).resolve()), "name": name,
             "exist_ok": True, "plots": False, "verbose": True, "pretrained": model_spec.endswith(".pt")}
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "caap-train.json").write_text(json.dumps({
         "command": " ".join(sys.argv), "model": model_spec,
         "data": [str(d) for d in data] if isinstance(data, list | tuple) else str(data), "split": split,
-        "canvas": settings.canvas, "args": args,
+        "val_data": [str(d) for d in val_data], "canvas": settings.canvas, "args": args,
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }, indent=2) + "\n")
     if model_spec.endswith(".pt") and Path(model_spec).is_file():
