@@ -25,7 +25,7 @@ Result (``evaluate``), abridged::
               "default": {"source", ...}},
      "attributes": {"checked" | "focused" | "highlighted" | "subtype": {"elements", "accuracy"}},
      "per_type": {type: {"elements", "type_accuracy", "text_elements", "text_reader", "text_default"}},
-     "per_task": {task: {"text_elements", "text_reader", "text_default"}},
+     "per_task": {task: {"text_elements", "text_reader", "text_default"(, "labelled", "found": with a detector)}},
      "latency_ms": {"read": {...}, "ocr": {...}},
      "observe_ms": {"per_screen", "per_screen_up_to_20", ...},    # detected boxes only
      "detection": {...}, "tesseract": {...}}
@@ -192,6 +192,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
     auto_choice = {th: _TextScore() for th in auto}  # the same texts to PP-OCR, the chooser deciding
     per_type: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])  # n, type ok, text n, reader, default
     per_task: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # text n, reader, default
+    found_in_task: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # labelled, matched (detected boxes)
     warmed = False
     for image_path, ann in screens:
         if not ann.elements:
@@ -210,6 +211,8 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             detection["labelled"] += len(ann.elements)
             detection["matched"] += sum(j >= 0 for j in matched)
             detection["unmatched_boxes"] += sum(j < 0 for j in matched)
+            found_in_task[ann.source.task or "?"][0] += len(ann.elements)
+            found_in_task[ann.source.task or "?"][1] += sum(j >= 0 for j in matched)
             if not found:
                 continue
         boxes, hints = [e.bbox for e in found], [e.type for e in found]
@@ -323,8 +326,10 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
         "per_type": {t: {"elements": v[0], "type_accuracy": _ratio(v[1], v[0]), "text_elements": v[2],
                          "text_reader": _ratio(v[3], v[2]), "text_default": _ratio(v[4], v[2])}
                      for t, v in sorted(per_type.items())},
-        "per_task": {t: {"text_elements": v[0], "text_reader": _ratio(v[1], v[0]), "text_default": _ratio(v[2], v[0])}
-                     for t, v in sorted(per_task.items())},
+        "per_task": {t: {"text_elements": v[0], "text_reader": _ratio(v[1], v[0]), "text_default": _ratio(v[2], v[0]),
+                         **({"labelled": found_in_task[t][0], "found": _ratio(found_in_task[t][1], found_in_task[t][0])}
+                            if det is not None else {})}
+                     for t, v in ((t, per_task[t]) for t in sorted(set(per_task) | set(found_in_task)))},
         "latency_ms": {"read": _timing(read_times, read_elements) if read_times else None,
                        "ocr_all_texts": _timing(ocr_times, ocr_elements) if ocr_times else None},
     }

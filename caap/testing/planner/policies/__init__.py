@@ -2,8 +2,8 @@
 with ``caap.testing.planner.kit.policy`` on import and lists its tasks in ``TASKS``; the first 42
 tasks register first, so a later family's pattern never shadows one of theirs."""
 
-from caap.testing.planner.policies import basic, email, menus, text
+from caap.testing.planner.policies import basic, desktop, email, menus, text
 
 # The MiniWoB++ tasks the policies solve (>= 0.95 on seeds 0-49 with the DOM oracle, except where the
 # oracle itself loses the target: see the benchmark notes).
-TASKS: tuple[str, ...] = basic.TASKS + menus.TASKS + email.TASKS + text.TASKS
+TASKS: tuple[str, ...] = basic.TASKS + menus.TASKS + email.TASKS + text.TASKS + desktop.TASKS

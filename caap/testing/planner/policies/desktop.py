@@ -1,0 +1,77 @@
+"""Policies for desktop applications driven from pixels (not MiniWoB tasks): a form whose fields
+are named by the labels beside them, a check box to tick and a button to press."""
+
+from __future__ import annotations
+
+import re
+
+from caap.testing.planner.kit import (
+    Action,
+    El,
+    Prompt,
+    after_submit,
+    click,
+    clicked,
+    done,
+    fail,
+    find,
+    find_all,
+    holds,
+    norm,
+    policy,
+    select_all,
+    type_text,
+)
+
+TASKS: tuple[str, ...] = ()  # none of MiniWoB's: these tasks are sentences about a desktop form
+
+_FIELD = re.compile(r'(?P<label>[^",;]+?)\s+"(?P<value>[^"]*)"')
+LABEL_TYPES = ("text", "tabled_text", "hyperlink")
+
+
+def field_for(p: Prompt, label: str) -> El | None:
+    """The input field a label names: on the label's row to its right, else the nearest below it."""
+    lab = next((e for e in find_all(p, LABEL_TYPES) if norm(e.text).rstrip(":") == norm(label)), None)
+    if lab is None:
+        return None
+    fields = find_all(p, ("input_field", "text_area", "dropdown"))
+    beside = [f for f in fields if f.box[0] >= lab.box[2] - 2 and f.box[1] <= lab.y <= f.box[3]]
+    if beside:
+        return min(beside, key=lambda f: f.box[0] - lab.box[2])
+    below = [f for f in fields if f.box[1] >= lab.box[3] - 2]
+    return min(below, key=lambda f: (f.box[1] - lab.box[3]) ** 2 + (f.box[0] - lab.box[0]) ** 2, default=None)
+
+
+def check_box(p: Prompt, label: str) -> El | None:
+    """A check box by its text; a toolkit's small box with the label beside it may be read as two."""
+    box = find(p, "checkbox", label)
+    if box is not None:
+        return box
+    return next((e for e in find_all(p, LABEL_TYPES) if norm(e.text) == norm(label)), None)
+
+
+@policy(r'^Fill in the form: (?P<fields>.+?); tick "(?P<tick>[^"]+)"; then press "(?P<button>[^"]+)"\.?$')
+def desktop_form(p: Prompt, m: re.Match[str]) -> list[Action]:
+    if after_submit(p, m["button"]):
+        return [done()]
+    actions: list[Action] = []
+    used: set[int] = set()
+    for f in _FIELD.finditer(m["fields"]):
+        field = field_for(p, f["label"].strip())
+        if field is None or field.id in used:
+            return [fail(f'no field labelled "{f["label"].strip()}" on the screen')]
+        used.add(field.id)
+        if not holds(field, f["value"]):
+            # Select-all first only where there is something to replace: Control+A is "line start"
+            # in Tk's entries, not "select all".
+            actions += [click(field), *([select_all()] if (field.text or "").strip() else []), type_text(f["value"])]
+    box = check_box(p, m["tick"])
+    if box is None:
+        return [fail(f'no "{m["tick"]}" check box on the screen')]
+    ticked = box.checked or clicked(p, text=m["tick"], types=("checkbox", *LABEL_TYPES))
+    if not ticked:
+        actions.append(click(box))
+    button = find(p, "button", m["button"])
+    if button is None:  # after the typing the next screen may show it; with nothing left to do, give up
+        return actions or [fail(f'no "{m["button"]}" button on the screen')]
+    return [*actions, click(button), done()]
