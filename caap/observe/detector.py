@@ -34,8 +34,7 @@ class Detector:
                  snap: bool = _OBSERVE["snap_text_boxes"].default,
                  max_side: int = _OBSERVE["detector_max_side"].default) -> None:
         """``imgsz``: one input size for every image; None (the observer's way): each image at its
-        own resolution (``input_size``), never below the size the weights trained at, at most
-        ``max_side``."""
+        own resolution (``input_size``), at most ``max_side``."""
         os.environ.setdefault("YOLO_OFFLINE", "1")
         path = Path(weights)
         if not path.is_file():
@@ -64,18 +63,17 @@ class Detector:
         self.classes = DETECTOR_CLASSES[:len(names)]
         self.path = path
         self.conf, self.iou, self.merge_iou, self.device, self.snap = conf, iou, merge_iou, device, snap
-        args = getattr(self.model, "overrides", {}) or {}
-        self.trained_imgsz = int(args.get("imgsz") or 224)
         self.imgsz, self.max_side = imgsz, max(max_side, STRIDE)
 
     def input_size(self, width: int, height: int) -> int:
         """The network's input size for an image: its long side rounded up to the network's stride,
-        so elements keep the pixel size they were trained at (a 160x210 MiniWoB screen: 224, as
-        trained; a 1080p screen: 1,920), between the training size and ``max_side``."""
+        so elements keep the pixel size they were trained at (a 160x210 MiniWoB screen: 224, as the
+        MiniWoB detector trained; a 1080p screen: 1,920; canvas-trained weights: any screen), at
+        most ``max_side``."""
         if self.imgsz is not None:
             return self.imgsz
         native = -(-max(width, height) // STRIDE) * STRIDE
-        return min(max(native, self.trained_imgsz), self.max_side // STRIDE * STRIDE)
+        return min(native, self.max_side // STRIDE * STRIDE)
 
     def detect(self, image: Image.Image) -> list[Element]:
         return self.detect_batch([image])[0]
