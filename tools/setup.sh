@@ -4,11 +4,17 @@
 #   bash tools/setup.sh --dev             # plus test and lint tools
 #   bash tools/setup.sh screen bench      # plus any extra named in pyproject.toml
 #   bash tools/setup.sh --system ...      # also install the Debian packages caap drives (needs root + apt)
+#   bash tools/setup.sh --system desktop  # plus the desktop apps and accessibility bus of `caap dataset desktop`
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # What the live screen, the virtual display and the MiniWoB++ benchmark need from the system.
 SYSTEM_PACKAGES=(xvfb xdotool chromium fonts-liberation fonts-dejavu-core fonts-droid-fallback tesseract-ocr)
+# With the `desktop` extra: the applications `caap dataset desktop` labels (GTK 3/4 examples, zenity,
+# Qt 5 examples, Tk's demos), the accessibility bus and the system Python's pyatspi that reads their
+# widgets, and tkinter for the Tk demo.
+DESKTOP_PACKAGES=(python3-pyatspi at-spi2-core dbus-x11 gtk-3-examples gtk-4-examples zenity qtbase5-examples
+                  tk8.6-doc python3-tk)
 
 extras=()
 system=0
@@ -16,15 +22,19 @@ for arg in "$@"; do
   case "$arg" in
     --dev) extras+=(dev) ;;
     --system) system=1 ;;
-    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
     -*) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
     *) extras+=("$arg") ;;
   esac
 done
 
 if ((system)); then
+  wanted=("${SYSTEM_PACKAGES[@]}")
+  for extra in "${extras[@]}"; do
+    if [ "$extra" = desktop ]; then wanted+=("${DESKTOP_PACKAGES[@]}"); fi
+  done
   missing=()
-  for pkg in "${SYSTEM_PACKAGES[@]}"; do
+  for pkg in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
   done
   if ((${#missing[@]})); then

@@ -102,15 +102,27 @@ def _parse_size(spec: str) -> tuple[int, int]:
 def dataset_synth(
     out_dir: Annotated[Path, typer.Option("--out", help="Dataset directory (created; an interrupted run resumes).")],
     seeds: Annotated[str, typer.Option(help="Seed ranges, one page per seed, e.g. 10000-10999.")],
-    size: Annotated[str, typer.Option(help="Region size WIDTHxHEIGHT in pixels.")] = "320x240",
+    kind: Annotated[str, typer.Option(
+        help="text: text screens for the reader; ui: generated widget UIs (forms, tables, trees, menus, tabs, "
+             "dialogs, sliders, progress bars…) over sizes and scale factors.")] = "text",
+    size: Annotated[str | None, typer.Option(help="--kind text: region size WIDTHxHEIGHT in pixels "
+                                                  "[default: 320x240].")] = None,
+    sizes: Annotated[str | None, typer.Option(
+        help="--kind ui: window sizes in CSS px, WxH or ranges WxH-WxH, comma-separated, within 320x240-1920x1080 "
+             "[default: 320x240-1920x1080].")] = None,
+    scales: Annotated[str | None, typer.Option(
+        help="--kind ui: device scale factors out of 1,1.25,1.5,2 (one browser each; images are CSS px × factor) "
+             "[default: all four].")] = None,
     workers: Annotated[int, typer.Option(help="Parallel processes, each with its own Xvfb and Chromium.",
                                          min=1)] = 1,
     chars_from: Annotated[Path | None, typer.Option(
         help="A caap dataset whose label texts' characters join the set every page run must cover.")] = None,
 ) -> None:
-    """Synthetic text screens (names, tokens, words, numbers, dates, symbols, CJK… on buttons, links,
-    fields, checkboxes, tables, lists) rendered by Chromium on the virtual screen, captured with mss
-    and labelled by the MiniWoB DOM labeller: extra training data for the element reader.
+    """Synthetic screens rendered by Chromium on the virtual screen, captured with mss and labelled
+    from the DOM. --kind text: text screens (names, tokens, words, numbers, dates, symbols, CJK… on
+    buttons, links, fields, checkboxes, tables, lists), extra training data for the element reader.
+    --kind ui: generated widget UIs in light and dark themes, at window sizes from 320x240 to
+    1920x1080 and device scale factors 1-2, every element of the taxonomy labelled, for the detector.
 
     Needs Xvfb and Chromium (bash tools/setup.sh --system) and mss.
     """
@@ -121,14 +133,27 @@ def dataset_synth(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from caap.data.format import DatasetError
-    from caap.data.synth.generate import chars_from_dataset, done_seeds, drawable, generate_synth
+    from caap.data.synth.generate import GROUP, chars_from_dataset, done_seeds, drawable, generate_synth
+    from caap.data.synth.ui import SizeSpecError, ui_job
     from caap.seeds import SeedRangeError, parse_seed_ranges
 
     try:
         seed_list = parse_seed_ranges(seeds)
     except SeedRangeError as exc:
         fail(str(exc))
-    region = _parse_size(size)
+    if kind not in ("text", "ui"):
+        fail(f"--kind must be text or ui, not {kind!r}")
+    if kind == "text" and (sizes is not None or scales is not None):
+        fail("--sizes and --scales are for --kind ui (text screens take one --size)")
+    if kind == "ui" and size is not None:
+        fail("--size is for --kind text (UI pages take --sizes and --scales)")
+    region = _parse_size(size or "320x240")
+    job = None
+    if kind == "ui":
+        try:
+            job = ui_job(sizes or "320x240-1920x1080", scales or "1,1.25,1.5,2")
+        except SizeSpecError as exc:
+            fail(str(exc))
     missing = [what for what, ok in (("Xvfb (Debian package xvfb)", shutil.which("Xvfb") is not None),
                                      ("Chromium at /usr/bin/chromium (Debian package chromium)",
                                       Path("/usr/bin/chromium").exists()),
@@ -146,16 +171,23 @@ def dataset_synth(
         if undrawable:
             err.print(f"--chars-from: {len(undrawable)} characters no installed font draws are left out: "
                       f"{undrawable[:40]!r}", highlight=False)
-    info = {"command": "caap dataset synth", "seeds": seeds, "size": list(region), "chars_from": str(chars_from or ""),
-            "extra_chars": extra, "caap_version": __version__}
-    todo = len(set(seed_list) - done_seeds(out_dir))
+    info: dict[str, Any] = {"command": "caap dataset synth", "kind": kind, "seeds": seeds,
+                            "chars_from": str(chars_from or ""), "extra_chars": extra, "caap_version": __version__}
+    if job is not None:
+        from dataclasses import replace
+
+        job = replace(job, extra_chars=extra)
+        info.update(sizes=sizes or "320x240-1920x1080", scales=[float(s) for s in job.scales])
+    else:
+        info["size"] = list(region)
+    todo = len(set(seed_list) - done_seeds(out_dir, job.group if job is not None else GROUP))
     started = time.perf_counter()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=err) as progress:
         bar = progress.add_task("pages", total=todo)
         try:
             stats = generate_synth(out_dir, seed_list, size=region, workers=workers, extra_chars=extra, info=info,
-                                   on_page=lambda seed, ok, n: progress.update(
+                                   job=job, on_page=lambda seed, ok, n: progress.update(
                                        bar, advance=1, description=f"seed {seed}" + ("" if ok else " (dropped)")))
         except DatasetError as exc:
             fail(str(exc))
@@ -163,12 +195,72 @@ def dataset_synth(
             fail(f"generation stopped: {exc} (what was written is kept; run again to resume)", code=1)
     seconds = time.perf_counter() - started
     rate = stats.screens / seconds if seconds > 0 else 0.0
+    done = (f"{stats.screens} screens ({stats.elements} elements, {stats.text_elements} with text) from "
+            f"{stats.pages} new pages in {seconds:.0f}s ({rate:.1f} screens/s); {stats.skipped} seeds already there")
+    if job is not None:
+        types = ", ".join(f"{t} {n}" for t, n in sorted(stats.types.items(), key=lambda kv: -kv[1]))
+        out.print(f"{done}; labels per type: {types or 'none'}; dataset: {out_dir}", highlight=False)
+        return
     bad = stats.mismatched / max(1, stats.placed)
     out.print(
-        f"{stats.screens} screens ({stats.elements} elements, {stats.text_elements} with text) from {stats.pages} "
-        f"new pages in {seconds:.0f}s ({rate:.1f} screens/s); {stats.skipped} seeds already there; labels vs "
-        f"placed strings: {stats.mismatched} of {stats.placed} mismatched ({bad:.2%}), {stats.widgets_removed} "
-        f"widgets removed, {stats.screens_dropped} screens dropped; dataset: {out_dir}", highlight=False)
+        f"{done}; labels vs placed strings: {stats.mismatched} of {stats.placed} mismatched ({bad:.2%}), "
+        f"{stats.widgets_removed} widgets removed, {stats.screens_dropped} screens dropped; dataset: {out_dir}",
+        highlight=False)
+
+
+@dataset_app.command("desktop")
+def dataset_desktop(
+    out_dir: Annotated[Path, typer.Option("--out", help="Dataset directory (created; an interrupted run resumes).")],
+    apps: Annotated[str | None, typer.Option(
+        help="Comma-separated app names (default: every app of the split; see caap.data.desktop.apps).")] = None,
+    screens_per_app: Annotated[int, typer.Option(help="Screens to have per app (episodes run until then).",
+                                                 min=1)] = 8,
+    size: Annotated[str, typer.Option(help="Virtual screen WIDTHxHEIGHT; windows are sized to fit it.")] = "1440x900",
+    seed: Annotated[int, typer.Option(help="First episode seed (episode seeds are SEED, SEED+1, ...).")] = 0,
+    split: Annotated[str, typer.Option(
+        "--split", help="train: the training apps; eval: only the apps reserved for evaluation (DESIGN §6), "
+        "into a dataset of their own.")] = "train",
+) -> None:
+    """Real GTK 3/4, Qt 5 and Tk applications on a private Xvfb desktop, labelled from their
+    accessibility tree (AT-SPI) or, for Tk, from Tk itself.
+
+    Needs the Debian packages of `bash tools/setup.sh --system desktop` and the screen extra.
+    """
+    import time
+
+    from caap.data.desktop.generate import DesktopDataError, generate, select_apps
+    from caap.data.desktop.session import DesktopError
+    from caap.data.format import DatasetError
+
+    try:
+        w, h = (int(v) for v in size.lower().replace("×", "x").split("x"))
+    except ValueError:
+        fail(f"--size must be WIDTHxHEIGHT in pixels, e.g. 1440x900, not {size!r}")
+    if not (320 <= w <= 3840 and 240 <= h <= 2160):
+        fail(f"--size {size}: width must be 320-3840 and height 240-2160 pixels")
+    try:
+        chosen = select_apps([a.strip() for a in apps.split(",") if a.strip()] if apps else None, split)
+    except DesktopDataError as exc:
+        fail(str(exc))
+    info = {"command": "caap dataset desktop", "apps": [a.name for a in chosen], "screens_per_app": screens_per_app,
+            "size": [w, h], "seed": seed, "caap_version": __version__}
+    started = time.perf_counter()
+    try:
+        stats = generate(out_dir, chosen, split=split, screens_per_app=screens_per_app, size=(w, h), seed=seed,
+                         generator_info=info,
+                         on_screen=lambda app, kept: err.print(f"{app}: {kept} screen(s)", highlight=False),
+                         on_message=lambda msg: err.print(msg, highlight=False))
+    except (DesktopDataError, DatasetError) as exc:
+        fail(str(exc))
+    except DesktopError as exc:
+        fail(f"{exc} (what was written is kept; run again to resume)", code=1)
+    per_app = ", ".join(f"{name} {n}" for name, n in stats.per_app.items())
+    out.print(f"{stats.screens} new screens ({stats.elements} elements) from {stats.episodes} episodes in "
+              f"{time.perf_counter() - started:.0f}s; {stats.duplicates} near-duplicates and {stats.unlabelled} "
+              f"unlabelled screens dropped; {len(stats.skipped)} app(s) skipped; per app: {per_app or '-'}; "
+              f"dataset: {out_dir}", highlight=False)
+    if not stats.per_app:
+        fail("no app could run: " + "; ".join(stats.skipped), code=1)
 
 
 SplitOpt = Annotated[str, typer.Option(

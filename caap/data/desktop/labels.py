@@ -1,0 +1,380 @@
+"""From what a toolkit says about its widgets to caap annotations.
+
+Both sources (the AT-SPI tree, ``atspi.py``, and Tk's own introspection, ``tk.py``) produce
+``Candidate`` records in screen pixels: a taxonomy type, a box, the attributes, the X window the
+widget is drawn in and the boxes it is clipped to (its scrolled viewports). ``finish`` turns them
+into the elements of one captured image: each box is clipped to its viewports and its window, cut
+by the windows stacked above it, moved into the capture, checked against the pixels (text boxes are
+fitted to their ink and dropped where nothing is drawn) and kept only if it is still big enough.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from caap.data.desktop.session import XWindow
+from caap.elements import Element
+from caap.geometry import Box, area, uncovered_part
+from caap.observe.lines import background_colour
+from caap.taxonomy import ATTRIBUTES, TEXT_ELEMENT_TYPES, ElementType
+
+MIN_SIDE = 5  # px: a box thinner than this is no widget anyone could see or click
+THIN_TYPES = frozenset({"progress_bar", "slider", "scrollbar"})  # these may be drawn as thin as 3 px
+MIN_THIN_SIDE = 3
+MIN_AREA = 60  # px²
+MIN_VISIBLE = 0.6  # share of a box that must be left once the windows above it are cut away
+INK_DIFFERENCE = 60  # summed |RGB| difference from the background that counts as drawn
+TEXT_TYPES = frozenset(t.value for t in TEXT_ELEMENT_TYPES if t is not ElementType.TABLED_TEXT)
+
+
+@dataclass
+class Candidate:
+    """One widget as the toolkit reports it, in screen pixels."""
+
+    type: str  # an ElementType value; types this caap's taxonomy lacks are dropped in ``finish``
+    box: Box
+    text: str | None = None
+    checked: bool | None = None
+    focused: bool | None = None
+    highlighted: bool | None = None
+    expanded: bool | None = None
+    window: int | None = None  # X window id the widget is drawn in; None: the topmost one under it
+    clips: list[Box] = field(default_factory=list)  # viewports it is clipped to
+    lines: list[tuple[str, Box]] | None = None  # where a wrapped text's lines are, when known
+    source: str = ""  # role or class, for messages
+    name: str = ""  # the toolkit's name for it (an icon button's too), for choosing what to click
+    grow: bool = False  # the box is the widget's content only (GTK 4): widen it to the frame drawn round it
+    cells: bool = False  # a view whose cells the toolkit does not report: one element per cell of ink
+
+    def with_box(self, box: Box) -> Candidate:
+        return replace(self, box=box)
+
+
+def intersect(a: Box, b: Box) -> Box | None:
+    x1, y1, x2, y2 = max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])
+    return (x1, y1, x2, y2) if x2 > x1 and y2 > y1 else None
+
+
+def capture_box(windows: Sequence[XWindow], width: int, height: int) -> Box | None:
+    """What to capture: all of the application's windows (the main one, its dialogs and open
+    popups) together, on the screen."""
+    boxes = [w.box for w in windows]
+    if not boxes:
+        return None
+    union = (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
+    return intersect(union, (0, 0, width, height))
+
+
+def _window_of(c: Candidate, windows: Sequence[XWindow]) -> int | None:
+    """Index of the window the candidate is drawn in: its own, or the topmost one holding its centre."""
+    if c.window is not None:
+        for i, w in enumerate(windows):
+            if w.id == c.window:
+                return i
+    cx, cy = (c.box[0] + c.box[2]) // 2, (c.box[1] + c.box[3]) // 2
+    for i in range(len(windows) - 1, -1, -1):
+        b = windows[i].box
+        if b[0] <= cx < b[2] and b[1] <= cy < b[3]:
+            return i
+    return None
+
+
+def visible_box(c: Candidate, windows: Sequence[XWindow]) -> Box | None:
+    """The candidate's box clipped to its viewports and its window, less the windows above it;
+    None when too little of it is left to see."""
+    box: Box | None = c.box
+    for clip in c.clips:
+        box = intersect(box, clip) if box else None
+    index = _window_of(c, windows)
+    if box is None or index is None:
+        return None
+    box = intersect(box, windows[index].box)
+    if box is None:
+        return None
+    whole = area(box)
+    for above in windows[index + 1:]:
+        if intersect(box, above.box) is None:
+            continue
+        part = uncovered_part(box, above.box)
+        if part == box:  # covered across: nothing of it shows
+            return None
+        box = part
+    if area(box) < MIN_VISIBLE * whole:
+        return None
+    return box
+
+
+def _ink_mask(pixels: np.ndarray) -> np.ndarray:
+    bg = background_colour(pixels).astype(np.int32)
+    return np.abs(pixels.astype(np.int32) - bg).sum(axis=2) > INK_DIFFERENCE
+
+
+def ink_box(image: Image.Image, box: Box, pad: int = 1, ring: int = 0) -> Box | None:
+    """The part of ``box`` (image pixels) where something is drawn, ``pad`` px around; None when
+    the box shows only its background. The background is the box's most common colour, or with
+    ``ring`` that of the ``ring`` px round it (a picture may fill its box: a colour swatch)."""
+    x1, y1, x2, y2 = box
+    pixels = np.asarray(image.crop(box).convert("RGB"))
+    if pixels.size == 0:
+        return None
+    if ring:
+        around = np.asarray(image.crop((max(0, x1 - ring), max(0, y1 - ring), min(image.width, x2 + ring),
+                                        min(image.height, y2 + ring))).convert("RGB"))
+        edge = np.concatenate([around[:ring].reshape(-1, 3), around[-ring:].reshape(-1, 3),
+                               around[:, :ring].reshape(-1, 3), around[:, -ring:].reshape(-1, 3)])
+        bg = background_colour(edge.reshape(-1, 1, 3)).astype(np.int32)
+        ink = np.abs(pixels.astype(np.int32) - bg).sum(axis=2) > INK_DIFFERENCE
+    else:
+        ink = _ink_mask(pixels)
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    if not len(rows):
+        return None
+    return (max(x1, x1 + int(cols[0]) - pad), max(y1, y1 + int(rows[0]) - pad),
+            min(x2, x1 + int(cols[-1]) + 1 + pad), min(y2, y1 + int(rows[-1]) + 1 + pad))
+
+
+def _outside(pixels: np.ndarray, box: Box, side: int, k: int) -> np.ndarray | None:
+    """The line of pixels ``k`` px outside ``box`` on ``side`` (0 left, 1 top, 2 right, 3 bottom),
+    along that side; None past the image's edge."""
+    height, width = pixels.shape[:2]
+    x1, y1, x2, y2 = box
+    if side in (0, 2):
+        x = x1 - k if side == 0 else x2 - 1 + k
+        return pixels[y1:y2, x] if 0 <= x < width else None
+    y = y1 - k if side == 1 else y2 - 1 + k
+    return pixels[y, x1:x2] if 0 <= y < height else None
+
+
+def grow_to_frame(image: Image.Image, box: Box, reach: tuple[int, int] = (20, 10)) -> Box:
+    """Widen a widget's content box to the frame drawn round it: on each side, the first line of
+    pixels (going outwards, within ``reach`` px) that differs from the widget's padding along most
+    of its length is its border. A side without such a line (a flat button) stays where it is."""
+    pixels = np.asarray(image.convert("RGB")).astype(np.int32)
+    height, width = pixels.shape[:2]
+    out = list(box)
+    for side in range(4):
+        first = _outside(pixels, box, side, 1)
+        if first is None or len(first) == 0:
+            continue
+        padding = np.median(first, axis=0)
+        step = 0
+        for k in range(2, (reach[0] if side in (0, 2) else reach[1]) + 1):
+            line = _outside(pixels, box, side, k)
+            if line is None:
+                break
+            if (np.abs(line - padding).sum(axis=1) > INK_DIFFERENCE // 2).mean() >= 0.7:
+                step = k
+                break
+        out[side] += -step if side in (0, 1) else step
+    return (max(0, out[0]), max(0, out[1]), min(width, out[2]), min(height, out[3]))
+
+
+def _element(c: Candidate, box: Box) -> Element | None:
+    try:
+        kind = ElementType(c.type)
+    except ValueError:
+        return None  # a type the taxonomy does not have (yet)
+    from caap.taxonomy import attributes_of
+
+    allowed = attributes_of(kind)
+    record: dict[str, Any] = {"type": kind, "bbox": box}
+    values = {"text": c.text, "checked": c.checked, "focused": c.focused, "highlighted": c.highlighted,
+              "expanded": c.expanded}
+    for name in allowed:
+        if name in values and name in ATTRIBUTES:
+            record[name] = values[name]
+    if "text" in allowed and isinstance(record.get("text"), str):
+        record["text"] = " ".join(record["text"].split()) if kind.value in TEXT_TYPES else record["text"].strip()
+    try:
+        return Element.model_validate(record)
+    except ValueError:
+        return None
+
+
+def ink_bands(image: Image.Image, box: Box, min_height: int = 4) -> list[Box]:
+    """The lines of ink inside ``box`` (image pixels), top to bottom: runs of rows with ink,
+    separated by blank rows, each fitted to its ink; runs lower than ``min_height`` px (a rule, an
+    underline on its own) are not lines."""
+    x1, y1, _, _ = box
+    pixels = np.asarray(image.crop(box).convert("RGB"))
+    if pixels.size == 0:
+        return []
+    ink = _ink_mask(pixels)
+    rows: list[bool] = np.asarray(ink.any(axis=1), dtype=bool).tolist()
+    bands: list[Box] = []
+    top = None
+    for y, inked in enumerate([*rows, False]):
+        if inked and top is None:
+            top = y
+        elif not inked and top is not None:
+            if y - top >= min_height:
+                cols = np.flatnonzero(ink[top:y].any(axis=0))
+                bands.append((x1 + int(cols[0]), y1 + top, x1 + int(cols[-1]) + 1, y1 + y))
+            top = None
+    return bands
+
+
+def ink_cells(image: Image.Image, box: Box, gap: int = 14) -> list[Box]:
+    """Cells of a table drawn inside ``box``: its lines of ink, each split where a blank gap of at
+    least ``gap`` px separates two columns."""
+    cells: list[Box] = []
+    for x1, y1, x2, y2 in ink_bands(image, box, min_height=6):
+        ink = _ink_mask(np.asarray(image.crop((x1, y1, x2, y2)).convert("RGB")))
+        cols = ink.any(axis=0)
+        start, blank = None, 0
+        for x, inked in enumerate([*np.asarray(cols, dtype=bool).tolist(), *([False] * gap)]):
+            if inked:
+                start = x if start is None else start
+                blank = 0
+            elif start is not None:
+                blank += 1
+                if blank >= gap:
+                    cells.append((x1 + start, y1, x1 + x - blank + 1, y2))
+                    start, blank = None, 0
+    return cells
+
+
+@lru_cache(maxsize=4096)
+def text_width(text: str) -> float:
+    """Roughly how wide ``text`` is drawn in a desktop's usual UI font (13 px DejaVu Sans); the
+    ratios between texts are what matter."""
+    from caap.report.draw import label_font
+
+    return float(label_font(13).getlength(text))
+
+
+def wrap_texts(text: str, bands: Sequence[Box]) -> list[str | None]:
+    """Which words of ``text`` each line band shows, found by measuring: the paragraphs (lines of
+    ``text``) are laid over the bands in order, each wrapped where its measured width fills a band.
+    A band whose words do not measure up to its width (within a few px) gets None rather than a
+    guess."""
+    unknown: list[str | None] = [None] * len(bands)
+    paragraphs = [" ".join(p.split()) for p in text.split("\n") if p.strip()]
+    if not paragraphs or not bands:
+        return unknown
+    if len(paragraphs) == len(bands):
+        return list(paragraphs)
+    widths = [b[2] - b[0] for b in bands]
+    scale = sum(widths) / max(1.0, sum(text_width(p) for p in paragraphs))
+    out: list[str | None] = []
+    band = 0
+    for p_index, paragraph in enumerate(paragraphs):
+        words = paragraph.split(" ")
+        left = len(paragraphs) - p_index - 1  # paragraphs after this one, each needs a band
+        while words:
+            if band >= len(bands) - left and left:
+                return unknown
+            if band >= len(bands):
+                return unknown
+            line: list[str] = []
+            while words and (not line or scale * text_width(" ".join([*line, words[0]])) <= widths[band] + 0.5 * scale
+                             * text_width(words[0])):
+                line.append(words.pop(0))
+            got = scale * text_width(" ".join(line))
+            if abs(got - widths[band]) > max(6.0, 0.08 * widths[band]):
+                return unknown  # the words do not fill their band: the wrap is not where we think
+            out.append(" ".join(line))
+            band += 1
+    return out if len(out) == len(bands) else unknown
+
+
+def _lines(c: Candidate, box: Box, image: Image.Image, origin: tuple[int, int]) -> list[tuple[str | None, Box]]:
+    """The lines of a text candidate in image pixels, each with its text where it is known."""
+    ox, oy = origin
+    if c.lines:
+        out: list[tuple[str | None, Box]] = []
+        for text, (x1, y1, x2, y2) in c.lines:
+            part = intersect((x1 - ox, y1 - oy, x2 - ox, y2 - oy), box)
+            # A line the viewport cuts in half is not readable; leave it out.
+            if part is not None and (part[3] - part[1]) >= 0.7 * (y2 - y1):
+                out.append((text, part))
+        return out
+    bands = ink_bands(image, box)
+    if not bands:
+        return [(c.text, box)]
+    if len(bands) == 1:  # one line: the rules beside it (a group box's frame) are not part of it
+        return [(c.text, bands[0])]
+    return list(zip(wrap_texts(c.text or "", bands), bands, strict=True))
+
+
+def _text_cut(image: Image.Image, box: Box, whole: Box, shown: Box, edge: int = 3) -> bool:
+    """Whether clipping (to ``shown``, on the screen) cut into what ``whole`` draws: on a side that
+    was cut, ink reaches the edge of what is left (``box``, in image pixels). Blank there means the
+    words ended before the cut."""
+    cut_sides = [shown[0] > whole[0] + 2, shown[1] > whole[1] + 2, shown[2] < whole[2] - 2, shown[3] < whole[3] - 2]
+    if not any(cut_sides):
+        return False
+    pixels = np.asarray(image.crop(box).convert("RGB"))
+    if pixels.size == 0:
+        return True
+    ink = _ink_mask(pixels)
+    strips = (ink[:, :edge], ink[:edge, :], ink[:, -edge:], ink[-edge:, :])
+    return any(cut and bool(strip.any()) for cut, strip in zip(cut_sides, strips, strict=True))
+
+
+def finish(candidates: Iterable[Candidate], windows: Sequence[XWindow], capture: Box,
+           image: Image.Image) -> list[tuple[Element, Candidate]]:
+    """The elements of ``image`` (the pixels of ``capture`` on the screen), each with the candidate
+    it came from."""
+    ox, oy = capture[0], capture[1]
+    out: list[tuple[Element, Candidate]] = []
+    seen: set[tuple[str, Box]] = set()
+    for c in candidates:
+        shown = visible_box(c, windows)
+        if shown is None:
+            continue
+        box = intersect((shown[0] - ox, shown[1] - oy, shown[2] - ox, shown[3] - oy), (0, 0, image.width, image.height))
+        if box is None:
+            continue
+        if c.grow:
+            box = grow_to_frame(image, box)
+        if c.text is not None and _text_cut(image, box, c.box, shown):
+            # Part of its text is hidden (under a menu, scrolled out of its view): the text is no
+            # longer what shows, and what shows is not known.
+            c = replace(c, text=None, lines=None)
+        parts: list[tuple[str | None, Box]] = [(c.text, box)]
+        if c.cells:
+            parts = [(None, cell) for cell in ink_cells(image, box)]
+        if c.type == "icon":  # the picture, not the flat button round it
+            fitted = ink_box(image, box, ring=3)
+            if fitted is None:
+                continue
+            if min(fitted[2] - fitted[0], fitted[3] - fitted[1]) >= MIN_SIDE:
+                parts = [(c.text, fitted)]
+        if c.type in TEXT_TYPES:
+            parts = []
+            for text, line in _lines(c, box, image, (ox, oy)):
+                fitted = ink_box(image, line)
+                if fitted is not None and (text is None or text.strip()):
+                    parts.append((text, fitted))
+        for text, part in parts:
+            least = MIN_THIN_SIDE if c.type in THIN_TYPES else MIN_SIDE
+            if min(part[2] - part[0], part[3] - part[1]) < least or area(part) < MIN_AREA:
+                continue
+            key = (c.type, part)
+            if key in seen:
+                continue
+            element = _element(replace(c, text=text), part)
+            if element is not None:
+                seen.add(key)
+                out.append((element, c))
+    return _without_stray_icons(out)
+
+
+def _without_stray_icons(labelled: list[tuple[Element, Candidate]]) -> list[tuple[Element, Candidate]]:
+    """Drop icons whose ink is mostly another element's text: an empty picture cell beside a text
+    cell (GTK's file list) fits its box to its neighbour's words."""
+    texts = [e.bbox for e, _ in labelled if e.type.value in ("text", "tabled_text", "hyperlink", "tree_item")]
+    kept = []
+    for e, c in labelled:
+        if e.type.value == "icon" and any(intersect(e.bbox, t) is not None and area(intersect(e.bbox, t) or e.bbox)
+                                          >= 0.6 * area(e.bbox) for t in texts):
+            continue
+        kept.append((e, c))
+    return kept

@@ -1,0 +1,244 @@
+"""`caap dataset desktop`: real GTK, Qt and Tk applications on Xvfb, labelled from the
+accessibility tree (AT-SPI) or from Tk itself, written as a caap dataset.
+
+The live tests start their own Xvfb, D-Bus and AT-SPI bus (through the generator) and are skipped,
+naming the Debian package, where an application or the accessibility stack is missing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from caap.cli import app as cli_app
+from caap.data.desktop import generate as gen
+from caap.data.desktop.apps import APPS, EVALUATION_APPS, QT_EXAMPLES, RESERVED_APPS, TRAINING_APPS, App
+from caap.data.desktop.atspi import candidates as atspi_candidates
+from caap.data.desktop.labels import Candidate, visible_box, wrap_texts
+from caap.data.desktop.session import XWindow, atspi_missing
+from caap.data.desktop.tk import demo_dir
+from caap.data.format import Dataset, open_dataset
+
+needs_x = pytest.mark.skipif(shutil.which("Xvfb") is None or shutil.which("xdotool") is None,
+                             reason="needs Xvfb and xdotool (Debian packages xvfb, xdotool)")
+needs_capture = pytest.mark.skipif(
+    importlib.util.find_spec("mss") is None or importlib.util.find_spec("Xlib") is None,
+    reason="needs mss and python-xlib (pip install 'caap[desktop]')")
+_ATSPI = atspi_missing() if shutil.which("Xvfb") else "no Xvfb"
+needs_atspi = pytest.mark.skipif(_ATSPI is not None, reason=f"needs the AT-SPI stack: {_ATSPI}")
+needs_zenity = pytest.mark.skipif(shutil.which("zenity") is None, reason="needs zenity (Debian package zenity)")
+SLIDERS = QT_EXAMPLES / "widgets/sliders/sliders"
+needs_qt = pytest.mark.skipif(not SLIDERS.exists(), reason="needs Qt's examples (Debian package qtbase5-examples)")
+needs_tk = pytest.mark.skipif(demo_dir() is None or importlib.util.find_spec("tkinter") is None,
+                              reason="needs Tk's demos and tkinter (Debian packages tk8.6-doc, python3-tk)")
+
+
+def _one_screen(tmp_path: Path, app: App, **kwargs) -> tuple[Dataset, list]:
+    stats = gen.generate(tmp_path / "ds", [app], screens_per_app=1, size=(1024, 768), **kwargs)
+    assert not stats.skipped, stats.skipped
+    ds = open_dataset(tmp_path / "ds")
+    anns = [ds.load(p) for p in ds.label_paths()]
+    assert len(anns) == 1 and stats.per_app[app.name] == 1
+    ann = anns[0]
+    assert ann.source.kind == "desktop" and ann.source.task == app.name and ann.source.seed == 0
+    assert ann.elements, "no elements labelled"
+    for e in ann.elements:  # the annotation validator checks the image bounds; boxes are real too
+        x1, y1, x2, y2 = e.bbox
+        assert x2 - x1 >= 3 and y2 - y1 >= 3, e
+    return ds, ann.elements
+
+
+def _find(elements, kind: str, text: str | None = None):
+    found = [e for e in elements if e.type.value == kind and (text is None or e.text == text)]
+    assert found, f"no {kind} {text!r} among {[(e.type.value, e.text) for e in elements]}"
+    return found[0]
+
+
+@needs_atspi
+@needs_zenity
+@pytest.mark.display
+@needs_x
+@needs_capture
+def test_zenity_entry_through_atspi(tmp_path):
+    app = App("zenity-entry", "gtk3", ("zenity", "--entry", "--title=Rename", "--text=New name:",
+                                       "--entry-text=holiday photos"), "zenity", resizable=False)
+    ds, elements = _one_screen(tmp_path, app)
+    ok, cancel = _find(elements, "button", "OK"), _find(elements, "button", "Cancel")
+    entry = _find(elements, "input_field", "holiday photos")
+    _find(elements, "text", "New name:")
+    assert entry.focused is True and ok.focused is False
+    # GTK puts Cancel left of OK, both below the field.
+    assert cancel.bbox[2] <= ok.bbox[0] and entry.bbox[3] <= ok.bbox[1]
+    assert ds.meta()["generator"]["split"] == "train"
+
+
+@needs_atspi
+@needs_qt
+@pytest.mark.display
+@needs_x
+@needs_capture
+def test_qt_example_through_atspi(tmp_path):
+    app = App("qt5-widgets-sliders", "qt5", (str(SLIDERS),), "qtbase5-examples", resizable=False)
+    _, elements = _one_screen(tmp_path, app)
+    _find(elements, "checkbox", "Inverted appearance")
+    _find(elements, "dropdown", "Horizontal slider-like widgets")
+    _find(elements, "text", "Minimum value:")
+    _find(elements, "text", "Controls")  # a group box's title
+    slider = _find(elements, "slider")
+    assert slider.bbox[2] - slider.bbox[0] > 3 * (slider.bbox[3] - slider.bbox[1])  # the horizontal one
+    _find(elements, "scrollbar")
+
+
+@needs_tk
+@pytest.mark.display
+@needs_x
+@needs_capture
+def test_tk_demo_through_winfo(tmp_path):
+    _, elements = _one_screen(tmp_path, APPS["tk-button"])
+    for colour in ("Peach Puff", "Light Blue", "Sea Green", "Yellow"):
+        _find(elements, "button", colour)
+    _find(elements, "button", "See Code")
+    lines = [e for e in elements if e.type.value == "text"]
+    assert len(lines) >= 3 and lines[0].text and lines[0].text.startswith("If you click on any of the four buttons")
+
+
+def test_reserved_apps_never_go_into_a_training_set(tmp_path):
+    assert {a.name for a in EVALUATION_APPS} == RESERVED_APPS
+    assert not RESERVED_APPS & {a.name for a in TRAINING_APPS}
+    assert {a.name for a in gen.select_apps(None, "eval")} == RESERVED_APPS
+    with pytest.raises(gen.DesktopDataError, match="reserved for evaluation"):
+        gen.select_apps(["zenity-entry", "gtk3-widget-factory"], "train")
+    with pytest.raises(gen.DesktopDataError, match="only the reserved apps"):
+        gen.select_apps(["qt5-gallery", "zenity-entry"], "eval")
+    with pytest.raises(gen.DesktopDataError, match="reserved"):
+        gen.generate(tmp_path / "x", [APPS["qt5-widgets-calculator"]], split="train")
+    result = CliRunner().invoke(cli_app, ["dataset", "desktop", "--out", str(tmp_path / "cli"), "--apps",
+                                          "gtk3-demo"])
+    assert result.exit_code == 2
+    assert "reserved for evaluation" in result.output and not (tmp_path / "cli").exists()
+
+
+def test_an_evaluation_dataset_takes_no_training_screens(tmp_path):
+    Dataset.create(tmp_path / "eval", "desktop-eval", {"split": "eval"})
+    fake = App("fake", "tk", ("widget",), "tk8.6-doc")
+    if fake.missing():
+        pytest.skip(fake.missing())
+    with pytest.raises(gen.DesktopDataError, match="'eval' dataset"):
+        gen.generate(tmp_path / "eval", [fake], split="train")
+
+
+def test_a_missing_binary_is_skipped_with_its_package(tmp_path):
+    ghost = App("ghost", "gtk3", ("caap-no-such-program",), "caap-ghost-examples")
+    stats = gen.generate(tmp_path / "ds", [ghost])
+    assert stats.skipped == ["ghost: caap-no-such-program is missing (Debian package caap-ghost-examples)"]
+    assert stats.screens == 0 and not (tmp_path / "ds").exists()
+    with pytest.raises(gen.DesktopDataError, match="unknown app"):
+        gen.select_apps(["no-such-app"], "train")
+
+
+@needs_atspi
+@pytest.mark.display
+@needs_x
+@needs_capture
+def test_an_app_without_a_window_is_skipped(tmp_path, monkeypatch):
+    monkeypatch.setattr(gen, "WINDOW_TIMEOUT_S", 1.5)
+    mute = App("mute", "gtk3", (shutil.which("sleep") or "/bin/sleep", "30"), "coreutils")
+    stats = gen.generate(tmp_path / "ds", [mute])
+    assert len(stats.skipped) == 1 and stats.skipped[0].startswith("mute: no window within 2 s")
+    assert stats.screens == 0
+
+
+# --- labelling rules, without a display ------------------------------------------------------------
+def _win(id_: int, box, override: bool = False) -> XWindow:
+    return XWindow(id_, box, "", None, override)
+
+
+def test_windows_above_cut_or_hide_what_lies_below():
+    main, popup = _win(1, (0, 0, 400, 300)), _win(2, (100, 50, 200, 150), override=True)
+    hidden = Candidate("button", (120, 60, 180, 90), window=1)
+    half = Candidate("button", (150, 160, 250, 190), window=1)
+    cut = Candidate("tabled_text", (150, 60, 260, 80), window=1)
+    on_top = Candidate("tabled_text", (110, 60, 190, 80))  # a popup's item: the topmost window under it
+    assert visible_box(hidden, [main, popup]) is None
+    assert visible_box(half, [main, popup]) == (150, 160, 250, 190)
+    assert visible_box(cut, [main, popup]) is None  # less than MIN_VISIBLE of it is left
+    assert visible_box(on_top, [main, popup]) == (110, 60, 190, 80)
+    assert visible_box(Candidate("text", (350, 250, 450, 280), window=1), [main]) == (350, 250, 400, 280)
+
+
+def test_wrapped_text_is_shared_out_over_its_lines():
+    from caap.data.desktop.labels import text_width
+
+    words = "If you click on any of the four buttons below the background will change"
+    first, second = "If you click on any of the four", "buttons below the background will change"
+    bands = [(0, 0, round(text_width(first)), 15), (0, 18, round(text_width(second)), 33)]
+    assert wrap_texts(words, bands) == [first, second]
+    assert wrap_texts("one\ntwo", bands) == ["one", "two"]
+    assert wrap_texts(words, [(0, 0, 300, 15), (0, 18, 8, 33)]) == [None, None]  # no wrap fits: unknown
+
+
+def test_roles_map_to_the_taxonomy_and_gtk4_boxes_move_to_the_screen():
+    def node(i, parent, depth, role, name="", box=None, states=("showing", "visible"), **extra):
+        return {"id": i, "parent": parent, "depth": depth, "role": role, "name": name, "states": list(states),
+                "box": box, **extra}
+
+    tree = {"toolkits": ["GTK 4.8.3"], "nodes": [
+        node(0, None, 0, "application", "demo"),
+        node(1, 0, 1, "frame", "Demo", [0, 0, 790, 590]),
+        node(2, 1, 2, "push button", "Run", [22, 10, 25, 24]),
+        node(3, 2, 3, "label", "Run", [22, 10, 25, 24], text="Run"),
+        node(4, 1, 2, "page tab", "Tab", [244, 49, 30, 30], states=("visible", "selected")),
+        node(5, 4, 3, "label", "Info", [244, 49, 30, 30], text="Info"),
+        node(6, 1, 2, "check box", "Bold", [20, 100, 80, 20], states=("visible", "checked")),
+        node(7, 1, 2, "separator", "", [0, 200, 790, 1]),
+    ]}
+    found = atspi_candidates(tree, [_win(9, (100, 50, 900, 650))])
+    by_type = {c.type: c for c in found}
+    assert set(by_type) == {"button", "tab", "checkbox"}
+    # GTK 4: window-relative boxes, inside a 5 px margin of an 800x600 window at (100, 50).
+    assert by_type["button"].box == (127, 65, 152, 89) and by_type["button"].text == "Run"
+    assert by_type["button"].grow  # GTK 4 reports content boxes: the frame is found in the pixels
+    assert by_type["tab"].text == "Info" and by_type["tab"].highlighted is True
+    assert by_type["checkbox"].checked is True and by_type["checkbox"].window == 9
+    # A GTK 4 tree view shows rows AT-SPI never hears of: its cells are found in the pixels.
+    tree["nodes"] += [node(8, 1, 2, "filler", "GtkTreeView", [0, 300, 400, 200]),
+                      node(9, 8, 3, "push button", "GtkButton", [0, 300, 100, 24])]
+    view = [c for c in atspi_candidates(tree, [_win(9, (100, 50, 900, 650))]) if c.cells]
+    assert len(view) == 1 and view[0].box == (105, 379, 505, 555) and view[0].text is None
+
+
+
+def test_a_gtk3_tree_labels_each_row_once_as_a_tree_item():
+    def cell(i, parent, name, y, states=()):
+        return {"id": i, "parent": parent, "depth": 4, "role": "table cell", "name": name,
+                "states": ["showing", "visible", *states], "box": [46, y, 178 if not name else 186, 21],
+                **({"text": name} if name else {})}
+
+    tree = {"toolkits": ["gtk 3.24.38"], "nodes": [
+        {"id": 0, "parent": None, "depth": 0, "role": "application", "name": "demo", "states": [], "box": None},
+        {"id": 1, "parent": 0, "depth": 1, "role": "frame", "name": "Demo", "states": ["showing"], "box": [0, 0, 400, 300]},
+        {"id": 2, "parent": 1, "depth": 2, "role": "tree table", "name": "", "states": ["showing"], "box": [6, 52, 220, 240]},
+        cell(3, 2, "", 53), cell(4, 3, "Assistant", 53),  # GTK 3 nests each row's cells in a row cell
+        cell(5, 2, "", 76, ("expandable",)), cell(6, 5, "Benchmark", 76, ("expandable", "selected")),
+        {**cell(7, 5, "  ", 76), "box": [-2147483648, -2147483648, 34, 21]},  # a cell drawn nowhere
+    ]}
+    found = atspi_candidates(tree, [_win(1, (0, 0, 400, 300))])
+    assert [(c.type, c.text, c.expanded, c.highlighted) for c in found] == [
+        ("tree_item", "Assistant", None, False), ("tree_item", "Benchmark", False, True)]
+
+
+def test_a_window_without_labels_keeps_its_screen_out():
+    from caap.elements import Element
+
+    main, popup = _win(1, (0, 0, 400, 300)), _win(2, (100, 50, 300, 250), override=True)
+    in_main = (Element(type="button", bbox=(10, 10, 60, 30), text="OK"), Candidate("button", (10, 10, 60, 30)))
+    in_popup = (Element(type="tabled_text", bbox=(120, 60, 280, 80), text="A"), Candidate("tabled_text", (0, 0, 1, 1)))
+    assert gen._bare_window([in_main, in_popup], [main, popup], (0, 0, 400, 300)) is None
+    assert gen._bare_window([in_main], [main, popup], (0, 0, 400, 300)) == popup  # a popup nobody reported
+    assert gen._bare_window([in_popup], [main, popup], (0, 0, 400, 300)) == main
+    # A window hidden under another is not asked to show anything.
+    assert gen._bare_window([in_popup], [main, _win(3, (0, 0, 400, 300))], (0, 0, 400, 300)) is None
