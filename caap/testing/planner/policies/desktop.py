@@ -42,6 +42,10 @@ def field_for(p: Prompt, label: str) -> El | None:
     return min(below, key=lambda f: (f.box[1] - lab.box[3]) ** 2 + (f.box[0] - lab.box[0]) ** 2, default=None)
 
 
+def typed(p: Prompt, value: str) -> bool:
+    return any(s.name == "type_text" and s.args.get("string_to_type") == value for s in p.steps)
+
+
 def check_box(p: Prompt, label: str) -> El | None:
     """A check box by its text; a toolkit's small box with the label beside it may be read as two."""
     box = find(p, "checkbox", label)
@@ -61,16 +65,19 @@ def desktop_form(p: Prompt, m: re.Match[str]) -> list[Action]:
         if field is None or field.id in used:
             return [fail(f'no field labelled "{f["label"].strip()}" on the screen')]
         used.add(field.id)
-        if not holds(field, f["value"]):
+        # A value this run typed is not typed again over a misreading of it (a toolkit's sunken
+        # border can cost the reader a first letter): the history says it is there.
+        if not holds(field, f["value"]) and not typed(p, f["value"]):
             # Select-all first only where there is something to replace: Control+A is "line start"
             # in Tk's entries, not "select all".
             actions += [click(field), *([select_all()] if (field.text or "").strip() else []), type_text(f["value"])]
-    box = check_box(p, m["tick"])
-    if box is None:
-        return [fail(f'no "{m["tick"]}" check box on the screen')]
-    ticked = box.checked or clicked(p, text=m["tick"], types=("checkbox", *LABEL_TYPES))
-    if not ticked:
-        actions.append(click(box))
+    # Once clicked, a ticked box may look different enough to be missed: the history says it is done.
+    if not clicked(p, text=m["tick"], types=("checkbox", *LABEL_TYPES)):
+        box = check_box(p, m["tick"])
+        if box is None:
+            return [fail(f'no "{m["tick"]}" check box on the screen')]
+        if not box.checked:
+            actions.append(click(box))
     button = find(p, "button", m["button"])
     if button is None:  # after the typing the next screen may show it; with nothing left to do, give up
         return actions or [fail(f'no "{m["button"]}" button on the screen')]
