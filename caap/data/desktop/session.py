@@ -31,10 +31,13 @@ from caap.geometry import Box
 SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's, where python3-pyatspi installs pyatspi and gi
 BUS_LAUNCHERS = ("/usr/libexec/at-spi-bus-launcher", "/usr/lib/at-spi2-core/at-spi-bus-launcher")
 WALKER = Path(__file__).with_name("atspi_walk.py")
-# Variables that would keep the applications off the accessibility bus, or point them at the
-# caller's own session.
+# Variables that would keep the applications off the accessibility bus, point them at the
+# caller's own session, or at another Qt: opencv-python (imported by ultralytics) sets
+# QT_QPA_PLATFORM_PLUGIN_PATH and QT_QPA_FONTDIR to its own Qt's plugins in this process, and a
+# Debian Qt 5 app started with them cannot load its xcb platform plugin.
 _SCRUBBED = ("NO_AT_BRIDGE", "GTK_A11Y", "DBUS_SESSION_BUS_ADDRESS", "AT_SPI_BUS_ADDRESS", "WAYLAND_DISPLAY",
-             "GTK_THEME", "QT_STYLE_OVERRIDE", "GDK_BACKEND", "QT_QPA_PLATFORM", "SESSION_MANAGER")
+             "GTK_THEME", "QT_STYLE_OVERRIDE", "GDK_BACKEND", "QT_QPA_PLATFORM", "SESSION_MANAGER",
+             "QT_QPA_PLATFORM_PLUGIN_PATH", "QT_QPA_FONTDIR", "QT_PLUGIN_PATH")
 
 
 class DesktopError(RuntimeError):
