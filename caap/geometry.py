@@ -60,13 +60,15 @@ def uncovered_part(box: Box, other: Box) -> Box:
     return best if area(best) > 0 else box
 
 
+def intersect(a: Box, b: Box) -> Box | None:
+    """The box two boxes share; None when they share no pixel."""
+    x1, y1, x2, y2 = max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])
+    return (x1, y1, x2, y2) if x2 > x1 and y2 > y1 else None
+
+
 def clip(box: Box, width: int, height: int) -> Box | None:
     """Clip a box to an image of the given size; None when nothing of it is left."""
-    x1, y1 = max(0, box[0]), max(0, box[1])
-    x2, y2 = min(width, box[2]), min(height, box[3])
-    if x2 <= x1 or y2 <= y1:
-        return None
-    return (x1, y1, x2, y2)
+    return intersect(box, (0, 0, width, height))
 
 
 def contains(box: Box, x: int, y: int) -> bool:

@@ -42,7 +42,7 @@ from caap.data.export import (
     yolo_line,
 )
 from caap.data.format import DatasetError
-from caap.geometry import Box
+from caap.geometry import Box, area, intersect
 
 PAD_RGB = (114, 114, 114)  # ultralytics' letterbox grey: what the network already knows as "nothing"
 KEEP_VISIBLE = 0.6         # share of an element's area that must lie on a tile for it to stay a label
@@ -111,12 +111,12 @@ def tiles(image: Image.Image, labels: list[tuple[int, Box]], size: int, max_tile
         tile = image.crop((x, y, x + w, y + h))
         kept: list[tuple[int, Box]] = []
         draw = ImageDraw.Draw(tile)
-        for c, (x1, y1, x2, y2) in labels:
-            cx1, cy1, cx2, cy2 = max(x1, x), max(y1, y), min(x2, x + w), min(y2, y + h)
-            if cx2 <= cx1 or cy2 <= cy1:
+        for c, label in labels:
+            part = intersect(label, (x, y, x + w, y + h))
+            if part is None:
                 continue
-            shown = (cx2 - cx1) * (cy2 - cy1) / ((x2 - x1) * (y2 - y1))
-            box = (cx1 - x, cy1 - y, cx2 - x, cy2 - y)
+            shown = area(part) / area(label)
+            box = (part[0] - x, part[1] - y, part[2] - x, part[3] - y)
             if shown >= KEEP_VISIBLE:
                 kept.append((c, box))
             else:

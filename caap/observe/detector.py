@@ -60,7 +60,6 @@ class Detector:
         if not names or names != expected:
             raise DetectorError(f"{path}: classes {list(names.values())} are not caap's taxonomy "
                                 f"{[t.value for t in DETECTOR_CLASSES]} (or its first classes)")
-        self.classes = DETECTOR_CLASSES[:len(names)]
         self.path = path
         self.conf, self.iou, self.merge_iou, self.device, self.snap = conf, iou, merge_iou, device, snap
         self.imgsz, self.max_side = imgsz, max(max_side, STRIDE)

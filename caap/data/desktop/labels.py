@@ -20,7 +20,7 @@ from PIL import Image
 
 from caap.data.desktop.session import XWindow
 from caap.elements import Element
-from caap.geometry import Box, area, uncovered_part
+from caap.geometry import Box, area, intersect, uncovered_part
 from caap.observe.lines import background_colour
 from caap.taxonomy import ATTRIBUTES, TEXT_ELEMENT_TYPES, ElementType
 
@@ -54,11 +54,6 @@ class Candidate:
 
     def with_box(self, box: Box) -> Candidate:
         return replace(self, box=box)
-
-
-def intersect(a: Box, b: Box) -> Box | None:
-    x1, y1, x2, y2 = max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])
-    return (x1, y1, x2, y2) if x2 > x1 and y2 > y1 else None
 
 
 def capture_box(windows: Sequence[XWindow], width: int, height: int) -> Box | None:
