@@ -119,3 +119,22 @@ def test_growing_the_shipped_detector_keeps_its_predictions(tmp_path: Path) -> N
     assert len(before) >= 3
     assert np.allclose(before.xyxy.numpy(), after.xyxy.numpy()) and (before.cls == after.cls).all()
     assert np.allclose(before.conf.numpy(), after.conf.numpy(), atol=1e-4)
+
+
+def test_reserved_screens_are_never_exported_for_training(tmp_path: Path) -> None:
+    from caap.data.export import export_yolo
+
+    ds = _dataset(tmp_path / "ds", [(160, 210, 1.0, 1), (160, 210, 1.0, 2800)])
+    ann = Annotation(image="x", width=160, height=210, elements=[Element(type="button", bbox=(1, 1, 30, 20))],
+                     source=Source(kind="desktop", task="gtk3-widget-factory", seed=3))
+    ds.add("g", "reserved", _screen(160, 210, [(1, 1, 30, 20)], 3), ann)
+    for export in (lambda: export_canvases([tmp_path / "ds"], tmp_path / "o", split=SplitRule.parse("val:2800")),
+                   lambda: export_yolo(tmp_path / "ds", tmp_path / "o", split=SplitRule.parse("val:2800"))):
+        with pytest.raises(DatasetError, match="gtk3-widget-factory is reserved for evaluation"):
+            export()
+    assert not (tmp_path / "o").exists()
+    outside = Annotation(image="x", width=160, height=210, source=Source(kind="miniwob", task="navigate-tree", seed=4))
+    (tmp_path / "ds" / "labels" / "g" / "reserved.json").unlink()
+    ds.add("g", "outside", _screen(160, 210, [], 4), outside)
+    with pytest.raises(DatasetError, match="navigate-tree is outside the paper's 67"):
+        export_yolo(tmp_path / "ds", tmp_path / "o", split=SplitRule.parse("val:2800"))

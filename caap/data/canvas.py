@@ -42,6 +42,7 @@ from caap.data.export import (
     yolo_line,
 )
 from caap.data.format import DatasetError
+from caap.data.reserved import check_trainable
 from caap.geometry import Box, area, intersect
 
 PAD_RGB = (114, 114, 114)  # ultralytics' letterbox grey: what the network already knows as "nothing"
@@ -176,7 +177,9 @@ def export_canvases(datasets: Sequence[str | Path], out_dir: str | Path, *, spli
     prefixes: dict[int, str] = {}
     for n, root in enumerate((*roots, *val_roots)):
         held_out = n >= len(roots)
-        for item in load_items(root):
+        items = load_items(root)
+        check_trainable((item.label_path, item.ann.source) for item in items)  # validation picks models too
+        for item in items:
             per_split["val" if held_out else split_of(item.ann, split)].append(item)
             prefixes[id(item)] = f"d{n}" if len(roots) + len(val_roots) > 1 else ""
     if not per_split["train"] or not per_split["val"]:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from caap.data.format import Annotation, DatasetError, open_dataset
+from caap.data.reserved import check_trainable
 from caap.seeds import SeedRangeError, format_seed_ranges, parse_ranges
 from caap.taxonomy import DETECTOR_CLASSES, TYPE_ATTRIBUTES, ElementType
 
@@ -280,6 +281,7 @@ def export_yolo(
     out_dir = Path(out_dir)
     guard_output(out_dir, root)
     items = load_items(root)
+    check_trainable((item.label_path, item.ann.source) for item in items)
     splits = [split_of(item.ann, split) for item in items]
     _check_both_splits(items, splits, split, root)
     _check_unique_names(items)
@@ -351,6 +353,7 @@ def export_reader_samples(
     out_dir = Path(out_path)
     guard_output(out_dir, root)
     items = load_items(root)
+    check_trainable((item.label_path, item.ann.source) for item in items)
     splits = [split_of(item.ann, split) for item in items]
     _check_both_splits(items, splits, split, root)
 
