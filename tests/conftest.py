@@ -23,13 +23,21 @@ def dropdown_screen() -> list[Element]:
     ]
 
 
+@pytest.fixture(scope="session")
+def _model_cache(tmp_path_factory) -> Path:
+    """One cache of derived model files (the detector's ONNX graphs) for the whole run: exported
+    once, apart from the developer's own cache."""
+    return tmp_path_factory.mktemp("caap-cache")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch, tmp_path):
-    """No test reads the developer's own endpoint, key, config or display."""
+def _isolated_env(monkeypatch, tmp_path, _model_cache):
+    """No test reads the developer's own endpoint, key, config, display or model cache."""
     for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL", "CAAP_CONFIG", "DISPLAY", "AZURE_OPENAI_ENDPOINT",
                 "AZURE_OPENAI_API_KEY", "OPENAI_API_VERSION"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CAAP_CACHE_DIR", str(_model_cache))
     monkeypatch.chdir(tmp_path)
 
 

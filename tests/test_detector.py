@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -274,3 +275,85 @@ def test_a_corrupt_image_still_gives_a_clear_error_after_ultralytics_is_imported
     bad.write_bytes(b"not an image at all")
     with pytest.raises(ScreenError, match="not a readable image"):
         load_image(bad)
+
+
+def _big_screen() -> Any:
+    """A 1280x720 screen holding several MiniWoB screens at their own size (the detector runs it
+    at 1,280 px, not the 224 px of one MiniWoB screen)."""
+    from PIL import Image
+
+    screens = sorted(FIXTURE.glob("**/*.png"))[:12]
+    big = Image.new("RGB", (1280, 720), "white")
+    for n, path in enumerate(screens):
+        big.paste(Image.open(path).convert("RGB"), (10 + (n % 6) * 210, 10 + (n // 6) * 300))
+    return big
+
+
+def test_onnx_runtime_finds_what_torch_finds(tmp_path):
+    pytest.importorskip("onnxruntime", reason="needs the vision extra")
+    from PIL import Image
+
+    from caap.observe.detector import Detector
+
+    on_torch, on_onnx = Detector(SHIPPED, runtime="torch"), Detector(SHIPPED, runtime="onnx")
+    assert (on_torch.runtime, on_onnx.runtime) == ("torch", "onnx")
+    small = Image.open(sorted(FIXTURE.glob("**/*.png"))[0]).convert("RGB")
+    for image in (small, _big_screen()):
+        a, b = on_torch.detect(image), on_onnx.detect(image)
+        assert len(a) == len(b) > 3
+        for x, y in zip(sorted(a, key=lambda e: e.bbox), sorted(b, key=lambda e: e.bbox), strict=True):
+            assert x.type == y.type
+            assert max(abs(p - q) for p, q in zip(x.bbox, y.bbox, strict=True)) <= 1
+            assert abs((x.score or 0) - (y.score or 0)) < 0.01
+
+
+def test_the_onnx_graph_is_exported_once_per_weights_file(tmp_path, monkeypatch):
+    pytest.importorskip("onnxruntime", reason="needs the vision extra")
+    from ultralytics import YOLO
+
+    from caap.observe.onnx_export import file_digest, onnx_for
+
+    first = onnx_for(SHIPPED, tmp_path / "cache")
+    assert first.is_file() and file_digest(SHIPPED) in first.name
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == [first.name]  # no export folder left behind
+
+    def no_export(*args, **kwargs):
+        raise AssertionError("exported twice")
+
+    monkeypatch.setattr(YOLO, "export", no_export)
+    assert onnx_for(SHIPPED, tmp_path / "cache") == first
+
+
+def test_an_unwritable_cache_is_one_clear_error_or_a_fallback_to_torch(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("onnxruntime", reason="needs the vision extra")
+    from caap.observe.detector import Detector, DetectorError
+
+    blocker = tmp_path / "cache-is-a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("CAAP_CACHE_DIR", str(blocker))
+    with pytest.raises(DetectorError, match="CAAP_CACHE_DIR"):
+        Detector(SHIPPED, runtime="onnx")
+    det = Detector(SHIPPED, runtime="auto")
+    assert det.runtime == "torch" and "running the detector in torch" in capsys.readouterr().err
+    with pytest.raises(DetectorError, match="runtime must be one of"):
+        Detector(SHIPPED, runtime="tensorrt")
+
+
+def test_bench_observe_times_first_sight_and_the_same_screen_again(tmp_path):
+    pytest.importorskip("transformers", reason="needs the vision extra")
+    from caap.cli import app
+
+    screens = sorted(FIXTURE.glob("**/*.png"))[:2]
+    result = runner.invoke(app, ["bench", "observe", *map(str, screens), "--repeat", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["image"] for r in records] == [str(s) for s in screens]
+    for r in records:
+        assert r["elements"] >= 3 and (r["width"], r["height"]) == (160, 210)
+        assert r["first"]["read"] > 0 and r["first"]["total"] >= r["first"]["detect"]
+        # The second look reads nothing new: the memo answers for every element.
+        assert r["again"]["read"] < r["first"]["read"]
+    table = runner.invoke(app, ["bench", "observe", str(screens[0]), "--repeat", "1", "--detector-runtime", "torch"])
+    assert table.exit_code == 0 and "runtime: torch" in table.output, table.output
+    missing = runner.invoke(app, ["bench", "observe", str(tmp_path / "none.png")])
+    assert missing.exit_code == 2 and "no such image" in missing.output

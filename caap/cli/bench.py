@@ -153,3 +153,59 @@ def _print_summary(summary: dict[str, Any]) -> None:
         out.print("per step (ms): " + ", ".join(f"{k} {v:.0f}" for k, v in o["latency_ms"].items()), highlight=False)
     out.print(f"tasks >= 0.8: {o['tasks_at_least_0.8']}, >= 0.9: {o['tasks_at_least_0.9']}, "
               f"mean over the paper's 67 (uncovered = 0): {o['mean_success_all_67']:.3f}", highlight=False)
+
+
+@bench_app.command("observe")
+def bench_observe(
+    images: Annotated[list[Path], typer.Argument(help="Screenshot files or folders of them.")],
+    repeat: Annotated[int, typer.Option(help="Observations of each screen after the first.", min=1)] = 3,
+    detector: Annotated[Path | None, typer.Option(help="Detector weights (default: models/detector/).")] = None,
+    reader: Annotated[Path | None, typer.Option(help="Reader checkpoint (default: models/reader/).")] = None,
+    detector_runtime: Annotated[str | None, typer.Option(
+        help="auto | onnx | torch: what runs the detector (default from [observe]).")] = None,
+    ui_scale: Annotated[float | None, typer.Option(
+        help="The device scale factor the screens were drawn at (default from [observe]).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per screen.")] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Time the observer per screen: first sight (every element read) and the same screen again
+    (unchanged elements answered from the reading memo). Models are loaded and warmed once."""
+    import json
+    import sys
+    from dataclasses import asdict
+
+    from caap.bench.observe_speed import time_screen, warm_up
+    from caap.cli.observe import image_paths
+    from caap.observe.detector import DetectorError
+    from caap.observe.screen import ScreenError, load_image
+    from caap.observe.vision import VisionObserver
+
+    cfg = config_from_flags(config, {"observe.detector": detector, "observe.reader": reader,
+                                     "observe.detector_runtime": detector_runtime, "observe.ui_scale": ui_scale})
+    paths = image_paths(images)
+    _check_models(cfg.observe)
+    try:
+        observer = VisionObserver.from_config(cfg.observe)
+    except DetectorError as exc:
+        fail(str(exc))
+    table = Table(title=f"observe, ms (detector runtime: {observer.detector.runtime if observer.detector else '-'})")
+    for col in ("screen", "size", "elements", "detect", "read", "ocr", "first total", "again total"):
+        table.add_column(col, justify="left" if col == "screen" else "right")
+    warmed = False
+    for path in paths:
+        try:
+            image = load_image(path)
+        except ScreenError as exc:
+            fail(str(exc))
+        if not warmed:
+            warm_up(observer, image)
+            warmed = True
+        t = time_screen(observer, image, repeat)
+        if as_json:
+            sys.stdout.write(json.dumps({"image": str(path), **asdict(t)}) + "\n")
+            continue
+        f = t.first
+        table.add_row(path.name, f"{t.width}x{t.height}", str(t.elements), f"{f['detect']:.0f}", f"{f['read']:.0f}",
+                      f"{f['ocr']:.0f}" if "ocr" in f else "-", f"{f['total']:.0f}", f"{t.again['total']:.0f}")
+    if not as_json:
+        out.print(table)

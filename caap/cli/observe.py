@@ -16,7 +16,9 @@ from caap.taxonomy import ATTRIBUTES, TEXT
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp")
 
 
-def _images(paths: list[Path]) -> list[Path]:
+def image_paths(paths: list[Path]) -> list[Path]:
+    """The image files named, folders expanded to their images (sorted); one clear error for a
+    missing path or nothing to observe."""
     found: list[Path] = []
     for p in paths:
         if p.is_dir():
@@ -62,7 +64,7 @@ def observe(
     cfg = config_from_flags(config, {"observe.detector": detector, "observe.reader": reader, "observe.conf": conf,
                                      "observe.type_source": type_source, "observe.text_source": text_source,
                                      "observe.device": device, "observe.ui_scale": ui_scale})
-    paths = _images(images)
+    paths = image_paths(images)
     try:
         observer = VisionObserver.from_config(cfg.observe, use_reader=not no_reader)
     except DetectorError as exc:

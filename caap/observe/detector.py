@@ -22,6 +22,7 @@ from caap.taxonomy import DETECTOR_CLASSES, ElementType
 
 _OBSERVE = ObserveConfig.model_fields  # the config section is the one place defaults live
 STRIDE = 32  # YOLOv8's largest stride: input sizes are multiples of it
+RUNTIMES = ("auto", "onnx", "torch")
 
 
 class DetectorError(RuntimeError):
@@ -32,9 +33,15 @@ class Detector:
     def __init__(self, weights: str | Path, *, conf: float = _OBSERVE["conf"].default, iou: float = 0.6,
                  merge_iou: float = 0.7, imgsz: int | None = None, device: str = _OBSERVE["device"].default,
                  snap: bool = _OBSERVE["snap_text_boxes"].default,
-                 max_side: int = _OBSERVE["detector_max_side"].default) -> None:
+                 max_side: int = _OBSERVE["detector_max_side"].default,
+                 runtime: str = _OBSERVE["detector_runtime"].default) -> None:
         """``imgsz``: one input size for every image; None (the observer's way): each image at its
-        own resolution (``input_size``), at most ``max_side``."""
+        own resolution (``input_size``), at most ``max_side``. ``runtime``: ``onnx`` runs the
+        weights' ONNX graph (exported once, ``caap.observe.onnx_export``) in ONNX Runtime,
+        ``torch`` the weights themselves; ``auto``: ONNX Runtime on the CPU, falling back to torch
+        with one warning where the export cannot be made."""
+        if runtime not in RUNTIMES:
+            raise DetectorError(f"detector runtime must be one of {RUNTIMES}, not {runtime!r}")
         os.environ.setdefault("YOLO_OFFLINE", "1")
         path = Path(weights)
         if not path.is_file():
@@ -61,8 +68,28 @@ class Detector:
             raise DetectorError(f"{path}: classes {list(names.values())} are not caap's taxonomy "
                                 f"{[t.value for t in DETECTOR_CLASSES]} (or its first classes)")
         self.path = path
+        self.runtime = "torch"
+        if runtime == "onnx" or (runtime == "auto" and str(device) == "cpu"):
+            self._use_onnx(path, required=runtime == "onnx")
         self.conf, self.iou, self.merge_iou, self.device, self.snap = conf, iou, merge_iou, device, snap
         self.imgsz, self.max_side = imgsz, max(max_side, STRIDE)
+
+    def _use_onnx(self, path: Path, *, required: bool) -> None:
+        """Swap the torch model for its ONNX graph in ONNX Runtime (same classes, same boxes)."""
+        from ultralytics import YOLO
+
+        from caap.observe.onnx_export import onnx_for
+
+        try:
+            graph = onnx_for(path)
+            with contextlib.redirect_stdout(sys.stderr):
+                model = YOLO(str(graph), task="detect")
+        except Exception as exc:
+            if required:
+                raise DetectorError(str(exc)) from None
+            print(f"caap: running the detector in torch: {exc}", file=sys.stderr)
+            return
+        self.model, self.runtime = model, "onnx"
 
     def input_size(self, width: int, height: int) -> int:
         """The network's input size for an image: its long side rounded up to the network's stride,

@@ -57,6 +57,10 @@ class ReadingMemo:
     def __len__(self) -> int:
         return len(self._items)
 
+    def clear(self) -> None:
+        """Forget every reading (the counts stay)."""
+        self._items.clear()
+
     def get(self, key: bytes) -> Any | None:
         """The reading stored under ``key`` (now the most recent), or None."""
         value = self._items.get(key)

@@ -195,11 +195,12 @@ class VisionObserver:
              type_source: str = DEFAULT_TYPE_SOURCE, text_source: str = DEFAULT_TEXT_SOURCE,
              ocr_threshold: float = DEFAULT_OCR_THRESHOLD, memo: int = DEFAULT_MEMO,
              max_side: int = _OBSERVE["detector_max_side"].default,
+             runtime: str = _OBSERVE["detector_runtime"].default,
              ui_scale: float = _OBSERVE["ui_scale"].default) -> VisionObserver:
         """``memo``: readings of element crops the reader and PP-OCR each remember by their pixels
         (``caap.observe.memo``; 0: every element is read on every screen)."""
         detector = Detector(detector_weights or DEFAULT_DETECTOR, conf=conf, device=device, snap=snap,
-                            max_side=max_side)
+                            max_side=max_side, runtime=runtime)
         reader = ocr = None
         if use_reader:
             from caap.observe.reader import Reader
@@ -218,7 +219,15 @@ class VisionObserver:
         return cls.load(cfg.detector, cfg.reader, use_reader=use_reader, conf=cfg.conf, device=cfg.device,
                         snap=cfg.snap_text_boxes,
                         type_source=cfg.type_source, text_source=cfg.text_source, ocr_threshold=cfg.ocr_threshold,
-                        memo=cfg.memo, max_side=cfg.detector_max_side, ui_scale=cfg.ui_scale)
+                        memo=cfg.memo, max_side=cfg.detector_max_side,
+                        runtime=cfg.detector_runtime, ui_scale=cfg.ui_scale)
+
+    def forget(self) -> None:
+        """Drop the readings the reader and PP-OCR remember: the next screen is read as if new."""
+        for part in (self.reader, self.ocr):
+            memo = getattr(part, "memo", None)
+            if memo is not None:
+                memo.clear()
 
     def observe(self, image: Image.Image) -> list[Element]:
         """The elements of a screenshot, boxes in its pixels. At a UI scale other than 1 the models

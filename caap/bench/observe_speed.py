@@ -1,0 +1,47 @@
+"""How long the observer takes per screen: a screen seen for the first time (every element read)
+and the same screen again (the reading memo answers for unchanged elements, as on most steps of
+an episode)."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+from PIL import Image
+
+from caap.observe.vision import VisionObserver
+
+
+@dataclass
+class ObserveTiming:
+    """One screen's timings in ms: ``first`` (nothing remembered) and the median of ``repeat``
+    observations of it right after; each holds detect, read, ocr (where used) and total."""
+
+    width: int
+    height: int
+    elements: int
+    first: dict[str, float]
+    again: dict[str, float] = field(default_factory=dict)
+
+
+def _median(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {k: round(statistics.median(r.get(k, 0.0) for r in runs), 1) for k in runs[0]} if runs else {}
+
+
+def warm_up(observer: VisionObserver, image: Image.Image) -> None:
+    """One observation of a corner of ``image``, then nothing remembered: lazily built sessions and
+    kernels are ready and the timed observation reads every element itself."""
+    observer.observe(image.crop((0, 0, min(image.width, 320), min(image.height, 240))))
+    observer.forget()
+
+
+def time_screen(observer: VisionObserver, image: Image.Image, repeat: int = 3) -> ObserveTiming:
+    """``image`` observed once with nothing remembered, then ``repeat`` more times."""
+    observer.forget()
+    elements = observer.observe(image)
+    first = dict(observer.last_timings_ms)
+    again = []
+    for _ in range(repeat):
+        observer.observe(image)
+        again.append(dict(observer.last_timings_ms))
+    return ObserveTiming(image.width, image.height, len(elements), first, _median(again))

@@ -1,0 +1,74 @@
+"""The detector's weights as an ONNX graph for ONNX Runtime, exported once per weights file.
+
+On this project's 2-core CPU ONNX Runtime runs the YOLOv8n detector in about half torch's time
+(a 1920x1088 screen: 354 ms against 694 ms; a MiniWoB screen at 224 px: 11 ms against 22 ms) and
+gives the same boxes. The ``.pt`` file stays the one source of truth: the graph is derived from it
+on first use and kept in a cache under the file's digest, so fine-tuned weights get the same speed
+and a changed file is never run from a stale graph.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+OPSET = 17  # supported by every onnxruntime the project allows (>= 1.17)
+
+
+def cache_dir() -> Path:
+    """Where derived model files live: ``$CAAP_CACHE_DIR``, else ``$XDG_CACHE_HOME/caap``, else
+    ``~/.cache/caap``."""
+    if os.environ.get("CAAP_CACHE_DIR"):
+        return Path(os.environ["CAAP_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "caap"
+
+
+def file_digest(path: Path) -> str:
+    """The first 16 hex digits of a file's SHA-256."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:16]
+
+
+def onnx_for(weights: Path, cache: Path | None = None) -> Path:
+    """The ONNX graph of YOLO ``weights`` (dynamic batch and image size), exported on first use.
+
+    Raises ``RuntimeError`` naming the file when the export fails (e.g. the ``onnx`` package is
+    missing); nothing half-written is ever left under the final name: the export runs in a
+    private folder and is renamed into place.
+    """
+    import ultralytics
+
+    folder = cache or cache_dir() / "detector"
+    target = folder / f"{weights.stem}-{file_digest(weights)}-u{ultralytics.__version__}-op{OPSET}.onnx"
+    if target.is_file():
+        return target
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=".export-", dir=folder))
+    except OSError as exc:
+        raise RuntimeError(f"{folder}: no cache folder for the detector's ONNX graph ({exc.strerror}; "
+                           "set CAAP_CACHE_DIR to a writable folder)") from None
+    try:
+        copy = work / "model.pt"
+        shutil.copyfile(weights, copy)
+        from ultralytics import YOLO
+
+        # The exporter reports on stdout, which `caap observe --json` keeps for its records.
+        with contextlib.redirect_stdout(sys.stderr):
+            exported = YOLO(str(copy), task="detect").export(format="onnx", dynamic=True, simplify=False,
+                                                             opset=OPSET, imgsz=640, verbose=False)
+        os.replace(exported, target)  # atomic: a parallel export of the same file writes the same graph
+    except Exception as exc:
+        raise RuntimeError(f"{weights}: exporting the detector to ONNX failed ({type(exc).__name__}: {exc})") from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return target
