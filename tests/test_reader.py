@@ -858,6 +858,37 @@ def test_a_base_read_with_finer_ctc_frames_starts_out_reading_the_same(run):
     assert after == before
 
 
+def test_a_base_fine_tuned_on_new_characters_keeps_reading_its_own(run):
+    """New data with characters the base never saw: the run's alphabet is the base's, in its order,
+    then the new characters, and the base's CTC rows are kept, so before any step the texts read
+    are the base's (the new characters start as copies of "unknown")."""
+    import dataclasses
+
+    import yaml
+
+    from caap.observe.ctc import Alphabet
+    from caap.observe.reader import Reader, build_tokenizer
+    from caap.train.reader import ReaderTrainSettings, base_alphabet, load_base
+
+    base = Reader(run / "best")
+    settings = yaml.safe_load(CONFIG.read_text())
+    settings.update({**OVERRIDES, "base": str(run / "best")})
+    parsed = ReaderTrainSettings(**settings)
+    grown = base_alphabet(parsed, ["Жюль Верн", "ĀĒĪ"])
+    assert grown.chars.startswith(base.spec.alphabet) and set("ЖюВĀĒĪ") <= set(grown.chars)
+    assert base_alphabet(parsed.model_copy(update={"base": None}), ["x"]) == Alphabet.build(["x"])
+    tok = build_tokenizer()
+    model = load_base(parsed, vocab_size=len(tok), alphabet=grown, pad=tok.pad_token_id,
+                      eos=tok.eos_token_id).eval()
+    wider = Reader.in_memory(model, dataclasses.replace(base.spec, alphabet=grown.chars), tok,
+                             path=run / "best", device="cpu")
+    image, ann = _screen()
+    crops = base._crops(image, [e.bbox for e in ann.elements])
+    before = [r.text for r in base.infer(crops, [False] * len(crops), 1)[0]]
+    after = [r.text for r in wider.infer(crops, [False] * len(crops), 1)[0]]
+    assert after == before
+
+
 def test_colour_statistics_tell_a_tinted_crop_from_a_white_one():
     from caap.observe.colour import COLOUR_SETS, crop_colour
     from caap.observe.patches import patchify

@@ -31,6 +31,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -216,7 +217,9 @@ def load_base(settings: ReaderTrainSettings, *, vocab_size: int, alphabet: Alpha
     if any(str(k).startswith("colour.") for k in loading.get("missing_keys", ())):
         model.reset_colour()  # new to this base: start from "no colour" (from_pretrained's init is random)
         print("note: base has no colour layers: they start at zero", file=sys.stderr)
+    model = model.float()  # a shipped checkpoint is stored in float16; training keeps float32 weights
     _finer_frames(model, base_ctc, path if path.exists() else None)
+    _grown_alphabet(model, base_ctc, path if path.exists() else None)
     if model.config.text_config.vocab_size != vocab_size:
         # The byte tokenizer is the only one caap uses: a base with another vocabulary keeps its
         # encoder and decoder but gets fresh byte embeddings.
@@ -260,6 +263,56 @@ def _finer_frames(model: Any, base_ctc: Any, directory: Path | None) -> None:
         head.bias.copy_(bias.view(old_frames, classes).repeat_interleave(repeat, 0).reshape(head.bias.shape))
     print(f"note: base CTC head of {old_frames} frames per column → {frames} (each frame copied {repeat}x)",
           file=sys.stderr)
+
+
+def base_alphabet(settings: ReaderTrainSettings, texts: Iterable[str]) -> Alphabet:
+    """The CTC alphabet of a run: a caap base checkpoint's own characters first, in its order (so
+    its CTC head's rows keep their meaning, ``_grown_alphabet``), then the new data's other
+    characters; without such a base, the coverage set and the data's characters."""
+    built = Alphabet.build(texts, COVERAGE)
+    meta = Path(str(settings.base)).expanduser() / "caap-reader.json" if settings.base else None
+    if meta is None or not meta.is_file():
+        return built
+    from caap.observe.reader import load_checkpoint_meta
+
+    old = str(load_checkpoint_meta(meta.parent)["alphabet"])
+    return Alphabet(old + "".join(ch for ch in built.chars if ch not in set(old)))
+
+
+def _grown_alphabet(model: Any, base_ctc: Any, directory: Path | None) -> None:
+    """A base whose CTC head knows fewer characters than the run's alphabet (the base's characters
+    first, ``base_alphabet``): its rows are copied for the characters it knows, and each new
+    character starts as a copy of its "unknown" row — the base read those glyphs as unknown, and
+    from there they learn apart — instead of the whole head starting from random."""
+    new = model.config.ctc
+    if directory is None or not isinstance(base_ctc, dict):
+        return
+    old_classes, classes = int(base_ctc.get("classes", 0)), int(new["classes"])
+    frames = int(new["frames_per_column"])
+    if not 0 < old_classes < classes or int(base_ctc.get("frames_per_column", 1)) != frames:
+        return
+    import torch
+    from safetensors import safe_open
+
+    from caap.observe.ctc import UNKNOWN
+
+    weights = directory / "model.safetensors"
+    if not weights.is_file():
+        return
+    with safe_open(str(weights), "pt") as f:
+        if "ctc_head.weight" not in set(f.keys()):
+            return
+        weight, bias = f.get_tensor("ctc_head.weight").float(), f.get_tensor("ctc_head.bias").float()
+    head = model.ctc_head
+    hidden = head.weight.shape[-1]
+    old_w, old_b = weight.view(frames, old_classes, hidden), bias.view(frames, old_classes)
+    with torch.no_grad():
+        w, b = head.weight.view(frames, classes, hidden), head.bias.view(frames, classes)
+        w[:, :old_classes], b[:, :old_classes] = old_w, old_b
+        w[:, old_classes:] = old_w[:, UNKNOWN:UNKNOWN + 1]
+        b[:, old_classes:] = old_b[:, UNKNOWN:UNKNOWN + 1]
+    print(f"note: base CTC head of {old_classes - 2} characters → {classes - 2} (its rows kept; new characters "
+          "start as its unknown row)", file=sys.stderr)
 
 
 def param_groups(model: Any, settings: ReaderTrainSettings) -> list[dict[str, Any]]:
@@ -542,7 +595,7 @@ def train(
         alphabet = Alphabet(spec.alphabet)
         model = load_model(last, dev).train()
     else:
-        alphabet = Alphabet.build((s.element.text or "" for s in train_samples), COVERAGE)
+        alphabet = base_alphabet(settings, (s.element.text or "" for s in train_samples))
         spec = ReaderSpec(alphabet=alphabet.chars, patch=settings.patch, max_patches=settings.max_patches,
                           mask=settings.semi_mask.model_dump(mode="json"),
                           max_new_tokens=record_length(train_samples, tokenizer, with_text=settings.decoder_text,
