@@ -427,6 +427,22 @@ def test_mixed_stream_keeps_the_share_and_resumes_exactly():
         max(costs[i] for i in b) - min(costs[i] for i in b) for b in (drawn[k:k + 8] for k in range(0, 80, 8)))
 
 
+def test_batches_group_crops_of_one_patch_grid():
+    """A wide line and a tall list of the same patch count never share a batch: the whole-crop stem
+    pads every crop to the largest rows and columns of its batch."""
+    from caap.train.reader_data import GroupedBatches, MixedStream, Sample, patch_shape
+
+    mask = {"context": 4, "outline_px": 2}
+    wide = Sample("s.png", Element(type="text", bbox=[0, 0, 152, 16], text="x"), False)  # 1 x 40 patches
+    tall = Sample("s.png", Element(type="text", bbox=[0, 0, 8, 1272], text="x"), False)  # 40 x 4 patches
+    assert patch_shape(wide, (32, 4), mask) == (1, 40) and patch_shape(tall, (32, 4), mask) == (40, 4)
+    samples = [wide if i % 2 else tall for i in range(64)]
+    grouped = GroupedBatches(MixedStream(samples, 0.0, seed=3), [patch_shape(s, (32, 4), mask) for s in samples],
+                             8, window=4)
+    for _ in range(8):
+        assert len({samples[i].element.bbox[3] for i in grouped.next()}) == 1
+
+
 def test_box_jitter_stays_inside_the_image():
     import random
 

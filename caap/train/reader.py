@@ -61,7 +61,7 @@ from caap.train.reader_data import (
     MixedStream,
     Sample,
     load_samples,
-    patch_cost,
+    patch_shape,
     record_target,
     spread,
 )
@@ -622,7 +622,7 @@ def train(
         objective = DistributedDataParallel(objective, device_ids=[local_rank] if dev.startswith("cuda") else None)
     optimizer = torch.optim.AdamW(param_groups(model, settings), lr=settings.lr)
     stream = GroupedBatches(MixedStream(train_samples, settings.synthetic_share, settings.seed),
-                            [patch_cost(s, spec.patch, spec.mask) for s in train_samples],
+                            [patch_shape(s, spec.patch, spec.mask) for s in train_samples],
                             settings.batch * world, seed=settings.seed)
     collate = Collate(tokenizer, alphabet, patch=spec.patch, max_patches=spec.max_patches, mask=spec.mask,
                       max_target_tokens=settings.max_target_tokens, decoder_text=spec.decoder_text,

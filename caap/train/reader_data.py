@@ -226,12 +226,14 @@ class MixedStream:
 
 
 class GroupedBatches:
-    """Batches of samples with similar patch counts, drawn from a ``MixedStream``: each window of
-    ``batch × window`` draws is sorted by cost and cut into batches, which are then served in a
-    shuffled order. A batch is padded to its longest patch sequence, so mixing a 400-patch scrollbar
-    with 20-patch words would spend most of the encoder's work on padding."""
+    """Batches of samples with similar patch grids, drawn from a ``MixedStream``: each window of
+    ``batch × window`` draws is sorted by ``costs`` (a sample's patch grid, ``patch_shape``) and cut
+    into batches, which are then served in a shuffled order. A batch is padded to its largest grid:
+    the encoder's whole-crop stem runs over rows × columns of the largest crop, so one tall list
+    beside a line as wide as a 1080p screen made every crop of the batch hundreds of times its
+    size (0.93 samples/s on the generated UIs, against 87 on MiniWoB's small screens)."""
 
-    def __init__(self, stream: MixedStream, costs: Sequence[int], batch: int, *, window: int = 32,
+    def __init__(self, stream: MixedStream, costs: Sequence[Any], batch: int, *, window: int = 32,
                  seed: int = 0) -> None:
         self.stream, self.costs, self.batch, self.window, self.seed = stream, costs, batch, window, seed
         self.pending: list[list[int]] = []
@@ -254,13 +256,14 @@ class GroupedBatches:
         self.refills = int(state["refills"])
 
 
-def patch_cost(sample: Sample, patch: tuple[int, int], mask: dict[str, Any]) -> int:
-    """The patches a sample's crop becomes (the box plus its context on every side)."""
-    from caap.observe.patches import patch_count
+def patch_shape(sample: Sample, patch: tuple[int, int], mask: dict[str, Any]) -> tuple[int, int]:
+    """The (rows, columns) of patches a sample's crop becomes (the box plus its context on every
+    side)."""
+    from caap.observe.patches import grid_size
 
     margin = max(int(mask.get("context") or 0), int(mask.get("outline_px") or 0))
     x1, y1, x2, y2 = sample.bbox
-    return patch_count(x2 - x1 + 2 * margin, y2 - y1 + 2 * margin, patch)
+    return grid_size(x2 - x1 + 2 * margin, y2 - y1 + 2 * margin, patch)
 
 
 @dataclass(frozen=True)
