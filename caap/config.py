@@ -136,8 +136,9 @@ class ObserveConfig(BaseModel):
     device: str = Field(default="cpu", description="cpu, cuda, 0 ...")
     # Screens of any size are detected at their own resolution (a convolutional detector trained on
     # elements at one pixel size finds them at that size anywhere); a larger screen is shrunk to
-    # this many pixels on its long side. 1,920 keeps a 1080p screen whole: 136 boxes in 694 ms on
-    # a 2-core CPU, where the 224 px the detector trained at found none (models/detector/MODEL_CARD.md).
+    # this many pixels on its long side. 1,920 keeps a 1080p screen whole: 136 boxes in 694 ms (torch;
+    # 354 ms in ONNX Runtime) on a 2-core CPU, where the 224 px the detector trained at found none
+    # (models/detector/MODEL_CARD.md).
     detector_max_side: int = Field(default=1920, ge=32, description="longest side (px) the detector looks at")
     # ONNX Runtime runs the detector in half torch's time on a CPU (caap/observe/onnx_export.py);
     # auto: ONNX Runtime on the CPU, torch on a GPU.
