@@ -235,6 +235,19 @@ def load_base(settings: ReaderTrainSettings, *, vocab_size: int, alphabet: Alpha
     return model
 
 
+def _saved_ctc_head(directory: Path) -> tuple[Any, Any] | None:
+    """The CTC head's weight and bias as a checkpoint directory stores them (float32), or None."""
+    from safetensors import safe_open
+
+    weights = directory / "model.safetensors"
+    if not weights.is_file():
+        return None
+    with safe_open(str(weights), "pt") as f:
+        if "ctc_head.weight" not in set(f.keys()):
+            return None
+        return f.get_tensor("ctc_head.weight").float(), f.get_tensor("ctc_head.bias").float()
+
+
 def _finer_frames(model: Any, base_ctc: Any, directory: Path | None) -> None:
     """A base whose CTC head reads ``k`` frames per column, fine-tuned with ``r·k`` frames over the
     same characters: each of its frames becomes ``r`` copies, so the model starts out reading
@@ -247,15 +260,11 @@ def _finer_frames(model: Any, base_ctc: Any, directory: Path | None) -> None:
     if frames == old_frames or frames % old_frames:
         return
     import torch
-    from safetensors import safe_open
 
-    weights = directory / "model.safetensors"
-    if not weights.is_file():
+    saved = _saved_ctc_head(directory)
+    if saved is None:
         return
-    with safe_open(str(weights), "pt") as f:
-        if "ctc_head.weight" not in set(f.keys()):
-            return
-        weight, bias = f.get_tensor("ctc_head.weight"), f.get_tensor("ctc_head.bias")
+    weight, bias = saved
     repeat, classes = frames // old_frames, int(new["classes"])
     head = model.ctc_head
     with torch.no_grad():
@@ -292,17 +301,13 @@ def _grown_alphabet(model: Any, base_ctc: Any, directory: Path | None) -> None:
     if not 0 < old_classes < classes or int(base_ctc.get("frames_per_column", 1)) != frames:
         return
     import torch
-    from safetensors import safe_open
 
     from caap.observe.ctc import UNKNOWN
 
-    weights = directory / "model.safetensors"
-    if not weights.is_file():
+    saved = _saved_ctc_head(directory)
+    if saved is None:
         return
-    with safe_open(str(weights), "pt") as f:
-        if "ctc_head.weight" not in set(f.keys()):
-            return
-        weight, bias = f.get_tensor("ctc_head.weight").float(), f.get_tensor("ctc_head.bias").float()
+    weight, bias = saved
     head = model.ctc_head
     hidden = head.weight.shape[-1]
     old_w, old_b = weight.view(frames, old_classes, hidden), bias.view(frames, old_classes)
