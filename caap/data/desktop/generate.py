@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 from PIL import Image
 
+from caap.data.dedup import dhash, near_duplicate
 from caap.data.desktop import atspi, tk
 from caap.data.desktop.apps import APPS, EVALUATION_APPS, FIELDS, TOOLKIT_THEMES, TRAINING_APPS, App
 from caap.data.desktop.labels import Candidate, capture_box, finish
@@ -92,13 +93,6 @@ def _check_dataset_split(dataset: Dataset, split: str) -> None:
     if have is None and any((dataset.root / "labels").glob("*")):
         raise DesktopDataError(f"{dataset.root} already holds screens that are not from `caap dataset desktop`; "
                                "write desktop screens into a dataset of their own")
-
-
-def dhash(image: Image.Image, size: int = 16) -> int:
-    """Difference hash: equal for screens a person would call the same."""
-    small = np.asarray(image.convert("L").resize((size + 1, size), Image.Resampling.BILINEAR), dtype=np.int16)
-    bits = (small[:, 1:] > small[:, :-1]).flatten()
-    return int("".join("1" if b else "0" for b in bits), 2)
 
 
 # --- running an app ------------------------------------------------------------------------------
@@ -438,7 +432,7 @@ def _episode(session: DesktopSession, dataset: Dataset, app: App, split: str, ep
                 stats.unlabelled += 1
             else:
                 h = dhash(image)
-                if any(bin(h ^ other).count("1") <= NEAR_DUPLICATE_BITS for other in hashes):
+                if near_duplicate(h, hashes, NEAR_DUPLICATE_BITS):
                     stats.duplicates += 1
                 else:
                     hashes.append(h)

@@ -24,13 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from PIL import Image
 
 from caap.act.backends import MappingSource, XdotoolExecutor
 from caap.bench.dom_labels import annotate, popup_rect
 from caap.bench.miniwob import MiniWoBEnv
 from caap.config import LLMConfig
+from caap.data.dedup import dhash, near_duplicate
 from caap.data.format import Annotation, Dataset, Source
 from caap.elements import Element
 from caap.observe.capture import CaptureTarget, LiveScreen, SettleOptions
@@ -133,13 +133,6 @@ class Explorer:
 
 
 # --- the generation loop -----------------------------------------------------------------------
-def dhash(image: Image.Image, size: int = 16) -> int:
-    """Difference hash: robust to tiny changes, different for anything a person would call different."""
-    small = np.asarray(image.convert("L").resize((size + 1, size), Image.Resampling.BILINEAR), dtype=np.int16)
-    bits = (small[:, 1:] > small[:, :-1]).flatten()
-    return int("".join("1" if b else "0" for b in bits), 2)
-
-
 @dataclass
 class GenerationStats:
     episodes: int = 0
@@ -231,7 +224,7 @@ def _episode(env: MiniWoBEnv, task: str, seed: int, screen: LiveScreen, executor
         popup = popup_rect(env) if explorer.popup_open else None
         elements = annotate(env, popup)
         h = dhash(frame)
-        if any(bin(h ^ other).count("1") <= near_bits for other in hashes):
+        if near_duplicate(h, hashes, near_bits):
             stats.duplicates += 1
         else:
             hashes.append(h)
@@ -272,7 +265,7 @@ class _LabellingObserver:
         elements = self.oracle.observe(image)
         self.last_timings_ms = self.oracle.last_timings_ms
         h = dhash(image)
-        if any(bin(h ^ other).count("1") <= self.near_bits for other in self.hashes):
+        if near_duplicate(h, self.hashes, self.near_bits):
             self.stats.duplicates += 1
         else:
             self.hashes.append(h)
