@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from caap.data.canvas import PAD_RGB, export_canvases
+from caap.data.canvas import PAD_RGB, export_canvas_parts, export_canvases, tile_dataset
 from caap.data.export import CLASS_INDEX, SplitRule
-from caap.data.format import Annotation, Dataset, DatasetError, Source
+from caap.data.format import Annotation, Dataset, DatasetError, Source, open_dataset
 from caap.elements import Element
-from caap.taxonomy import DETECTOR_CLASSES, PAPER_TYPES, ElementType
+from caap.taxonomy import DETECTOR_CLASSES, ElementType
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -99,42 +99,53 @@ def test_bad_canvas_settings_are_refused(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match="must not be"):
         export_canvases([tmp_path / "ds"], tmp_path / "ds", split=SplitRule.parse("val:1"))
     assert not (tmp_path / "o").exists()
+    # A part of a larger export may leave validation to another part.
+    got = export_canvases([tmp_path / "ds"], tmp_path / "o", split=SplitRule.parse("val:2800-2999"), require_val=False)
+    assert got["canvases"] == {"train": 1, "val": 0}
 
 
-def test_growing_the_shipped_detector_keeps_its_predictions(tmp_path: Path) -> None:
-    pytest.importorskip("ultralytics", reason="needs the vision extra")
-    from ultralytics import YOLO
+def test_a_tiled_dataset_keeps_what_the_canvases_are_cut_from(tmp_path: Path) -> None:
+    # A 160x210 screen, a 1200x700 one and a 960x600 one drawn at factor 2 (480x300 at factor 1).
+    _dataset(tmp_path / "ds", [(160, 210, 1.0, 1), (1200, 700, 1.0, 2), (960, 600, 2.0, 3)])
+    got = tile_dataset(tmp_path / "ds", tmp_path / "tiles", size=480, max_tiles=2)
+    assert got == {"out_dir": str((tmp_path / "tiles").resolve()), "screens": 3, "tiled": 1, "written": 4,
+                   "elements": got["elements"]}
+    ds = open_dataset(tmp_path / "tiles")
+    anns = {p.stem: a for p, a in ds}
+    assert sorted(anns)[0] == "s1" and sorted(anns)[-1] == "s3"
+    assert len([s for s in anns if s.startswith("s2__t")]) == 2  # two of the equally full tiles of s2
+    for stem, ann in anns.items():
+        img = np.asarray(Image.open(ds.image_path(ann)).convert("RGB"))
+        assert (ann.width, ann.height) == (img.shape[1], img.shape[0]) and max(ann.width, ann.height) <= 480
+        assert ann.source.scale is None and ann.source.seed == int(stem[1])  # the split by seed holds
+        assert ann.elements
+        for e in ann.elements:  # a button cut by the tile's edge: its text is unknown, not "OK"
+            whole = e.bbox[2] - e.bbox[0] == 30 and e.bbox[3] - e.bbox[1] == 16
+            assert e.text == ("OK" if whole else None) or e.type is ElementType.SLIDER, (stem, e)
+        for e in ann.elements:  # boxes follow the pixels: each is one solid colour, never padding
+            x1, y1, x2, y2 = e.bbox
+            patch = img[y1 + 1:y2 - 1, x1 + 1:x2 - 1].reshape(-1, 3)
+            assert (patch == patch[0]).all() and tuple(patch[0]) != PAD_RGB, (stem, e.bbox)
+    assert anns["s3"].width == 480 and anns["s3"].height == 300
+    # Canvases cut from the tiles hold the same labels as those cut from the screens.
+    a = export_canvases([tmp_path / "ds"], tmp_path / "a", split=SplitRule.parse("val:2"), max_tiles=2)
+    b = export_canvases([tmp_path / "tiles"], tmp_path / "b", split=SplitRule.parse("val:2"), max_tiles=2)
+    assert a["elements"] == b["elements"]
+    with pytest.raises(DatasetError, match="not empty"):
+        tile_dataset(tmp_path / "ds", tmp_path / "tiles")
 
-    from caap.train.detector import grow_classes
 
-    shipped = REPO / "models" / "detector" / "caap-yolov8n-miniwob.pt"
-    if not shipped.is_file():
-        pytest.skip("the shipped detector is not in models/detector/")
-    assert grow_classes(shipped, tmp_path / "grown.pt") == len(PAPER_TYPES)
-    screen = next((REPO / "tests" / "fixtures" / "miniwob-mini" / "images").rglob("*.png"))
-    arr = np.asarray(Image.open(screen).convert("RGB"))[:, :, ::-1]
-    before, after = (YOLO(str(w)).predict(arr, imgsz=224, verbose=False)[0].boxes
-                     for w in (shipped, tmp_path / "grown.pt"))
-    assert len(YOLO(str(tmp_path / "grown.pt")).names) == len(DETECTOR_CLASSES)
-    assert len(before) >= 3
-    assert np.allclose(before.xyxy.numpy(), after.xyxy.numpy()) and (before.cls == after.cls).all()
-    assert np.allclose(before.conf.numpy(), after.conf.numpy(), atol=1e-4)
-
-
-def test_reserved_screens_are_never_exported_for_training(tmp_path: Path) -> None:
-    from caap.data.export import export_yolo
-
-    ds = _dataset(tmp_path / "ds", [(160, 210, 1.0, 1), (160, 210, 1.0, 2800)])
-    ann = Annotation(image="x", width=160, height=210, elements=[Element(type="button", bbox=(1, 1, 30, 20))],
-                     source=Source(kind="desktop", task="gtk3-widget-factory", seed=3))
-    ds.add("g", "reserved", _screen(160, 210, [(1, 1, 30, 20)], 3), ann)
-    for export in (lambda: export_canvases([tmp_path / "ds"], tmp_path / "o", split=SplitRule.parse("val:2800")),
-                   lambda: export_yolo(tmp_path / "ds", tmp_path / "o", split=SplitRule.parse("val:2800"))):
-        with pytest.raises(DatasetError, match="gtk3-widget-factory is reserved for evaluation"):
-            export()
-    assert not (tmp_path / "o").exists()
-    outside = Annotation(image="x", width=160, height=210, source=Source(kind="miniwob", task="navigate-tree", seed=4))
-    (tmp_path / "ds" / "labels" / "g" / "reserved.json").unlink()
-    ds.add("g", "outside", _screen(160, 210, [], 4), outside)
-    with pytest.raises(DatasetError, match="navigate-tree is outside the paper's 67"):
-        export_yolo(tmp_path / "ds", tmp_path / "o", split=SplitRule.parse("val:2800"))
+def test_canvases_cut_in_parallel_parts_make_one_data_yaml(tmp_path: Path) -> None:
+    _dataset(tmp_path / "a", [(160, 210, 1.0, s) for s in range(1, 4)])
+    _dataset(tmp_path / "b", [(1200, 700, 1.0, 9)])
+    _dataset(tmp_path / "v", [(160, 210, 1.0, 5)])
+    got = export_canvas_parts({"p": [tmp_path / "a", tmp_path / "a"], "q": [tmp_path / "b"]}, tmp_path / "out",
+                              split=SplitRule.parse("val:2800-2999"), max_tiles=2, val_datasets=[tmp_path / "v"])
+    text = (tmp_path / "out" / "data.yaml").read_text()
+    assert f'"{(tmp_path / "out" / "p").resolve()}/images/train"' in text
+    assert f'"{(tmp_path / "out" / "q").resolve()}/images/train"' in text
+    assert f"nc: {len(DETECTOR_CLASSES)}" in text and got["data_yaml"] == str(tmp_path / "out" / "data.yaml")
+    assert got["parts"]["p"]["screens"] == {"train": 6, "val": 1}  # a named twice: packed twice
+    assert got["parts"]["q"]["canvases"] == {"train": 2, "val": 0}  # a 1200x700 screen: 2 tiles
+    with pytest.raises(DatasetError, match="no validation canvases"):
+        export_canvas_parts({"q": [tmp_path / "b"]}, tmp_path / "out2", split=SplitRule.parse("val:2800-2999"))

@@ -21,6 +21,7 @@ from caap.data.synth.ui import (
     UiPage,
     build_page,
     page_setup,
+    parse_blocks,
     parse_scales,
     parse_sizes,
     ui_job,
@@ -86,6 +87,44 @@ def test_synth_ui_cli_errors(tmp_path):
         result = runner.invoke(app, ["dataset", "synth", "--out", out, "--seeds", "1", *args])
         assert result.exit_code == 2 and words in result.output, (args, result.output)
     assert not (tmp_path / "d").exists()  # nothing written
+
+
+NEW_BLOCKS = ("dots", "checkgrid", "calendar", "flatform")
+
+
+def test_blocks_option_picks_the_kinds_drawn():
+    assert parse_blocks("dots, checkgrid:2,form:0.25") == (("dots", 1.0), ("checkgrid", 2.0), ("form", 0.25))
+    for bad, words in (("dots,nope", "unknown block kind 'nope'; known kinds: buttons, calendar"),
+                       ("dots:x", "not a number"), ("dots:0", "positive"), ("dots:-1", "positive"), (" , ", "no block")):
+        with pytest.raises(SizeSpecError, match=words):
+            parse_blocks(bad)
+    job = ui_job("640x480", "1", blocks="dots,checkgrid,calendar,flatform")
+    assert job.blocks == tuple((k, 1.0) for k in NEW_BLOCKS)
+    assert job.info()["blocks"] == "dots:1,checkgrid:1,calendar:1,flatform:1"
+    assert ui_job("640x480", "1").blocks is None and ui_job("640x480", "1").info()["blocks"] == "all"
+    seen: set[str] = set()
+    for seed in range(12):
+        page = build_page(seed, (800, 600), 1.0, blocks=job.blocks)
+        assert set(page.blocks) <= set(NEW_BLOCKS) and page.blocks
+        assert page.body == build_page(seed, (800, 600), 1.0, blocks=job.blocks).body  # the seed decides
+        seen |= set(page.blocks)
+    assert seen == set(NEW_BLOCKS)
+    only = build_page(5, (800, 600), 1.0, blocks=(("flatform", 1.0),))
+    assert (set(only.blocks) == {"flatform"} and "inset" in only.body) or "solid" in only.body
+
+
+def test_synth_ui_cli_blocks_errors(tmp_path):
+    out = str(tmp_path / "d")
+    for args, words in ((["--kind", "ui", "--blocks", "dots,nope"], "known kinds: buttons"),
+                        (["--blocks", "dots"], "--blocks is for --kind ui")):
+        result = runner.invoke(app, ["dataset", "synth", "--out", out, "--seeds", "1", *args])
+        assert result.exit_code == 2 and words in " ".join(result.output.split()), (args, result.output)
+    assert not (tmp_path / "d").exists()
+    # A dataset of another generation (or block set) is not resumed with this one.
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "dataset.json").write_text(json.dumps({"schema_version": 1, "generator": {"kind": "ui"}}))
+    result = runner.invoke(app, ["dataset", "synth", "--out", out, "--seeds", "1", "--kind", "ui", "--blocks", "dots"])
+    assert result.exit_code == 2 and "another UI generator" in " ".join(result.output.split()), result.output
 
 
 # --- live: real Chromium on Xvfb --------------------------------------------------------------------------
@@ -213,3 +252,35 @@ def test_generated_pages_are_inside_the_image_and_deterministic(tmp_path):
         assert twin.read_text() == path.read_text(), f"seed {seed} labelled differently on a second run"
     again = generate_synth(tmp_path / "a", seeds, job=job)  # resumes: nothing new
     assert again.skipped == 6 and again.screens == 0
+
+
+@live
+def test_new_blocks_are_drawn_and_labelled():
+    """Plots with points, checkbox grids, calendars in other looks and flat Tk-like entries: each
+    labelled with its taxonomy type, at its size."""
+    pytest.importorskip("mss")
+    from caap.data.synth.generate import Renderer
+    from caap.data.synth.ui import render_page
+
+    size = (800, 600)
+    with Renderer(size, scale=1.0) as renderer:
+        labels = {}
+        for i, kind in enumerate(NEW_BLOCKS):
+            page = build_page(7 + i, size, 1.0, blocks=((kind, 1.0),))
+            shot = render_page(renderer, page)
+            labels[kind] = (page, shot.labels)
+    page, dots = labels["dots"]
+    points = [e for e in dots if e.type.value == "shape" and e.subtype in ("point", "circle")]
+    assert 1 <= len(points) <= page.body.count("<circle")
+    assert all(e.bbox[2] - e.bbox[0] <= 14 and e.bbox[3] - e.bbox[1] <= 14 for e in points)  # small dots, not buttons
+    assert any(e.type.value == "text" and e.text.lstrip("-").isdigit() for e in dots)  # tick labels
+    _, grid = labels["checkgrid"]
+    boxes = [e for e in grid if e.type.value == "checkbox"]
+    assert len(boxes) >= 4 and any(e.checked for e in boxes) and any(not e.checked for e in boxes)
+    _, cal = labels["calendar"]
+    days = {e.text for e in cal if e.type.value in ("hyperlink", "button", "tabled_text") and e.text.isdigit()}
+    assert {str(d) for d in range(1, 29)} <= days
+    _, flat = labels["flatform"]
+    fields = [e for e in flat if e.type.value == "input_field"]
+    assert fields and any(e.text == "" for e in fields)
+    assert all(e.bbox[3] - e.bbox[1] <= 40 for e in fields)

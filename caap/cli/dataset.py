@@ -117,6 +117,10 @@ def dataset_synth(
                                          min=1)] = 1,
     chars_from: Annotated[Path | None, typer.Option(
         help="A caap dataset whose label texts' characters join the set every page run must cover.")] = None,
+    blocks: Annotated[str | None, typer.Option(
+        help="--kind ui: draw only these main-area block kinds, comma-separated, each with an optional weight "
+             "(NAME:WEIGHT, default 1), e.g. dots,checkgrid,calendar,flatform,form:0.2 [default: every kind at "
+             "its own weight].")] = None,
 ) -> None:
     """Synthetic screens rendered by Chromium on the virtual screen, captured with mss and labelled
     from the DOM. --kind text: text screens (names, tokens, words, numbers, dates, symbols, CJK… on
@@ -147,13 +151,27 @@ def dataset_synth(
         fail("--sizes and --scales are for --kind ui (text screens take one --size)")
     if kind == "ui" and size is not None:
         fail("--size is for --kind text (UI pages take --sizes and --scales)")
+    if kind == "text" and blocks is not None:
+        fail("--blocks is for --kind ui")
     region = _parse_size(size or "320x240")
     job = None
     if kind == "ui":
         try:
-            job = ui_job(sizes or "320x240-1920x1080", scales or "1,1.25,1.5,2")
+            job = ui_job(sizes or "320x240-1920x1080", scales or "1,1.25,1.5,2", blocks=blocks)
         except SizeSpecError as exc:
             fail(str(exc))
+        meta = out_dir / "dataset.json"
+        if meta.exists():  # resuming: only with the generator and blocks it was made with
+            try:
+                made = json.loads(meta.read_text(encoding="utf-8")).get("generator", {})
+            except (OSError, ValueError) as exc:
+                fail(f"{meta}: unreadable ({exc})")
+            now = job.info()
+            if made.get("kind") == "ui" and any(made.get(k, "all" if k == "blocks" else 1) != v
+                                                for k, v in now.items()):
+                fail(f"{out_dir} was made by another UI generator or block set "
+                     f"({made.get('generator_version', 1)}, {made.get('blocks', 'all')}; now "
+                     f"{now['generator_version']}, {now['blocks']}): use a new --out")
     missing = [what for what, ok in (("Xvfb (Debian package xvfb)", shutil.which("Xvfb") is not None),
                                      ("Chromium at /usr/bin/chromium (Debian package chromium)",
                                       Path("/usr/bin/chromium").exists()),
@@ -177,7 +195,7 @@ def dataset_synth(
         from dataclasses import replace
 
         job = replace(job, extra_chars=extra)
-        info.update(sizes=sizes or "320x240-1920x1080", scales=[float(s) for s in job.scales])
+        info.update(sizes=sizes or "320x240-1920x1080", scales=[float(s) for s in job.scales], **job.info())
     else:
         info["size"] = list(region)
     todo = len(set(seed_list) - done_seeds(out_dir, job.group if job is not None else GROUP))
@@ -376,6 +394,24 @@ def dataset_pack(
                   f"{counts.get('duplicate_screens', 0)} duplicates), {counts.get('elements', 0)} elements",
                   highlight=False)
     out.print(f"{result['archive']}: {result['mb']} MB", highlight=False)
+
+
+@dataset_app.command("tile")
+def dataset_tile(
+    dataset: Annotated[Path, typer.Argument(help="Dataset directory.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Tiled dataset to write (must not exist or be empty).")],
+    size: Annotated[int, typer.Option(help="Canvas size of the detector recipe (its imgsz), px.", min=64)] = 480,
+    max_tiles: Annotated[int, typer.Option(help="Tiles kept from a screen larger than --size (the fullest).",
+                                           min=1)] = 3,
+    seed: Annotated[int, typer.Option(help="Breaks ties between equally full tiles.")] = 0,
+) -> None:
+    """A dataset of big screens made small enough to carry: screens at scale factor 1, large ones cut
+    to the fullest tiles the detector's canvases take (an element cut by an edge loses its text)."""
+    from caap.data.canvas import tile_dataset
+
+    r = _dataset_call(tile_dataset, dataset, out_dir, size=size, max_tiles=max_tiles, seed=seed)
+    out.print(f"{out_dir}: {r['written']} images from {r['screens']} screens ({r['tiled']} tiled), "
+              f"{r['elements']} elements", highlight=False)
 
 
 @dataset_app.command("unpack")

@@ -26,6 +26,9 @@ from caap.data.synth.themes import make_theme, stylesheet
 from caap.data.synth.widgets import BLOCKS, Builder, icon_rules
 
 GROUP = "synth-ui"
+# The page generator's version: bumped whenever the same seed draws a different page (new blocks or
+# looks), so a dataset is not silently resumed with pages of another generation (see ``UiJob.info``).
+GENERATOR_VERSION = 2
 SCALES = (1.0, 1.25, 1.5, 2.0)  # the device scale factors pages are rendered at
 MIN_SIZE, MAX_SIZE = (320, 240), (1920, 1080)
 # Window sizes people use, drawn more often than the random ones.
@@ -100,6 +103,28 @@ def check_whole_pixels(sizes: tuple[SizeRange, ...], scales: tuple[float, ...]) 
                                     "pixels (use multiples of 4)")
 
 
+def parse_blocks(spec: str) -> tuple[tuple[str, float], ...]:
+    """``"dots,checkgrid:2,form:0.2"``: the main area's block kinds to draw and their weights (1 when
+    left out); kinds not named are not drawn. Names are ``widgets.BLOCKS``' keys."""
+    out: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        name, _, weight = part.partition(":")
+        name = name.strip()
+        if name not in BLOCKS:
+            raise SizeSpecError(f"--blocks {spec!r}: unknown block kind {name!r}; known kinds: "
+                                f"{', '.join(sorted(BLOCKS))}")
+        try:
+            value = float(weight) if weight.strip() else 1.0
+        except ValueError:
+            raise SizeSpecError(f"--blocks {spec!r}: weight {weight!r} of {name} is not a number") from None
+        if not value > 0 or value == float("inf"):
+            raise SizeSpecError(f"--blocks {spec!r}: weight of {name} must be a positive number")
+        out[name] = value
+    if not out:
+        raise SizeSpecError(f"--blocks {spec!r}: no block kind; known kinds: {', '.join(sorted(BLOCKS))}")
+    return tuple(out.items())
+
+
 def page_setup(seed: int, sizes: tuple[SizeRange, ...], scales: tuple[float, ...]) -> tuple[tuple[int, int], float]:
     """Page ``seed``'s region size (CSS px) and scale factor."""
     rng = random.Random(f"synth-ui-setup:{seed}")
@@ -146,8 +171,11 @@ class UiPage:
                 f"blocks={','.join(self.blocks)}")
 
 
-def build_page(seed: int, size: tuple[int, int], scale: float = 1.0, extra_chars: str = "") -> UiPage:
-    """The HTML of page ``seed`` at ``size`` (deterministic; the scale only goes into the record)."""
+def build_page(seed: int, size: tuple[int, int], scale: float = 1.0, extra_chars: str = "",
+               blocks: tuple[tuple[str, float], ...] | None = None) -> UiPage:
+    """The HTML of page ``seed`` at ``size`` (deterministic; the scale only goes into the record).
+    ``blocks`` (from :func:`parse_blocks`): the main area's block kinds and weights instead of
+    ``BLOCKS``' own."""
     rng = random.Random(f"synth-ui:{seed}")
     theme = make_theme(rng)
     b = Builder(rng, StringGen(f"synth-ui:{seed}", extra_chars), theme)
@@ -175,8 +203,8 @@ def build_page(seed: int, size: tuple[int, int], scale: float = 1.0, extra_chars
         parts.append(f'<div class="u-side u-box" style="width:{side_w}px">{b.sidebar_content()}</div>')
     main_area = w * h * 0.7
     n = max(1, min(40, round(main_area / (theme.size ** 2 * 170) * 1.4)))
-    names = list(BLOCKS)
-    weights = [BLOCKS[k][1] for k in names]
+    names = [k for k, _ in blocks] if blocks else list(BLOCKS)
+    weights = [w for _, w in blocks] if blocks else [BLOCKS[k][1] for k in names]
     kinds = rng.choices(names, weights=weights, k=n)
     parts.append('<div class="u-main u-box">' + "".join(BLOCKS[k][0](b) for k in kinds) + "</div>")
     if w >= 1100 and rng.random() < 0.3:
@@ -302,6 +330,12 @@ class UiJob:
     scales: tuple[float, ...] = SCALES
     extra_chars: str = ""
     group: str = GROUP
+    blocks: tuple[tuple[str, float], ...] | None = None  # block kinds and weights (parse_blocks); None: all
+
+    def info(self) -> dict[str, Any]:
+        """What a dataset's generator record says about this job (with the generator's version)."""
+        return {"generator_version": GENERATOR_VERSION,
+                "blocks": ",".join(f"{k}:{w:g}" for k, w in self.blocks) if self.blocks else "all"}
 
     def setup(self, seed: int) -> tuple[tuple[int, int], float]:
         return page_setup(seed, self.sizes, self.scales)
@@ -314,15 +348,18 @@ class UiJob:
 
     def page(self, renderer: Renderer, seed: int, stats: SynthStats) -> Shot | None:
         size, scale = self.setup(seed)
-        return render_page(renderer, build_page(seed, size, scale, self.extra_chars))
+        return render_page(renderer, build_page(seed, size, scale, self.extra_chars, self.blocks))
 
 
-def ui_job(sizes: str = "320x240-1920x1080", scales: str = "1,1.25,1.5,2", extra_chars: str = "") -> UiJob:
-    """A job from the command line's ``--sizes`` and ``--scales`` (SizeSpecError when they cannot be used)."""
+def ui_job(sizes: str = "320x240-1920x1080", scales: str = "1,1.25,1.5,2", extra_chars: str = "",
+           blocks: str | None = None) -> UiJob:
+    """A job from the command line's ``--sizes``, ``--scales`` and ``--blocks`` (SizeSpecError when
+    they cannot be used)."""
     size_ranges, factors = parse_sizes(sizes), parse_scales(scales)
     check_whole_pixels(size_ranges, factors)
-    return UiJob(size_ranges, factors, drawable(extra_chars)[0])
+    kinds = parse_blocks(blocks) if blocks is not None else None
+    return UiJob(size_ranges, factors, drawable(extra_chars)[0], blocks=kinds)
 
 
-__all__ = ["GROUP", "SCALES", "SizeRange", "SizeSpecError", "UiJob", "UiPage", "build_page", "page_setup",
-           "parse_scales", "parse_sizes", "render_page", "rules_for_ui", "ui_job"]
+__all__ = ["GENERATOR_VERSION", "GROUP", "SCALES", "SizeRange", "SizeSpecError", "UiJob", "UiPage", "build_page",
+           "page_setup", "parse_blocks", "parse_scales", "parse_sizes", "render_page", "rules_for_ui", "ui_job"]

@@ -36,6 +36,7 @@ from caap.taxonomy import ICON_SUBTYPES
 ICONS: dict[str, tuple[str, str | None]] = {
     "back": ("M19 12H5M11 5l-7 7 7 7", "back"),
     "chev-left": ("M15 5l-7 7 7 7", "back"),
+    "chev-right": ("M9 5l7 7-7 7", "forward"),
     "forward": ("M5 12h14M13 5l7 7-7 7", "forward"),
     "delete": ("M4 7h16M9 7V4h6v3M6 7l1 13h10l1-13M10 11v6M14 11v6", "delete"),
     "important": ("M12 3l2.8 5.8 6.2.9-4.5 4.4 1.1 6.2L12 17.3l-5.6 3 1.1-6.2L3 9.7l6.2-.9z", "important"),
@@ -528,9 +529,17 @@ class Builder:
         return self.card(self.menu(), cls="u-pad0") if self.rng.random() < 0.3 else (
             f'<div class="u-fit u-box" style="max-width:100%">{self.menu()}</div>')
 
-    def calendar(self) -> str:
-        """A month of day buttons, with a month title and previous/next buttons."""
+    def calendar(self, style: str | None = None) -> str:
+        """A month of days with its title and previous/next controls, in one of several looks:
+        ``modern`` (a grid of day buttons), ``table`` (a jQuery-UI-like datepicker: a header bar,
+        weekday row, bordered day cells that are links, today marked) or ``compact`` (a small inline
+        table of plain day cells, 10-12 px)."""
         rng = self.rng
+        style = style or rng.choices(("modern", "table", "compact"), weights=(2, 3, 2))[0]
+        if style == "table":
+            return self.table_calendar()
+        if style == "compact":
+            return self.compact_calendar()
         month = rng.randrange(12)
         year = rng.randint(1995, 2035)
         first = rng.randrange(7)
@@ -547,6 +556,352 @@ class Builder:
         head = (f'<div class="u-row" style="justify-content:space-between"><button class="u-bare">‹</button>'
                 f'<b>{name} {year}</b><button class="u-bare">›</button></div>')
         return f'<div class="u-col">{head}<div class="u-cal">{"".join(cells)}</div></div>'
+
+    def _month_weeks(self) -> tuple[int, int, list[list[tuple[int, int]]], list[str]]:
+        """(month, year, weeks of (day, -1 before / 0 in / 1 after the month), weekday names)."""
+        rng = self.rng
+        month, year = rng.randrange(12), rng.randint(1995, 2035)
+        lengths = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+        days, before = lengths[month], lengths[(month - 1) % 12]
+        first = rng.randrange(7)
+        cells = [(before - first + 1 + i, -1) for i in range(first)] + [(d, 0) for d in range(1, days + 1)]
+        n = 1
+        while len(cells) % 7 or (len(cells) < 42 and rng.random() < 0.3):
+            cells.append((n, 1))
+            n += 1
+        names = list(rng.choice((
+            ("Su", "Mo", "Tu", "We", "Th", "Fr", "Sa"), WEEKDAYS, ("S", "M", "T", "W", "T", "F", "S"),
+            ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"))))
+        return month, year, [cells[i:i + 7] for i in range(0, len(cells), 7)], names
+
+    def table_calendar(self) -> str:
+        """A jQuery-UI-like datepicker: header bar (Prev/Next links, arrows or icons; "Month Year"),
+        weekday header row, day cells with 1 px borders and a light fill; today and the selected day
+        marked; days of the months around greyed or blank."""
+        rng = self.rng
+        month, year, weeks, names = self._month_weeks()
+        fs = rng.choice((10, 11, 11, 12, 12, 13, 14))
+        border, fill, fg = rng.choice((
+            ("#c5c5c5", "#f6f6f6", "#454545"), ("#d3d3d3", "linear-gradient(#ffffff,#e6e6e6)", "#555555"),
+            ("#cccccc", "#eeeeee", "#1c94c4"), ("#aaaaaa", "linear-gradient(#f8f8f8,#dcdcdc)", "#222222"),
+            ("#b8c7d9", "#e8eef6", "#2e4c6d"), ("#dddddd", "#ffffff", "#333333")))
+        hue = rng.randrange(360)
+        if rng.random() < 0.4:
+            border, fill = f"hsl({hue},25%,72%)", f"linear-gradient(hsl({hue},40%,98%),hsl({hue},30%,88%))"
+        head_bg, head_fg = rng.choice((
+            ("#e9e9e9", "#333333"), ("linear-gradient(#f0f0f0,#d8d8d8)", "#222222"), ("#cccccc", "#222222"),
+            (f"hsl({hue},45%,40%)", "#ffffff"), ("linear-gradient(#6b6b6b,#444444)", "#ffffff"),
+            (f"hsl({hue},30%,88%)", "#222")))
+        today_style = rng.choice(("border-color:#dad55e;background:#fffa90;color:#777620",
+                                  "border-color:#999;background:#ffffff;font-weight:bold",
+                                  f"border-color:hsl({hue},50%,45%);background:hsl({hue},60%,85%)"))
+        sel_style = f"border-color:{self.t.accent};background:{self.t.accent};color:{self.t.on_accent}"
+        other = rng.choice(("blank", "grey", "grey-link"))
+        days_in = [d for w in weeks for d, o in w if o == 0]
+        today = rng.choice(days_in)
+        sel = rng.choice(days_in) if rng.random() < 0.5 else -1
+        right = rng.random() < 0.6
+        pad = rng.choice((1, 2, 3, 4))
+        cell = (f"display:block;border:1px solid {border};background:{fill};color:{fg};text-decoration:none;"
+                f"padding:{pad}px {pad + 1}px;text-align:{'right' if right else 'center'};")
+        rows = []
+        for week in weeks:
+            tds = []
+            for d, o in week:
+                if o and other == "blank":
+                    tds.append('<td style="padding:1px"></td>')
+                    continue
+                st = cell
+                if o:
+                    st += "opacity:.55;"
+                elif d == sel:
+                    st += sel_style + ";"
+                elif d == today:
+                    st += today_style + ";"
+                if o and other == "grey":
+                    tds.append(f'<td style="padding:1px"><span style="{st}">{d}</span></td>')
+                else:
+                    tds.append(f'<td style="padding:1px"><a href="#" style="{st}">{d}</a></td>')
+            rows.append(f"<tr>{''.join(tds)}</tr>")
+        th = "".join(f'<th style="padding:{pad}px;text-align:center;background:none;font-weight:bold">{n}</th>'
+                     for n in names)
+        name = (MONTHS_LONG if rng.random() < 0.8 else MONTHS)[month]
+        nav = rng.choice(("words", "arrows", "icons", "buttons"))
+        link_st = f"color:{head_fg};text-decoration:{rng.choice(('none', 'underline'))};"
+        if nav == "words":
+            prev, nxt = rng.choice((("Prev", "Next"), ("<Prev", "Next>"), ("« Prev", "Next »"), ("Previous", "Next")))
+            prev, nxt = (f'<a href="#" style="{link_st}">{esc(t)}</a>' for t in (prev, nxt))
+        elif nav == "arrows":
+            prev, nxt = rng.choice((("‹", "›"), ("«", "»"), ("◀", "▶"), ("<", ">")))
+            prev, nxt = (f'<a href="#" style="{link_st}font-weight:bold;padding:0 4px">{esc(t)}</a>'
+                         for t in (prev, nxt))
+        elif nav == "icons":
+            size = rng.choice((12, 14, 16))
+            prev, nxt = self.icon("chev-left", size, colour=head_fg), self.icon("chev-right", size, colour=head_fg)
+        else:
+            prev, nxt = (f'<button style="font-size:{fs}px;padding:0 {pad + 2}px;border:1px solid {border};'
+                         f'background:{fill};color:{fg};border-radius:{rng.choice((0, 2, 3))}px">{esc(t)}</button>'
+                         for t in rng.choice((("‹", "›"), ("<", ">"), ("Prev", "Next"))))
+        title = f'<span style="font-weight:bold;flex:1;text-align:center">{esc(name)} {year}</span>'
+        head = (f'<div style="display:flex;align-items:center;gap:4px;padding:{pad + 2}px {pad + 3}px;'
+                f'background:{head_bg};color:{head_fg};border:1px solid {border};'
+                f'border-radius:{rng.choice((0, 3, 4))}px">{prev}{title}{nxt}</div>')
+        table = (f'<table style="border-collapse:separate;border-spacing:{rng.choice((0, 1, 2))}px;margin-top:2px">'
+                 f"<thead><tr>{th}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+        frame = rng.choice(("#ffffff", "#f4f4f4", "#eeeeee"))
+        return (f'<div style="display:inline-block;font-size:{fs}px;line-height:1.2;font-family:'
+                f'{rng.choice(("Verdana,sans-serif", "Arial,sans-serif", "inherit", "Trebuchet MS,sans-serif"))};'
+                f'padding:{rng.choice((0, 2, 3))}px;background:{frame};color:#333;'
+                f'border:1px solid {rng.choice(("#dddddd", "#aaaaaa", border))};border-radius:{rng.choice((0, 4))}px">'
+                f"{head}{table}</div>")
+
+    def compact_calendar(self) -> str:
+        """A small inline month: plain day cells (text in a table), or small day buttons; 10-12 px."""
+        rng = self.rng
+        month, year, weeks, names = self._month_weeks()
+        fs = rng.choice((10, 11, 11, 12))
+        as_buttons = rng.random() < 0.4
+        lines = rng.random() < 0.4
+        days_in = [d for w in weeks for d, o in w if o == 0]
+        today = rng.choice(days_in)
+        hl = f"background:{self.t.accent};color:{self.t.on_accent};border-radius:{rng.choice((0, 2, 50))}%"
+        edge = f"border:1px solid {self.t.border};" if lines else ""
+        other = rng.choice(("blank", "grey"))
+        rows = []
+        for week in weeks:
+            tds = []
+            for d, o in week:
+                st = f"padding:1px 3px;text-align:center;{edge}"
+                if o and other == "blank":
+                    tds.append(f'<td style="{st}"></td>')
+                    continue
+                if o:
+                    st += f"color:{self.t.muted};"
+                elif d == today:
+                    st += hl + ";"
+                if as_buttons:
+                    tds.append(f'<td style="padding:0;{edge}"><button class="u-bare" style="font-size:{fs}px;'
+                               f'padding:1px 3px;width:100%;{st}">{d}</button></td>')
+                else:
+                    tds.append(f'<td style="{st}">{d}</td>')
+            rows.append(f"<tr>{''.join(tds)}</tr>")
+        th = "".join(f'<th style="padding:1px 3px;text-align:center;font-weight:normal;color:{self.t.muted};'
+                     f'background:none">{n[:2]}</th>' for n in names)
+        name = (MONTHS_LONG if rng.random() < 0.6 else MONTHS)[month]
+        prev, nxt = rng.choice((("‹", "›"), ("«", "»"), ("<", ">"), ("◄", "►")))
+        head = (f'<div class="u-row" style="justify-content:space-between;gap:4px"><button class="u-bare" '
+                f'style="font-size:{fs + 1}px;padding:0 4px">{prev}</button><b>{esc(name)} {year}</b>'
+                f'<button class="u-bare" style="font-size:{fs + 1}px;padding:0 4px">{nxt}</button></div>')
+        return (f'<div style="display:inline-block;font-size:{fs}px;line-height:1.2">{head}'
+                f'<table style="border-collapse:collapse"><thead><tr>{th}</tr></thead>'
+                f"<tbody>{''.join(rows)}</tbody></table></div>")
+
+    def calendar_block(self) -> str:
+        """One calendar in any of its looks, alone or in a card, sometimes with a date field above."""
+        rng = self.rng
+        cal = self.calendar(rng.choices(("modern", "table", "compact"), weights=(1, 3, 2))[0])
+        field = ""
+        if rng.random() < 0.3:
+            label, ctl = self.field(self.pick(("Date", "Check-in", "Departure", "Due date"), "label", 14),
+                                    kind=rng.choice(("date", "text")))
+            field = f'<div class="u-row u-fit">{label}{ctl}</div>'
+        if rng.random() < 0.5:
+            title = self.title(("Pick a date", "Calendar", "Select date")) if rng.random() < 0.4 else None
+            return self.card(f'{field}<div class="u-fit">{cal}</div>', title=title)
+        return f'<div class="u-col u-box u-fit" style="max-width:100%">{field}<div class="u-fit">{cal}</div></div>'
+
+    # --- plots, checkbox grids, flat (Tk-like) forms ----------------------------------------------------
+    def plot_block(self) -> str:
+        """A 2-D plot with axes, ticks and tick labels, small round points on it (SVG circles:
+        shapes, ``point`` up to 6 px, ``circle`` above); axes, ticks and grid lines are paths (not
+        labelled), tick labels are text."""
+        rng = self.rng
+        w, h = rng.choice(((120, 100), (160, 120), (200, 150), (240, 180), (280, 200), (300, 240), (180, 180),
+                           (220, 220), (360, 260)))
+        centred = rng.random() < 0.3  # axes crossing in the middle, negative values on the left and below
+        left, bottom = rng.choice((22, 26, 30)), rng.choice((18, 20, 24))
+        top, right = rng.choice((6, 8, 12)), rng.choice((6, 8, 12))
+        if centred:
+            left, bottom = rng.choice((6, 10)), rng.choice((6, 10))
+        pw, ph = w - left - right, h - top - bottom
+        nx, ny = rng.randint(3, 8), rng.randint(3, 6)
+        x0, y0 = rng.choice((0, 0, 0, -5, 1)), rng.choice((0, 0, -3, 1))
+        sx, sy = rng.choice((1, 1, 2, 5, 10)), rng.choice((1, 1, 2, 5, 10))
+        if centred:
+            nx, ny = 2 * rng.randint(2, 5), 2 * rng.randint(2, 4)
+            x0, y0 = -nx // 2 * sx, -ny // 2 * sy
+        fs = rng.choice((9, 10, 10, 11, 12))
+        bg = rng.choice(("transparent", "#ffffff", "#fafafa", "#f4f6f8"))
+        axis = rng.choice((self.t.text, self.t.muted) if bg == "transparent" else ("#000", "#333", "#555"))
+        paths, labels = [], []
+        if rng.random() < 0.5:  # grid lines
+            g = [f"M{left + pw * i / nx:.1f} {top}V{top + ph}" for i in range(nx + 1)]
+            g += [f"M{left} {top + ph - ph * j / ny:.1f}H{left + pw}" for j in range(ny + 1)]
+            paths.append(f'<path d="{"".join(g)}" stroke="{rng.choice(("#ddd", "#e8e8e8", "#ccc"))}" fill="none" '
+                         f'stroke-dasharray="{rng.choice(("", "2 2", "4 3"))}"/>')
+        # where the axes run: the left and bottom edges, or through the middle
+        ax, ay = (left + pw / 2, top + ph / 2) if centred else (left, top + ph)
+        tx, ty = ("m0 -3v6", "m3 0h-6") if centred else ("v4", "h-4")  # ticks across the axis, or out of it
+        ticks = [f"M{left + pw * i / nx:.1f} {ay:.1f}{tx}" for i in range(nx + 1)]
+        ticks += [f"M{ax:.1f} {top + ph - ph * j / ny:.1f}{ty}" for j in range(ny + 1)]
+        axes = (f"M{left} {ay:.1f}H{left + pw}M{ax:.1f} {top}V{top + ph}" if centred else
+                f"M{left} {top}V{top + ph}H{left + pw}")
+        paths.append(f'<path d="{axes}{"".join(ticks)}" stroke="{axis}" '
+                     f'stroke-width="{rng.choice((1, 1, 1.5, 2))}" fill="none"/>')
+        every = rng.choice((1, 1, 2)) if not centred or min(nx, ny) > 4 else 1
+        for i in range(0, nx + 1, every):
+            value = x0 + i * sx
+            if centred and (value == 0 or i in (0, nx)):
+                continue
+            labels.append(f'<span style="position:absolute;left:{left + pw * i / nx:.0f}px;top:{ay + 5:.0f}px;'
+                          f'transform:translateX(-50%)">{value}</span>')
+        for j in range(0, ny + 1, every):
+            value = y0 + j * sy
+            if centred and (value == 0 or j in (0, ny)):
+                continue
+            labels.append(f'<span style="position:absolute;right:{w - ax + 6:.0f}px;top:{top + ph - ph * j / ny:.0f}px;'
+                          f'transform:translateY(-50%)">{value}</span>')
+        dots, placed = [], []
+        r = rng.choice((2.5, 3, 3, 4, 4, 4, 5, 6))
+        dark = bg == "transparent" and self.t.dark  # the points on the theme's dark background: bright ones
+        colour = rng.choice((f"hsl({rng.randrange(360)},80%,65%)", "#ff6b6b", "#4fc3f7", "#ffd54f", "#fff") if dark else
+                            ("#000", "#333", f"hsl({rng.randrange(360)},70%,45%)", "#d33", "#1565c0", "#2e7d32"))
+        on_grid = rng.random() < 0.5
+        for _ in range(rng.randint(2, 14)):
+            for _try in range(10):
+                if on_grid:
+                    x, y = left + pw * rng.randint(0, nx) / nx, top + ph - ph * rng.randint(0, ny) / ny
+                else:
+                    x, y = rng.uniform(left + r + 2, left + pw - r), rng.uniform(top + r, top + ph - r - 2)
+                clear = centred or (x - r > left + 1 and y + r < top + ph - 1)  # off the axes
+                if clear and all((x - a) ** 2 + (y - b) ** 2 > (3 * r) ** 2 for a, b in placed):
+                    placed.append((x, y))
+                    c = colour if rng.random() < 0.8 else f"hsl({rng.randrange(360)},70%,{65 if dark else 45}%)"
+                    ring = f' stroke="{rng.choice(("#000", "#fff"))}" stroke-width="1"' if rng.random() < 0.2 else ""
+                    dots.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r}" fill="{c}"{ring}/>')
+                    break
+        svg = (f'<svg width="{w}" height="{h}" style="position:absolute;left:0;top:0">{"".join(paths)}'
+               f'{"".join(dots)}</svg>')
+        plot = (f'<div style="position:relative;width:{w}px;height:{h}px;font-size:{fs}px;line-height:1;'
+                f'background:{bg};color:{axis};flex:none">{svg}{"".join(labels)}</div>')
+        title = self.title(("Plot", "Points", "Scatter", "Chart", "Graph", "Coordinates")) if rng.random() < 0.5 \
+            else None
+        return self.card(f'<div class="u-fit">{plot}</div>', title=title) if rng.random() < 0.7 else \
+            f'<div class="u-fit u-box" style="max-width:100%">{plot}</div>'
+
+    def checkgrid_block(self) -> str:
+        """A block of checkboxes in rows and columns (3x3 to 5x5 mostly), native or drawn as plain
+        squares, tightly packed or spaced, bare or with a label (a number, a letter, a word) each."""
+        rng = self.rng
+        rows, cols = rng.randint(2, 6), rng.randint(2, 6)
+        if rng.random() < 0.6:
+            rows = cols = rng.randint(3, 5)
+        size = rng.choice((10, 12, 13, 14, 16, 18, 20))
+        gap = rng.choice((0, 1, 2, 3, 4, 6, 8, 12))
+        custom = rng.random() < 0.55
+        radius = rng.choice((0, 0, 2, 3, 4))
+        edge = rng.choice(("#767676", "#333", "#999", self.t.border, "#000"))
+        on_bg = rng.choice((self.t.accent, "#1a73e8", "#333", "#2e7d32"))
+        labels = rng.choice(("none", "none", "number", "letter", "word"))
+        start = rng.choice((0, 1))
+        if rng.random() < 0.3:  # a table: a header row and column, a checkbox in each cell
+            corner = '<th style="background:none"></th>'
+            head = "<tr>" + corner + "".join(f'<th style="background:none;text-align:center;padding:2px 4px">'
+                                             f"{esc(t)}</th>" for t in self._grid_heads(cols)) + "</tr>"
+            body = ""
+            for r_name in self._grid_heads(rows, rows=True):
+                cells = "".join(f'<td style="padding:{gap // 2 + 1}px;text-align:center">'
+                                f"{self._grid_box(size, custom, radius, edge, on_bg)}</td>" for _ in range(cols))
+                body += f'<tr class="u-trim"><th style="background:none;padding:2px 4px">{esc(r_name)}</th>{cells}</tr>'
+            inner = f'<table style="border-collapse:collapse">{head}{body}</table>'
+        else:
+            items = []
+            for i in range(rows * cols):
+                box = self._grid_box(size, custom, radius, edge, on_bg)
+                if labels == "none":
+                    items.append(f'<span style="display:inline-flex">{box}</span>')
+                    continue
+                text = (str(i + start) if labels == "number" else chr(65 + i % 26) if labels == "letter" else
+                        self.pick(OPTIONS, "label", 10))
+                items.append(f'<label class="u-row" style="gap:{rng.choice((2, 4))}px">{box}{esc(text)}</label>')
+            inner = (f'<div style="display:grid;grid-template-columns:repeat({cols},auto);gap:{gap}px '
+                     f'{gap if labels == "none" else gap + rng.choice((4, 8, 12))}px;width:max-content;'
+                     f'justify-items:start">{"".join(items)}</div>')
+        title = self.title(("Select all that apply", "Seats", "Options", "Days", "Grid", "Permissions")) \
+            if rng.random() < 0.5 else None
+        return self.card(f'<div class="u-fit">{inner}</div>', title=title)
+
+    def _grid_heads(self, n: int, rows: bool = False) -> list[str]:
+        rng = self.rng
+        kind = rng.choice(("num", "letter", "word"))
+        if kind == "num":
+            return [str(i + 1) for i in range(n)]
+        if kind == "letter":
+            return [chr(65 + i) for i in range(n)]
+        words = ("Read", "Write", "Run", "Edit", "Admin", "View") if rows else \
+            ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
+        return list(words[:n])
+
+    def _grid_box(self, size: int, custom: bool, radius: int, edge: str, on_bg: str) -> str:
+        on = self.rng.random() < 0.35
+        if not custom:
+            return f'<input type="checkbox"{" checked" if on else ""} style="width:{size}px;height:{size}px;margin:0">'
+        check = ("background-image:url(&quot;data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' "
+                 "viewBox='0 0 16 16'%3E%3Cpath d='M3 8l3.5 3.5L13 5' stroke='white' stroke-width='2.2' "
+                 "fill='none'/%3E%3C/svg%3E&quot;);background-size:100% 100%;")
+        fill = f"background-color:{on_bg};border-color:{on_bg};{check}" if on else "background-color:#fff;"
+        return (f'<input type="checkbox"{" checked" if on else ""} style="appearance:none;-webkit-appearance:none;'
+                f'width:{size}px;height:{size}px;margin:0;border:{self.rng.choice((1, 1, 2))}px solid {edge};'
+                f'border-radius:{radius}px;{fill}flex:none">')
+
+    def flatform_block(self) -> str:
+        """A Tk-like form: a grey window panel, plain labels, flat or sunken 1-2 px entries with no
+        rounding and no placeholder (mostly empty), raised buttons."""
+        rng = self.rng
+        bg = rng.choice(("#d9d9d9", "#d9d9d9", "#d4d0c8", "#ececec", "#e0e0e0", "#f0f0f0"))
+        field_bg = rng.choice(("#ffffff", "#ffffff", "#ffffff", bg, "#f5f5f5"))
+        relief = rng.choice(("sunken", "sunken", "flat", "solid"))
+        bw = rng.choice((1, 2, 2)) if relief == "sunken" else rng.choice((1, 1, 2))
+        edge = {"sunken": f"{bw}px inset {bg}", "flat": f"{bw}px solid #7a7a7a",
+                "solid": f"{bw}px solid {rng.choice(('#000', '#444', '#a0a0a0'))}"}[relief]
+        ring = f"outline:1px solid {rng.choice((bg, '#b0b0b0', '#000'))};" if rng.random() < 0.3 else ""
+        fs = rng.choice((11, 12, 12, 13, 14))
+        font = rng.choice(("DejaVu Sans,sans-serif", "Liberation Sans,Arial,sans-serif", "inherit",
+                           "Helvetica,Arial,sans-serif"))
+        colon = rng.random() < 0.5
+        rows = []
+        for _ in range(rng.randint(1, 5)):
+            fid = self.new_id("f")
+            label = self.pick(FORM_LABELS, "label", 16) + (":" if colon else "")
+            value = "" if rng.random() < 0.75 else self.s.text("field", max_len=16)
+            ch = rng.choice((12, 16, 20, 20, 24, 30))
+            entry = (f'<input id="{fid}" type="text" value="{esc(value)}" style="width:{ch * 0.6:.1f}em;'
+                     f'font:{fs}px {font};color:#000;background:{field_bg};border:{edge};border-radius:0;'
+                     f'padding:{rng.choice((1, 2, 3))}px {rng.choice((1, 2, 3))}px;{ring}'
+                     f'margin:{rng.choice((1, 2, 4))}px">')
+            rows.append(f'<div class="u-fit u-trim" style="display:contents"><label for="{fid}">{esc(label)}</label>'
+                        f"{entry}</div>")
+        grid = (f'<div style="display:grid;grid-template-columns:auto auto;gap:{rng.choice((2, 4, 6))}px '
+                f'{rng.choice((4, 6, 10))}px;align-items:center;justify-items:{rng.choice(("start", "end"))} start">'
+                f'{"".join(rows)}</div>')
+        buttons = ""
+        if rng.random() < 0.6:
+            buttons = '<div class="u-row u-fit" style="gap:6px">' + "".join(
+                f'<button style="font:{fs}px {font};color:#000;background:{bg};border:2px outset {bg};border-radius:0;'
+                f'padding:2px 10px">{esc(t)}</button>'
+                for t in rng.sample(("OK", "Cancel", "Apply", "Submit", "Clear", "Search", "Add", "Quit"),
+                                    rng.randint(1, 3))) + "</div>"
+        extra = ""
+        if rng.random() < 0.3:
+            extra = f'<div class="u-fit">{self.checkbox()}</div>'
+        title = ""
+        if rng.random() < 0.3:
+            words = esc(self.title(("Settings", "Login", "Entry", "Search", "Details")))
+            title = f'<div class="u-fit" style="font-weight:bold">{words}</div>'
+        return (f'<div class="u-box u-fit" style="display:flex;flex-direction:column;gap:6px;max-width:100%;'
+                f'overflow:hidden;background:{bg};color:#000;font:{fs}px {font};padding:{rng.choice((4, 8, 10))}px;'
+                f'border:{rng.choice(("0", "1px solid #a0a0a0", f"2px ridge {bg}"))};border-radius:0">'
+                f"{title}{grid}{extra}{buttons}</div>")
 
     def datetime_block(self) -> str:
         rng = self.rng
@@ -916,5 +1271,7 @@ BLOCKS: dict[str, tuple[Callable[[Builder], str], float]] = {
     "feed": (Builder.feed_block, 3), "inbox": (Builder.inbox_block, 1.5), "text": (Builder.text_block, 4),
     "links": (Builder.links_block, 1.5), "shapes": (Builder.shapes_block, 1), "drag": (Builder.drag_block, 1),
     "textarea": (Builder.textarea_block, 1), "buttons": (Builder.buttons_block, 2.5),
-    "stats": (Builder.stats_block, 1.5),
+    "stats": (Builder.stats_block, 1.5), "calendar": (Builder.calendar_block, 1.5),
+    "dots": (Builder.plot_block, 1.5), "checkgrid": (Builder.checkgrid_block, 1.5),
+    "flatform": (Builder.flatform_block, 1.5),
 }
