@@ -1169,3 +1169,68 @@ def test_two_processes_train_one_model_under_torchrun(tmp_path):
     lines = [json.loads(x) for x in (tmp_path / "ddp" / "metrics.jsonl").read_text().splitlines()]
     assert lines[-1]["samples"] == 32 and lines[-1]["step"] == 4  # 4 steps of 2 processes x 4 samples
     assert (tmp_path / "ddp" / "best" / "model.safetensors").is_file()
+
+
+def test_a_fine_tune_keeps_the_colour_layers_of_its_base(run, tmp_path):
+    """A base that reads colour, fine-tuned with settings that do not mention colour (the
+    default): its trained colour layers are loaded, not dropped with the states they read."""
+    torch = pytest.importorskip("torch")
+    import yaml
+
+    from caap.observe.ctc import Alphabet
+    from caap.observe.reader import Reader, build_tokenizer, load_model
+    from caap.train.reader import ReaderTrainSettings, load_base, train
+
+    coloured = train(FIXTURE, overrides={**OVERRIDES, "base": str(run / "best"), "train_samples": 16,
+                                         "colour": True, "train_parts": "decoder", "lr": 1e-2},
+                     out=tmp_path / "colour") / "last"
+    settings = yaml.safe_load(CONFIG.read_text())
+    settings.update({**OVERRIDES, "base": str(coloured)})
+    assert settings["colour"] is False
+    tok = build_tokenizer()
+    model = load_base(ReaderTrainSettings(**settings), vocab_size=len(tok),
+                      alphabet=Alphabet(Reader(coloured).spec.alphabet), pad=tok.pad_token_id, eos=tok.eos_token_id)
+    base = load_model(coloured)
+    assert model.colour is not None and model.colour_set == "crop"
+    for a, b in zip(model.colour.parameters(), base.colour.parameters(), strict=True):
+        assert torch.equal(a.detach().float(), b.detach().float())
+
+
+def test_a_batch_with_a_non_finite_loss_is_skipped_and_a_diverged_run_stops(run, tmp_path, monkeypatch):
+    """One NaN batch leaves the weights as they were (listed in skipped.jsonl) instead of turning
+    every later step into NaN; a run whose batches are all NaN stops with one clear error."""
+    torch = pytest.importorskip("torch")
+    import caap.train.reader as trainer
+    from caap.observe.reader import load_model
+
+    real = trainer.JointObjective
+    calls = {"n": 0}
+
+    def poisoned(bad):
+        def make(*args, **kwargs):
+            objective = real(*args, **kwargs)
+            forward = objective.forward
+
+            def step(*a, **k):
+                calls["n"] += 1
+                loss, ctc, dec = forward(*a, **k)
+                return (loss * float("nan"), ctc, dec) if bad(calls["n"]) else (loss, ctc, dec)
+
+            objective.forward = step
+            return objective
+        return make
+
+    monkeypatch.setattr(trainer, "JointObjective", poisoned(lambda n: n == 2))
+    out = trainer.train(FIXTURE, overrides={**OVERRIDES, "base": str(run / "best"), "train_samples": 32},
+                        out=tmp_path / "one")
+    lines = [json.loads(x) for x in (out / "skipped.jsonl").read_text().splitlines()]
+    assert [x["step"] for x in lines] == [1] and lines[0]["loss"] == "nan" and lines[0]["elements"]
+    tuned = load_model(out / "last")
+    assert all(bool(torch.isfinite(p).all()) for p in tuned.parameters())
+    metrics = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert metrics[-1]["skipped_batches"] == 1
+    monkeypatch.setattr(trainer, "MAX_SKIPPED_IN_A_ROW", 3)
+    monkeypatch.setattr(trainer, "JointObjective", poisoned(lambda n: True))
+    with pytest.raises(ReaderError, match="3 batches in a row had a non-finite loss"):
+        trainer.train(FIXTURE, overrides={**OVERRIDES, "base": str(run / "best"), "train_samples": 64},
+                      out=tmp_path / "all")

@@ -71,6 +71,9 @@ from caap.train.settings import validation_message
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG = REPO_ROOT / "training" / "reader.yaml"
 STATE_FILE = "trainer_state.pt"
+# A batch whose loss or gradient is not finite is skipped (the weights stay as they were) and written
+# to skipped.jsonl; this many in a row means the run itself has diverged, and it stops.
+MAX_SKIPPED_IN_A_ROW = 20
 
 
 # --- settings -----------------------------------------------------------------------------------
@@ -203,6 +206,11 @@ def load_base(settings: ReaderTrainSettings, *, vocab_size: int, alphabet: Alpha
         config = Pix2StructConfig.from_pretrained(source)
         base_ctc = getattr(config, "ctc", None)
         config.ctc = _ctc_config(alphabet, settings)
+        if isinstance(base_ctc, dict) and base_ctc.get("colour") and not settings.colour:
+            # A fine-tune that does not mention colour keeps the base's trained colour layers
+            # (from_pretrained would drop them, and the states read from colour with them).
+            config.ctc["colour"] = base_ctc["colour"]
+            print(f"note: the base reads colour ({base_ctc['colour']}): its colour layers are kept", file=sys.stderr)
         vision = config.vision_config
         assert isinstance(vision, PreTrainedConfig)  # the config turned a dict or None into its vision config
         if vision.patch_embed_hidden_size != patch_values(*settings.patch):
@@ -493,6 +501,18 @@ def _agree(flags: list[int], world: int) -> list[int]:
 # --- checkpoints ----------------------------------------------------------------------------------
 
 
+def _log_skipped(out: Path, step: int, samples: list[Sample], loss: float, norm: float, main: bool) -> None:
+    """One line in ``skipped.jsonl`` per skipped batch: which elements it held, to find the cause."""
+    line = {"step": step, "loss": loss if math.isfinite(loss) else str(loss),
+            "grad_norm": norm if math.isfinite(norm) else str(norm),
+            "elements": [{"image": s.image, "bbox": list(s.bbox), "type": s.element.type.value} for s in samples]}
+    if main:
+        with (out / "skipped.jsonl").open("a", encoding="utf-8") as f:
+            f.write(json.dumps(line) + "\n")
+    print(f"  step {step}: loss {loss} / gradient norm {norm} not finite: batch skipped", file=sys.stderr,
+          flush=True)
+
+
 def _save_last(out: Path, model: Any, spec: ReaderSpec, extra: dict[str, Any], state: dict[str, Any]) -> None:
     """Rewrite ``out/last`` as a whole: written beside it, then swapped in, so a run killed while
     saving still has the previous complete checkpoint."""
@@ -684,6 +704,7 @@ def train(
     reader = Reader.in_memory(model, spec, tokenizer, path=out, device=dev)
 
     window = {"loss": 0.0, "ctc": 0.0, "dec": 0.0, "n": 0, "t": time.perf_counter(), "samples": 0}
+    skipped = skipped_in_a_row = 0
     session_start = time.perf_counter() - elapsed
     last_eval = last_ckpt = elapsed
     pause_at = seen + stop_after_samples if stop_after_samples else None
@@ -698,19 +719,32 @@ def train(
                                        batch.inputs["colour"].to(dev))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        if settings.grad_clip:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
+        # The norm is of the gradients every process holds after their all-reduce: all skip alike.
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip or float("inf"))
         elapsed = time.perf_counter() - session_start
         progress = max((step + 1) / total_steps, elapsed / budget_s)
         factor = lr_factor(min(progress, 1.0), settings)
         for g in optimizer.param_groups:
             g["lr"] = g["base_lr"] * factor
-        optimizer.step()
+        finite = bool(torch.isfinite(norm)) and bool(torch.isfinite(loss.detach()))
+        if finite:
+            optimizer.step()
+            skipped_in_a_row = 0
+        else:
+            # One bad batch would otherwise turn every weight into NaN for the rest of the run.
+            skipped += 1
+            skipped_in_a_row += 1
+            _log_skipped(out, step, [train_samples[i] for i in indices], float(loss.detach()), float(norm), main)
+            if skipped_in_a_row >= MAX_SKIPPED_IN_A_ROW:
+                raise ReaderError(f"{skipped_in_a_row} batches in a row had a non-finite loss or gradient (step "
+                                  f"{step}): the run has diverged; lower lr or use precision fp32 "
+                                  f"(the batches are listed in {out / 'skipped.jsonl'})")
         step += 1
         seen += global_batch
-        for key, value in (("loss", loss), ("ctc", ctc), ("dec", dec)):
-            window[key] += value.detach().item()
-        window["n"] += 1
+        if finite:
+            for key, value in (("loss", loss), ("ctc", ctc), ("dec", dec)):
+                window[key] += value.detach().item()
+            window["n"] += 1
         window["samples"] += global_batch
         if main and settings.log_every and step % settings.log_every == 0:
             rate = window["samples"] / max(time.perf_counter() - window["t"], 1e-9)
@@ -728,7 +762,7 @@ def train(
             last_eval = elapsed
             if main:
                 rate = window["samples"] / max(time.perf_counter() - window["t"], 1e-9)
-                metrics = {"step": step, "samples": seen, "minutes": round(elapsed / 60, 2),
+                metrics = {"step": step, "samples": seen, "minutes": round(elapsed / 60, 2), "skipped_batches": skipped,
                            "real_epochs": round(stream.stream.epochs, 3), "lr": settings.lr * factor,
                            "train_loss": round(window["loss"] / max(window["n"], 1), 5),
                            "train_ctc": round(window["ctc"] / max(window["n"], 1), 5),
