@@ -133,6 +133,14 @@ def test_a_tiled_dataset_keeps_what_the_canvases_are_cut_from(tmp_path: Path) ->
     assert a["elements"] == b["elements"]
     with pytest.raises(DatasetError, match="not empty"):
         tile_dataset(tmp_path / "ds", tmp_path / "tiles")
+    # Tiling tiles again changes nothing; with seeds it picks screens (how a big set is cut for carrying).
+    tile_dataset(tmp_path / "tiles", tmp_path / "again")
+    assert sorted(p.name for p in (tmp_path / "again" / "images" / "g").iterdir()) == sorted(
+        p.name for p in (tmp_path / "tiles" / "images" / "g").iterdir())
+    picked = tile_dataset(tmp_path / "tiles", tmp_path / "s2", seeds=[2])
+    assert picked["written"] == 2 and picked["elements"] == sum(len(a.elements) for s, a in anns.items() if "s2" in s)
+    with pytest.raises(DatasetError, match="no screen has one of the seeds"):
+        tile_dataset(tmp_path / "tiles", tmp_path / "none", seeds=[77])
 
 
 def test_canvases_cut_in_parallel_parts_make_one_data_yaml(tmp_path: Path) -> None:

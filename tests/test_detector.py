@@ -357,3 +357,13 @@ def test_bench_observe_times_first_sight_and_the_same_screen_again(tmp_path):
     assert table.exit_code == 0 and "runtime: torch" in table.output, table.output
     missing = runner.invoke(app, ["bench", "observe", str(tmp_path / "none.png")])
     assert missing.exit_code == 2 and "no such image" in missing.output
+
+
+def test_the_miniwob_benchmark_keeps_the_miniwob_detector_unless_one_is_named(tmp_path: Path) -> None:
+    from caap.config import ObserveConfig
+    from caap.observe.vision import DEFAULT_DETECTOR, MINIWOB_DETECTOR, miniwob_observe
+
+    assert DEFAULT_DETECTOR.name == "caap-yolov8n-any.pt" and MINIWOB_DETECTOR.name == "caap-yolov8n-miniwob.pt"
+    assert miniwob_observe(ObserveConfig()).detector == MINIWOB_DETECTOR
+    named = ObserveConfig(detector=tmp_path / "mine.pt")
+    assert miniwob_observe(named).detector == tmp_path / "mine.pt"

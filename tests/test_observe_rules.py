@@ -17,8 +17,8 @@ from caap.observe.grips import find_grip, grip_of, resize_grips
 from caap.observe.ink import caret_columns, foreign_ink, without_foreign_ink
 from caap.observe.snap import split_links
 from caap.observe.vision import (
-    DEFAULT_DETECTOR,
     DEFAULT_READER,
+    MINIWOB_DETECTOR,
     plain_rows_unhighlighted,
     spin_boxes,
     spin_value,
@@ -37,12 +37,13 @@ def row(text: str, box: list[int], score: float = 0.9, **kw) -> Element:
 
 @pytest.fixture(scope="module")
 def observer():
+    """The observer as the MiniWoB++ benchmark runs it (these are screens of its episodes)."""
     pytest.importorskip("ultralytics", reason="needs the vision extra (pip install 'caap[vision]')")
     from caap.observe.vision import VisionObserver
 
-    if not DEFAULT_DETECTOR.is_file() or not (DEFAULT_READER / "model.safetensors").is_file():
+    if not MINIWOB_DETECTOR.is_file() or not (DEFAULT_READER / "model.safetensors").is_file():
         pytest.skip("the shipped models are not in this checkout")
-    return VisionObserver.load()
+    return VisionObserver.load(MINIWOB_DETECTOR)
 
 
 def test_a_box_over_two_rows_goes_and_the_rows_stay():

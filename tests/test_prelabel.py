@@ -29,7 +29,7 @@ SCREENS = REPO / "tests" / "fixtures" / "screens"
 REAL_SCREENS = ("click-test-2-stacked-buttons.png", "email-search-over-heading.png",
                 "click-tab-2-short-link-beside-link.png")
 NESTED_SCREEN = "use-spinner-caret-after-digit.png"
-SHIPPED_DETECTOR = REPO / "models" / "detector" / "caap-yolov8n-miniwob.pt"
+SHIPPED_DETECTOR = REPO / "models" / "detector" / "caap-yolov8n-any.pt"  # the observer's default
 SHIPPED_READER = REPO / "models" / "reader"
 runner = CliRunner()
 
@@ -311,7 +311,7 @@ def test_prelabel_with_the_shipped_models(prelabelled: dict[str, Any]) -> None:
         assert task["data"]["image"] == f"http://127.0.0.1:8081/{ann.image}"
         [prediction] = task["predictions"]
         assert prediction["model_version"] == models.version
-        assert models.version.startswith("caap-yolov8n-miniwob.pt@") and "+reader@" in models.version
+        assert models.version.startswith("caap-yolov8n-any.pt@") and "+reader@" in models.version
         rects = [x for x in prediction["result"] if x["type"] == "rectanglelabels"]
         assert len(rects) == len(ann.elements)
         for rect, element in zip(rects, ann.elements, strict=True):

@@ -6,6 +6,10 @@
 #   bash tools/gpu_train.sh train .devdata/b.tar.gz   # unpack, cut canvases, train the detector,
 #                                                     # wait for the reader, put both under $OUT
 #
+# Wheels under .whl/ for what the machine's image lacks (python 3.12, manylinux x86-64; see
+# /work/.library/device/README.md for the pip download line): ultralytics, ultralytics-thop,
+# ultralytics-platform, pydantic, pydantic-core, annotated-types, typing-inspection, and miniwob
+# (the canvases refuse tasks reserved for evaluation, and miniwob lists the tasks).
 # Settings: training/detector-any-gpu.yaml (detector), training/reader.yaml + the flags below.
 # Environment: PY (python), SITE (where the wheels go), DEVICE (cuda; cpu for a dry run here),
 # READER_MIN (reader minutes), DET_HOURS (detector hours), OUT (results folder).

@@ -197,9 +197,9 @@ class EpisodeRunner:
         self.env = MiniWoBEnv(display=display)
         self.observer: Any = None
         if settings.observer == "vision":
-            from caap.observe.vision import VisionObserver
+            from caap.observe.vision import VisionObserver, miniwob_observe
 
-            self.observer = VisionObserver.from_config(self.cfg.observe)
+            self.observer = VisionObserver.from_config(miniwob_observe(self.cfg.observe))
         else:
             from caap.bench.oracle import OracleObserver
 

@@ -404,12 +404,19 @@ def dataset_tile(
     max_tiles: Annotated[int, typer.Option(help="Tiles kept from a screen larger than --size (the fullest).",
                                            min=1)] = 3,
     seed: Annotated[int, typer.Option(help="Breaks ties between equally full tiles.")] = 0,
+    seeds: Annotated[str | None, typer.Option(
+        help="Only the screens of these seeds, e.g. 0-399 (to cut a large set into archives that fit).")] = None,
 ) -> None:
     """A dataset of big screens made small enough to carry: screens at scale factor 1, large ones cut
     to the fullest tiles the detector's canvases take (an element cut by an edge loses its text)."""
     from caap.data.canvas import tile_dataset
+    from caap.seeds import SeedRangeError, parse_seed_ranges
 
-    r = _dataset_call(tile_dataset, dataset, out_dir, size=size, max_tiles=max_tiles, seed=seed)
+    try:
+        wanted = parse_seed_ranges(seeds) if seeds else None
+    except SeedRangeError as exc:
+        fail(f"--seeds: {exc}")
+    r = _dataset_call(tile_dataset, dataset, out_dir, size=size, max_tiles=max_tiles, seed=seed, seeds=wanted)
     out.print(f"{out_dir}: {r['written']} images from {r['screens']} screens ({r['tiled']} tiled), "
               f"{r['elements']} elements", highlight=False)
 

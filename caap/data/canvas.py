@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -158,7 +158,7 @@ def _same_size(a: Box, b: Box) -> bool:
 
 
 def tile_dataset(src: str | Path, out_dir: str | Path, *, size: int = 480, max_tiles: int = 3, seed: int = 0,
-                 overwrite: bool = False) -> dict[str, Any]:
+                 seeds: Collection[int] | None = None, overwrite: bool = False) -> dict[str, Any]:
     """A caap dataset holding what the detector's canvases are cut from: every screen at device scale
     factor 1, and each screen larger than ``size`` replaced by its ``max_tiles`` fullest tiles (as
     ``tiles`` chooses them; the rest of the screen is what the canvases rarely see).
@@ -167,11 +167,17 @@ def tile_dataset(src: str | Path, out_dir: str | Path, *, size: int = 480, max_t
     generated page keeps about a third of its pixels). Each tile keeps its screen's source (so the
     split by seed is unchanged) and the records of the elements it keeps; an element cut by the edge
     keeps its type and states but not its text (None: unknown), so the reader can train on tiles too.
+    ``seeds``: only the screens of these seeds (to cut a large set into archives that fit).
     Returns ``{"out_dir", "screens", "tiled", "written", "elements"}``.
     """
     if max_tiles < 1:
         raise DatasetError(f"max_tiles {max_tiles}: must be at least 1")
     items = load_items(src)
+    if seeds is not None:
+        wanted = set(seeds)
+        items = [i for i in items if i.ann.source.seed in wanted]
+        if not items:
+            raise DatasetError(f"{src}: no screen has one of the seeds asked for")
     out_dir = Path(out_dir)
     guard_output(out_dir, Path(src))
     rng = random.Random(seed)

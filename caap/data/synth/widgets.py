@@ -749,18 +749,16 @@ class Builder:
         paths.append(f'<path d="{axes}{"".join(ticks)}" stroke="{axis}" '
                      f'stroke-width="{rng.choice((1, 1, 1.5, 2))}" fill="none"/>')
         every = rng.choice((1, 1, 2)) if not centred or min(nx, ny) > 4 else 1
-        for i in range(0, nx + 1, every):
-            value = x0 + i * sx
-            if centred and (value == 0 or i in (0, nx)):
-                continue
-            labels.append(f'<span style="position:absolute;left:{left + pw * i / nx:.0f}px;top:{ay + 5:.0f}px;'
-                          f'transform:translateX(-50%)">{value}</span>')
-        for j in range(0, ny + 1, every):
-            value = y0 + j * sy
-            if centred and (value == 0 or j in (0, ny)):
-                continue
-            labels.append(f'<span style="position:absolute;right:{w - ax + 6:.0f}px;top:{top + ph - ph * j / ny:.0f}px;'
-                          f'transform:translateY(-50%)">{value}</span>')
+        # tick numbers: under the x axis, left of the y axis (none at a centred origin or its ends)
+        for n, start, step, place in (
+                (nx, x0, sx, lambda i: f"left:{left + pw * i / nx:.0f}px;top:{ay + 5:.0f}px;"
+                                       "transform:translateX(-50%)"),
+                (ny, y0, sy, lambda j: f"right:{w - ax + 6:.0f}px;top:{top + ph - ph * j / ny:.0f}px;"
+                                       "transform:translateY(-50%)")):
+            for i in range(0, n + 1, every):
+                value = start + i * step
+                if not (centred and (value == 0 or i in (0, n))):
+                    labels.append(f'<span style="position:absolute;{place(i)}">{value}</span>')
         dots, placed = [], []
         r = rng.choice((2.5, 3, 3, 4, 4, 4, 5, 6))
         dark = bg == "transparent" and self.t.dark  # the points on the theme's dark background: bright ones
