@@ -759,7 +759,8 @@ class Builder:
                 value = start + i * step
                 if not (centred and (value == 0 or i in (0, n))):
                     labels.append(f'<span style="position:absolute;{place(i)}">{value}</span>')
-        dots, placed = [], []
+        dots: list[str] = []
+        placed: list[tuple[float, float]] = []
         r = rng.choice((2.5, 3, 3, 4, 4, 4, 5, 6))
         dark = bg == "transparent" and self.t.dark  # the points on the theme's dark background: bright ones
         colour = rng.choice((f"hsl({rng.randrange(360)},80%,65%)", "#ff6b6b", "#4fc3f7", "#ffd54f", "#fff") if dark else
