@@ -125,6 +125,11 @@ def test_synth_ui_cli_blocks_errors(tmp_path):
     (tmp_path / "d" / "dataset.json").write_text(json.dumps({"schema_version": 1, "generator": {"kind": "ui"}}))
     result = runner.invoke(app, ["dataset", "synth", "--out", out, "--seeds", "1", "--kind", "ui", "--blocks", "dots"])
     assert result.exit_code == 2 and "another UI generator" in " ".join(result.output.split()), result.output
+    # An unreadable dataset.json: one error naming it, and the file is left as it was.
+    (tmp_path / "d" / "dataset.json").write_text("{not json")
+    result = runner.invoke(app, ["dataset", "synth", "--out", out, "--seeds", "1", "--kind", "ui"])
+    assert result.exit_code == 2 and "dataset.json: unreadable" in " ".join(result.output.split()), result.output
+    assert (tmp_path / "d" / "dataset.json").read_text() == "{not json"
 
 
 # --- live: real Chromium on Xvfb --------------------------------------------------------------------------

@@ -81,7 +81,9 @@ def bench_miniwob(
         experience=str(experience) if experience else None, auto_context=str(auto_context) if auto_context else None,
         cache=str(cache) if cache else None, reference=str(reference) if reference else None, ray=ray)
     if observer == "vision":
-        _check_models(cfg.observe, miniwob=True)
+        from caap.observe.vision import miniwob_observe
+
+        _check_models(miniwob_observe(cfg.observe))
     if (out_dir / "episodes.jsonl").is_file():
         wanted = {(t, s) for t in task_list for s in seed_list}
         kept = sum((r.get("task"), r.get("seed")) in wanted for r in load_episodes(out_dir))
@@ -112,12 +114,11 @@ def bench_miniwob(
     out.print(f"summary: {out_dir / 'summary.json'}  report: {out_dir / 'report.html'}", highlight=False)
 
 
-def _check_models(observe: Any, *, miniwob: bool = False) -> None:
-    """Fail before starting any browser when the vision models are missing (``miniwob``: as the
-    MiniWoB++ benchmark loads them)."""
-    from caap.observe.vision import DEFAULT_DETECTOR, DEFAULT_READER, MINIWOB_DETECTOR
+def _check_models(observe: Any) -> None:
+    """Fail before starting any browser when the vision models are missing."""
+    from caap.observe.vision import DEFAULT_DETECTOR, DEFAULT_READER
 
-    detector = Path(observe.detector or (MINIWOB_DETECTOR if miniwob else DEFAULT_DETECTOR))
+    detector = Path(observe.detector or DEFAULT_DETECTOR)
     if not detector.is_file():
         fail(f"{detector}: detector weights not found (or use --observer oracle)")
     try:

@@ -160,12 +160,13 @@ def dataset_synth(
             job = ui_job(sizes or "320x240-1920x1080", scales or "1,1.25,1.5,2", blocks=blocks)
         except SizeSpecError as exc:
             fail(str(exc))
-        meta = out_dir / "dataset.json"
-        if meta.exists():  # resuming: only with the generator and blocks it was made with
+        if (out_dir / "dataset.json").exists():  # resuming: only with the generator and blocks it was made with
+            from caap.data.format import Dataset, DatasetError
+
             try:
-                made = json.loads(meta.read_text(encoding="utf-8")).get("generator", {})
-            except (OSError, ValueError) as exc:
-                fail(f"{meta}: unreadable ({exc})")
+                made = Dataset(out_dir).meta().get("generator") or {}
+            except DatasetError as exc:
+                fail(str(exc))
             now = job.info()
             if made.get("kind") == "ui" and any(made.get(k, "all" if k == "blocks" else 1) != v
                                                 for k, v in now.items()):

@@ -19,7 +19,6 @@ Split by seed per dataset, like ``export_yolo``; several datasets go into one ex
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
@@ -44,8 +43,8 @@ from caap.data.export import (
 )
 from caap.data.format import Dataset, DatasetError
 from caap.data.reserved import check_trainable
+from caap.elements import Element
 from caap.geometry import Box, area, intersect
-from caap.taxonomy import DETECTOR_CLASSES
 
 PAD_RGB = (114, 114, 114)  # ultralytics' letterbox grey: what the network already knows as "nothing"
 KEEP_VISIBLE = 0.6         # share of an element's area that must lie on a tile for it to stay a label
@@ -76,19 +75,28 @@ def _scaled_size(item: Item) -> tuple[int, int]:
     return max(1, round(item.ann.width / scale)), max(1, round(item.ann.height / scale))
 
 
-def _scaled(item: Item) -> tuple[Image.Image, list[tuple[int, Box]]]:
-    """The screen and its labels at device scale factor 1."""
+def _scaled_elements(item: Item) -> tuple[Image.Image, list[tuple[Element, Box]]]:
+    """The screen at device scale factor 1, with each element and its box there (elements whose box
+    vanishes at factor 1 are left out)."""
     with Image.open(item.image_path) as img:
         image = img.convert("RGB")
-    labels = [(CLASS_INDEX[e.type], e.bbox) for e in item.ann.elements]
     scale = item.ann.source.scale or 1.0
-    if scale != 1.0:
-        w, h = max(1, round(image.width / scale)), max(1, round(image.height / scale))
-        image = image.resize((w, h), Image.Resampling.BOX if scale > 1 else Image.Resampling.BICUBIC)
-        labels = [(c, (round(b[0] / scale), round(b[1] / scale), round(b[2] / scale), round(b[3] / scale)))
-                  for c, b in labels]
-        labels = [(c, b) for c, b in labels if b[2] > b[0] and b[3] > b[1]]
-    return image, labels
+    if scale == 1.0:
+        return image, [(e, e.bbox) for e in item.ann.elements]
+    w, h = max(1, round(image.width / scale)), max(1, round(image.height / scale))
+    image = image.resize((w, h), Image.Resampling.BOX if scale > 1 else Image.Resampling.BICUBIC)
+    out = []
+    for e in item.ann.elements:
+        b = (round(e.bbox[0] / scale), round(e.bbox[1] / scale), round(e.bbox[2] / scale), round(e.bbox[3] / scale))
+        if b[2] > b[0] and b[3] > b[1]:
+            out.append((e, b))
+    return image, out
+
+
+def _scaled(item: Item) -> tuple[Image.Image, list[tuple[int, Box]]]:
+    """The screen and its labels (class index, box) at device scale factor 1."""
+    image, elements = _scaled_elements(item)
+    return image, [(CLASS_INDEX[e.type], b) for e, b in elements]
 
 
 def _starts(length: int, size: int) -> list[int]:
@@ -187,25 +195,21 @@ def tile_dataset(src: str | Path, out_dir: str | Path, *, size: int = 480, max_t
         ds = Dataset.create(tmp, f"{Path(src).resolve().name}-tiles", meta)
         for item in items:
             counts["screens"] += 1
-            scale = item.ann.source.scale or 1.0
-            image, scaled = _scaled(item)
-            # _scaled drops boxes that vanish at factor 1, so elements are matched by their scaled box.
-            boxes = [(round(e.bbox[0] / scale), round(e.bbox[1] / scale), round(e.bbox[2] / scale),
-                      round(e.bbox[3] / scale)) for e in item.ann.elements]
-            kept_elements = [e for e, b in zip(item.ann.elements, boxes, strict=True) if b[2] > b[0] and b[3] > b[1]]
-            assert len(kept_elements) == len(scaled)
+            image, scaled = _scaled_elements(item)
             source = item.ann.source.model_copy(update={"scale": None})
+            # Labels carry the element's index in place of its class, so each kept box finds its record.
+            indexed = [(i, b) for i, (_, b) in enumerate(scaled)]
             if image.width <= size and image.height <= size:
-                pieces = [Piece(image.size, item.stem, image, [(i, b) for i, (_, b) in enumerate(scaled)])]
+                pieces = [Piece(image.size, item.stem, image, indexed)]
             else:
                 counts["tiled"] += 1
-                pieces = tiles(image, [(i, b) for i, (_, b) in enumerate(scaled)], size, max_tiles, rng, item.stem)
+                pieces = tiles(image, indexed, size, max_tiles, rng, item.stem)
             for piece in pieces:
                 assert piece.image is not None and piece.labels is not None
                 # An element cut by the tile's edge shows part of its text: its text becomes unknown
                 # (None: the reader's CTC head skips it) rather than wrong.
-                elements = [kept_elements[i].model_copy(update={"bbox": b} if _same_size(b, scaled[i][1])
-                                                        else {"bbox": b, "text": None})
+                elements = [scaled[i][0].model_copy(update={"bbox": b} if _same_size(b, scaled[i][1])
+                                                    else {"bbox": b, "text": None})
                             for i, b in piece.labels]
                 ann = item.ann.model_copy(update={"source": source, "elements": elements})
                 ds.add(item.group, piece.name, piece.image, ann)
@@ -337,7 +341,5 @@ def export_canvas_parts(parts: dict[str, Sequence[str | Path]], out_dir: str | P
     val = [f"{r['out_dir']}/images/val" for r in results.values() if r["canvases"]["val"]]
     if not val:
         raise DatasetError("no validation canvases in any part: give val_datasets or datasets with validation seeds")
-    lines = ["train: " + json.dumps(train), "val: " + json.dumps(val), f"nc: {len(DETECTOR_CLASSES)}", "names:",
-             *(f"  {i}: {t.value}" for i, t in enumerate(DETECTOR_CLASSES))]
-    (out_dir / "data.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (out_dir / "data.yaml").write_text(data_yaml(None, train=train, val=val), encoding="utf-8")
     return {"data_yaml": str(out_dir / "data.yaml"), "parts": results}

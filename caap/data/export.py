@@ -243,12 +243,14 @@ def yolo_labels(ann: Annotation) -> list[str]:
     return [yolo_line(CLASS_INDEX[e.type], e.bbox, ann.width, ann.height) for e in ann.elements]
 
 
-def data_yaml(path: Path) -> str:
-    """ultralytics' data.yaml; written by hand (strings JSON-quoted, valid YAML) to avoid a YAML dependency."""
+def data_yaml(path: Path | None, *, train: str | list[str] = "images/train",
+              val: str | list[str] = "images/val") -> str:
+    """ultralytics' data.yaml; written by hand (strings JSON-quoted, valid YAML) to avoid a YAML dependency.
+    ``train``/``val``: folders under ``path``, or lists of absolute folders (``path`` None)."""
     lines = [
-        f"path: {json.dumps(str(path))}",
-        "train: images/train",
-        "val: images/val",
+        *([f"path: {json.dumps(str(path))}"] if path is not None else []),
+        f"train: {json.dumps(train)}",
+        f"val: {json.dumps(val)}",
         f"nc: {len(DETECTOR_CLASSES)}",
         "names:",
         *(f"  {i}: {t.value}" for i, t in enumerate(DETECTOR_CLASSES)),
