@@ -242,3 +242,65 @@ def test_a_window_without_labels_keeps_its_screen_out():
     assert gen._bare_window([in_popup], [main, popup], (0, 0, 400, 300)) == main
     # A window hidden under another is not asked to show anything.
     assert gen._bare_window([in_popup], [main, _win(3, (0, 0, 400, 300))], (0, 0, 400, 300)) is None
+
+
+def _table_image():
+    """A 3-cell table row on white: grey grid lines, words in the first two cells, the third empty."""
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", (300, 60), "white")
+    draw = ImageDraw.Draw(image)
+    for x in (10, 110, 210, 290):
+        draw.line([(x, 10), (x, 40)], fill=(160, 160, 160))
+    for y in (10, 40):
+        draw.line([(10, y), (290, y)], fill=(160, 160, 160))
+    draw.text((20, 19), "Lunch", fill="black")  # left-aligned
+    draw.text((170, 19), "-14", fill=(200, 0, 0))  # right-aligned, red
+    return image
+
+
+def test_table_cells_are_boxed_on_their_text_not_the_whole_cell():
+    from caap.data.desktop.labels import finish
+
+    image = _table_image()
+    cells = [Candidate("tabled_text", (10, 10, 111, 41), text="Lunch"),
+             Candidate("tabled_text", (110, 10, 211, 41), text="-14"),
+             Candidate("tabled_text", (210, 10, 291, 41), text="EUR"),  # reported, but nothing is drawn
+             Candidate("tabled_text", (210, 10, 291, 41))]  # an empty cell: the cell itself
+    boxes = {(e.text, e.bbox) for e, _ in finish(cells, [_win(1, (0, 0, 300, 60))], (0, 0, 300, 60), image)}
+    by_text = {t: b for t, b in boxes}
+    x1, y1, x2, y2 = by_text["Lunch"]
+    assert 18 <= x1 <= 20 and x2 <= 52 and y1 >= 17 and y2 <= 32, by_text  # the word, within a pixel
+    x1, _, x2, _ = by_text["-14"]
+    assert 168 <= x1 <= 170 and x2 <= 190, by_text  # not the grid line at 110 nor the one at 210
+    assert "EUR" not in by_text and by_text[None] == (210, 10, 291, 41)
+
+
+def test_refit_tool_gives_old_datasets_the_labellers_cell_boxes(tmp_path):
+    import sys
+
+    spec = importlib.util.spec_from_file_location("refit_cells", Path(__file__).parents[1] / "tools" / "refit_cells.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    from caap.data.format import Annotation, Source
+    from caap.elements import Element
+
+    ds = Dataset.create(tmp_path / "d", "old-desktop")
+    image = _table_image()
+    ann = Annotation(image="images/app/a-0.png", width=300, height=60, source=Source(kind="desktop", task="app"),
+                     elements=[Element(type="tabled_text", bbox=(10, 10, 111, 41), text="Lunch"),
+                               Element(type="tabled_text", bbox=(210, 10, 291, 41), text="EUR"),
+                               Element(type="button", bbox=(110, 10, 211, 41), text="-14")])
+    ds.add("app", "a-0", image, ann)
+
+    argv, sys.argv = sys.argv, ["refit_cells.py", str(tmp_path / "d")]  # the tool runs as a script
+    try:
+        assert tool.main() == 0
+        [(_, new)] = list(open_dataset(tmp_path / "d"))
+        assert [(e.type.value, e.text) for e in new.elements] == [("tabled_text", "Lunch"), ("button", "-14")]
+        assert new.elements[0].bbox[2] <= 52 and new.elements[1].bbox == (110, 10, 211, 41)
+        assert (tmp_path / "d" / tool.BACKUP).is_dir()
+        assert tool.main() == 0  # a second run finds the backup and changes nothing
+        assert next(iter(open_dataset(tmp_path / "d")))[1] == new
+    finally:
+        sys.argv = argv

@@ -156,7 +156,12 @@ def test_eval_reports_metrics_and_latency(trained, tmp_path):
                                  "--out", str(tmp_path / "m.json")])
     assert result.exit_code == 0, result.output
     metrics = json.loads(result.stdout)
-    assert metrics["images"] >= 40 and set(metrics["overall"]) == {"precision", "recall", "tp", "fp", "fn"}
+    overall = metrics["overall"]
+    assert metrics["images"] >= 40 and set(overall) == {"precision", "recall", "tp", "fp", "fn", "recall_by_centres"}
+    tasks = metrics["per_task"]
+    assert sum(t["labelled"] for t in tasks.values()) == metrics["elements"]
+    assert sum(t["found"] for t in tasks.values()) == overall["tp"]
+    assert all(t["found_share"] == round(t["found"] / t["labelled"], 4) for t in tasks.values() if t["labelled"])
     assert set(metrics["per_class"]) >= {"text", "button", "icon"}
     assert metrics["latency_ms"]["cpu"]["images"] > 0
     assert json.loads((tmp_path / "m.json").read_text()) == metrics
@@ -367,3 +372,21 @@ def test_the_miniwob_benchmark_keeps_the_miniwob_detector_unless_one_is_named(tm
     assert miniwob_observe(ObserveConfig()).detector == MINIWOB_DETECTOR
     named = ObserveConfig(detector=tmp_path / "mine.pt")
     assert miniwob_observe(named).detector == tmp_path / "mine.pt"
+
+
+def test_matching_by_centres_counts_boxes_drawn_another_way():
+    """A tree row labelled full width and boxed at its words: missed at IoU 0.5, found by centres;
+    a whole panel round several elements, or a box beside one, is found by neither rule."""
+    from caap.train.eval_detector import match_boxes
+
+    row, label = (40, 10, 240, 30), (60, 10, 120, 30)  # the row's centre (140, 20) is not in the words
+    words = (100, 12, 180, 28)  # centred in the row: IoU 0.08
+    assert match_boxes([(0.9, words)], [row], 0.5) == [-1]
+    assert match_boxes([(0.9, words)], [row], 0.5, centres=True) == [0]
+    assert match_boxes([(0.9, label)], [row], 0.5, centres=True) == [-1]  # its centre is in the row, not the reverse
+    panel = (0, 0, 400, 300)
+    assert match_boxes([(0.9, panel)], [row, (300, 200, 340, 220)], 0.5, centres=True) == [-1]
+    assert match_boxes([(0.9, (250, 10, 300, 30))], [row], 0.5, centres=True) == [-1]
+    # One to one, highest score first: of two predictions on one row only one counts.
+    assert match_boxes([(0.5, row), (0.9, words)], [row], 0.5, centres=True) == [-1, 0]
+    assert match_boxes([(0.9, row), (0.5, words)], [row], 0.5, centres=True) == [0, -1]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import pytest
 from live_marks import live
@@ -89,7 +90,7 @@ def test_synth_ui_cli_errors(tmp_path):
     assert not (tmp_path / "d").exists()  # nothing written
 
 
-NEW_BLOCKS = ("dots", "checkgrid", "calendar", "flatform")
+NEW_BLOCKS = ("dots", "checkgrid", "calendar", "flatform", "keypad")
 
 
 def test_blocks_option_picks_the_kinds_drawn():
@@ -98,12 +99,12 @@ def test_blocks_option_picks_the_kinds_drawn():
                        ("dots:x", "not a number"), ("dots:0", "positive"), ("dots:-1", "positive"), (" , ", "no block")):
         with pytest.raises(SizeSpecError, match=words):
             parse_blocks(bad)
-    job = ui_job("640x480", "1", blocks="dots,checkgrid,calendar,flatform")
+    job = ui_job("640x480", "1", blocks="dots,checkgrid,calendar,flatform,keypad")
     assert job.blocks == tuple((k, 1.0) for k in NEW_BLOCKS)
-    assert job.info()["blocks"] == "dots:1,checkgrid:1,calendar:1,flatform:1"
+    assert job.info()["blocks"] == "dots:1,checkgrid:1,calendar:1,flatform:1,keypad:1"
     assert ui_job("640x480", "1").blocks is None and ui_job("640x480", "1").info()["blocks"] == "all"
     seen: set[str] = set()
-    for seed in range(12):
+    for seed in range(16):
         page = build_page(seed, (800, 600), 1.0, blocks=job.blocks)
         assert set(page.blocks) <= set(NEW_BLOCKS) and page.blocks
         assert page.body == build_page(seed, (800, 600), 1.0, blocks=job.blocks).body  # the seed decides
@@ -289,3 +290,10 @@ def test_new_blocks_are_drawn_and_labelled():
     fields = [e for e in flat if e.type.value == "input_field"]
     assert fields and any(e.text == "" for e in fields)
     assert all(e.bbox[3] - e.bbox[1] <= 40 for e in fields)
+    page, pad = labels["keypad"]
+    keys = [e for e in pad if e.type.value == "button"]
+    # Every key is a button boxed by its frame: as tall as drawn, wider than its one to four characters.
+    heights = {int(h) for h in re.findall(r"grid-column:span \d;height:(\d+)px", page.body)}
+    framed = [e for e in keys if any(abs((e.bbox[3] - e.bbox[1]) - h) <= 2 for h in heights)]
+    assert len(framed) >= 6 and len(framed) >= 0.8 * len(keys), (heights, keys)
+    assert all(e.text for e in framed)

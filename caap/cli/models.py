@@ -96,6 +96,15 @@ def eval_detector(
     table.add_row("all (class-agnostic)", str(result["elements"]), _fmt(o["precision"]), _fmt(o["recall"]),
                   _fmt(result["map50"]), _fmt(result["map50_95"]), style="bold")
     out.print(table)
+    out.print(f"recall by centres (each box's centre inside the other): {_fmt(o['recall_by_centres'])}",
+              highlight=False)
+    if len(result["per_task"]) > 1:
+        tasks = Table(title="per task (class-agnostic)")
+        for col in ("task", "labelled", "found (IoU)", "found (centres)"):
+            tasks.add_column(col)
+        for name, c in result["per_task"].items():
+            tasks.add_row(name, str(c["labelled"]), _fmt(c["found_share"]), _fmt(c["centres_share"]))
+        out.print(tasks)
     for dev, lat in result["latency_ms"].items():
         out.print(f"latency ({dev}): mean {lat['mean']} ms, p50 {lat['p50']} ms, p90 {lat['p90']} ms per image "
                   f"({lat['images']} images)", highlight=False)

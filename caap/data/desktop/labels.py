@@ -134,6 +134,31 @@ def ink_box(image: Image.Image, box: Box, pad: int = 1, ring: int = 0) -> Box | 
             min(x2, x1 + int(cols[-1]) + 1 + pad), min(y2, y1 + int(rows[-1]) + 1 + pad))
 
 
+def cell_ink_box(image: Image.Image, box: Box, pad: int = 1, edge: int = 3) -> Box | None:
+    """Where the text of a table cell, list row or menu entry is drawn inside its ``box``: its ink,
+    less the cell's own rules (grid lines, a focus frame: lines of ink along the outer ``edge`` px
+    covering at least half the box's side), ``pad`` px around; None when nothing else is drawn.
+    The toolkits report whole cells; caap's ``tabled_text`` is boxed like any text, on its words,
+    as the DOM labels, the generated pages and the observer's snapping box it."""
+    x1, y1, x2, y2 = box
+    pixels = np.asarray(image.crop(box).convert("RGB"))
+    if pixels.size == 0:
+        return None
+    ink = _ink_mask(pixels)
+    h, w = ink.shape
+    for i in [*range(min(edge, h)), *range(max(0, h - edge), h)]:
+        if ink[i].sum() >= 0.5 * w:
+            ink[i] = False
+    for j in [*range(min(edge, w)), *range(max(0, w - edge), w)]:
+        if ink[:, j].sum() >= 0.5 * h:
+            ink[:, j] = False
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    if not len(rows):
+        return None
+    return (max(x1, x1 + int(cols[0]) - pad), max(y1, y1 + int(rows[0]) - pad),
+            min(x2, x1 + int(cols[-1]) + 1 + pad), min(y2, y1 + int(rows[-1]) + 1 + pad))
+
+
 def _outside(pixels: np.ndarray, box: Box, side: int, k: int) -> np.ndarray | None:
     """The line of pixels ``k`` px outside ``box`` on ``side`` (0 left, 1 top, 2 right, 3 bottom),
     along that side; None past the image's edge."""
@@ -342,6 +367,11 @@ def finish(candidates: Iterable[Candidate], windows: Sequence[XWindow], capture:
                 continue
             if min(fitted[2] - fitted[0], fitted[3] - fitted[1]) >= MIN_SIDE:
                 parts = [(c.text, fitted)]
+        if c.type == "tabled_text" and c.text and c.text.strip() and not c.cells:
+            fitted = cell_ink_box(image, box)
+            if fitted is None:
+                continue  # a cell whose text is not drawn (scrolled, clipped to nothing)
+            parts = [(c.text, fitted)]
         if c.type in TEXT_TYPES:
             parts = []
             for text, line in _lines(c, box, image, (ox, oy)):

@@ -1138,6 +1138,55 @@ class Builder:
                             for _ in range(rng.randint(2, 6)))
         return f'<div class="u-row u-fit">{inner}</div>'
 
+    def keypad_block(self) -> str:
+        """A calculator-like pad: a grid of big buttons (28-84 px) with one to four characters each,
+        some spanning two columns, flat, raised, rounded or shaded, often under a right-aligned
+        display field. Short labels in big frames: the frame is the button, not the glyph."""
+        rng = self.rng
+        cols, rows = rng.randint(3, 6), rng.randint(2, 5)
+        bw, bh = rng.randint(28, 84), rng.randint(24, 64)
+        gap = rng.choice((0, 1, 2, 4, 6, 6, 8))
+        fs = rng.choice((11, 12, 13, 14, 16, 18, 20))
+        radius = rng.choice((0, 0, 2, 3, 4, 6, bh // 2))
+        face = rng.choice((self.t.surface, self.t.bg, "#f0f0f0", "#e8e8e8", "#fafafa", "#3a3a3a", "#2b2b2b",
+                           self.t.accent))
+        dark = face in ("#3a3a3a", "#2b2b2b") or face == self.t.accent
+        ink = "#fff" if dark else self.t.text
+        look = rng.choice(("gradient", "flat", "outset", "border", "border"))
+        if look == "gradient":  # a light shaded face (Qt's Fusion, old Windows): dark glyphs on it
+            face, dark, ink = rng.choice(("#fdfdfd", "#f4f4f4", "#ffffff")), False, "#202020"
+        edge = rng.choice(("#a0a0a0", "#767676", "#c0c0c0", self.t.border, "#555"))
+        shade = {"gradient": f"background:linear-gradient({face},{rng.choice(('#d8d8d8', '#c8c8c8', '#e4e4e4'))});"
+                             f"border:1px solid {edge};",
+                 "flat": f"background:{face};border:0;",
+                 "outset": f"background:{face};border:2px outset {face};",
+                 "border": f"background:{face};border:1px solid {edge};"}[look]
+        keys = [*"0123456789", "+", "-", "×", "÷", "=", ".", "±", "%", "C", "CE", "MC", "MR", "MS",
+                "M+", "x²", "√", "1/x", "Sqrt", "⌫", "(", ")", "AC", "Del", "Ans",
+                "sin", "cos", "tan", "ln", "log", "π", "xʸ", "Mod", "Exp", "#", "*"]
+        cells, left = [], rows * cols
+        while left > 0:
+            span = 2 if left >= 2 and rng.random() < 0.12 else 1
+            label = rng.choice(("Backspace", "Clear", "Clear All", "Enter", "Space", "0")) if span == 2 else \
+                rng.choice(keys)
+            colour = rng.choice((ink, ink, ink, "#c00000", "#0050c0")) if not dark else ink
+            cells.append(f'<button style="grid-column:span {span};height:{bh}px;{shade}border-radius:{radius}px;'
+                         f'color:{colour};font-size:{fs}px;padding:0 2px;margin:0;min-width:0;box-shadow:none">'
+                         f"{esc(label)}</button>")
+            left -= span
+        grid = (f'<div style="display:grid;grid-template-columns:repeat({cols},{bw}px);gap:{gap}px;'
+                f'width:max-content">{"".join(cells)}</div>')
+        display = ""
+        if rng.random() < 0.6:
+            value = rng.choice(("0", "0", str(rng.randint(1, 99999)), f"{rng.uniform(0, 1000):.{rng.randint(1, 4)}f}"))
+            big = fs + rng.choice((2, 6, 10))
+            display = (f'<input type="text" readonly value="{esc(value)}" style="box-sizing:border-box;'
+                       f'width:{cols * bw + (cols - 1) * gap}px;text-align:right;font-size:{big}px;'
+                       f'margin:0 0 {max(gap, 4)}px 0">')
+        pad = rng.choice((0, 4, 8, 12))
+        return (f'<div class="u-fit" style="display:inline-block;padding:{pad}px;'
+                f'background:{rng.choice(("transparent", self.t.bg, "#e0e0e0", "#202020"))}">{display}{grid}</div>')
+
     def stats_block(self) -> str:
         rng = self.rng
         items = []
@@ -1272,5 +1321,5 @@ BLOCKS: dict[str, tuple[Callable[[Builder], str], float]] = {
     "textarea": (Builder.textarea_block, 1), "buttons": (Builder.buttons_block, 2.5),
     "stats": (Builder.stats_block, 1.5), "calendar": (Builder.calendar_block, 1.5),
     "dots": (Builder.plot_block, 1.5), "checkgrid": (Builder.checkgrid_block, 1.5),
-    "flatform": (Builder.flatform_block, 1.5),
+    "flatform": (Builder.flatform_block, 1.5), "keypad": (Builder.keypad_block, 1.5),
 }
