@@ -90,7 +90,7 @@ def test_synth_ui_cli_errors(tmp_path):
     assert not (tmp_path / "d").exists()  # nothing written
 
 
-NEW_BLOCKS = ("dots", "checkgrid", "calendar", "flatform", "keypad")
+NEW_BLOCKS = ("dots", "checkgrid", "calendar", "flatform", "keypad", "levels")
 
 
 def test_blocks_option_picks_the_kinds_drawn():
@@ -99,12 +99,12 @@ def test_blocks_option_picks_the_kinds_drawn():
                        ("dots:x", "not a number"), ("dots:0", "positive"), ("dots:-1", "positive"), (" , ", "no block")):
         with pytest.raises(SizeSpecError, match=words):
             parse_blocks(bad)
-    job = ui_job("640x480", "1", blocks="dots,checkgrid,calendar,flatform,keypad")
+    job = ui_job("640x480", "1", blocks=",".join(NEW_BLOCKS))
     assert job.blocks == tuple((k, 1.0) for k in NEW_BLOCKS)
-    assert job.info()["blocks"] == "dots:1,checkgrid:1,calendar:1,flatform:1,keypad:1"
+    assert job.info()["blocks"] == "dots:1,checkgrid:1,calendar:1,flatform:1,keypad:1,levels:1"
     assert ui_job("640x480", "1").blocks is None and ui_job("640x480", "1").info()["blocks"] == "all"
     seen: set[str] = set()
-    for seed in range(16):
+    for seed in range(20):
         page = build_page(seed, (800, 600), 1.0, blocks=job.blocks)
         assert set(page.blocks) <= set(NEW_BLOCKS) and page.blocks
         assert page.body == build_page(seed, (800, 600), 1.0, blocks=job.blocks).body  # the seed decides
@@ -297,3 +297,10 @@ def test_new_blocks_are_drawn_and_labelled():
     framed = [e for e in keys if any(abs((e.bbox[3] - e.bbox[1]) - h) <= 2 for h in heights)]
     assert len(framed) >= 6 and len(framed) >= 0.8 * len(keys), (heights, keys)
     assert all(e.text for e in framed)
+    page, levels = labels["levels"]
+    bars = [e for e in levels if e.type.value == "progress_bar"]
+    sliders = [e for e in levels if e.type.value == "slider"]
+    assert len(bars) + len(sliders) >= 2, levels
+    # Bars are boxed by their 3-8 px trough, either way up; sliders knob edge to knob edge (<= 28 px).
+    assert all(min(e.bbox[2] - e.bbox[0], e.bbox[3] - e.bbox[1]) <= 9 for e in bars), bars
+    assert all(10 <= min(e.bbox[2] - e.bbox[0], e.bbox[3] - e.bbox[1]) <= 29 for e in sliders), sliders

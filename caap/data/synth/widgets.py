@@ -1187,6 +1187,67 @@ class Builder:
         return (f'<div class="u-fit" style="display:inline-block;padding:{pad}px;'
                 f'background:{rng.choice(("transparent", self.t.bg, "#e0e0e0", "#202020"))}">{display}{grid}</div>')
 
+    def levels_block(self) -> str:
+        """Desktop-toolkit levels: stacked thin bars (3-8 px), sliders drawn as a thin trough under a
+        round knob (with tick marks at times), and vertical bars and sliders side by side. Each is
+        boxed whole: a slider from knob edge to knob edge, a bar by its trough."""
+        rng = self.rng
+        trough = rng.choice((self.t.surface2, self.t.border, "#d6d6d6", "#e4e4e4", "#c0c0c0", "#3c3c3c"))
+        fill = rng.choice((self.t.accent, "#3584e4", "#2a76c6", "#4a90d9", "#26a269", "#e66100"))
+        knob = rng.choice(("#ffffff", "#f6f6f6", self.t.surface, fill))
+        edge = rng.choice(("#b6b6b6", "#919191", self.t.border, "#5e5e5e"))
+
+        def bar(length: int, thick: int, vertical: bool) -> str:
+            value, r = rng.randint(0, 100), rng.choice((0, 1, 2, thick // 2))
+            size = f"width:{thick}px;height:{length}px" if vertical else f"width:{length}px;height:{thick}px"
+            part = f"left:0;right:0;bottom:0;height:{value}%" if vertical else f"left:0;top:0;bottom:0;width:{value}%"
+            return (f'<span role="progressbar" aria-valuenow="{value}" style="position:relative;display:inline-block;'
+                    f'flex:none;{size};border-radius:{r}px;background:{trough};overflow:hidden">'
+                    f'<span style="position:absolute;{part};background:{fill}"></span></span>')
+
+        def slider(length: int, vertical: bool) -> str:
+            k, rail, pos = rng.choice((12, 14, 16, 18, 20, 22)), rng.choice((2, 3, 4, 6)), rng.randint(0, 100)
+            marks = rng.random() < 0.3
+            across = k + (6 if marks else 0)
+            size = f"width:{across}px;height:{length}px" if vertical else f"width:{length}px;height:{across}px"
+            off = (k - rail) // 2
+            rail_css = (f"left:{off}px;top:{k // 2}px;bottom:{k // 2}px;width:{rail}px" if vertical else
+                        f"top:{off}px;left:{k // 2}px;right:{k // 2}px;height:{rail}px")
+            at = f"calc({100 - pos}% - {(100 - pos) * k / 100:.1f}px)"
+            knob_css = f"left:0;top:{at}" if vertical else f"top:0;left:calc({pos}% - {pos * k / 100:.1f}px)"
+            ticks = ""
+            if marks:
+                n = rng.choice((3, 5, 11))
+                for i in range(n):
+                    q = f"calc({k // 2}px + (100% - {k}px) * {i / (n - 1):.3f})"
+                    tick = "height:1px;width:5px" if vertical else "width:1px;height:5px"
+                    ticks += (f'<span style="position:absolute;{"left" if vertical else "top"}:{k + 1}px;'
+                              f'{"top" if vertical else "left"}:{q};{tick};background:{edge}"></span>')
+            return (f'<span role="slider" aria-valuenow="{pos}" style="position:relative;display:inline-block;'
+                    f'flex:none;{size}"><span style="position:absolute;{rail_css};border-radius:{rail // 2}px;'
+                    f'background:{trough}"></span>{ticks}<span style="position:absolute;{knob_css};width:{k}px;'
+                    f'height:{k}px;box-sizing:border-box;border-radius:50%;background:{knob};border:1px solid {edge}">'
+                    "</span></span>")
+
+        kind = rng.choice(("bars", "sliders", "vertical", "mixed"))
+        gap = rng.choice((2, 4, 6, 8, 12))
+        items = []
+        if kind in ("bars", "mixed"):
+            length, thick = rng.choice((120, 160, 220, 280, 320)), rng.choice((3, 4, 5, 6, 8))
+            items += [f'<div class="u-fit u-trim">{bar(length, thick, False)}</div>' for _ in range(rng.randint(2, 5))]
+        if kind in ("sliders", "mixed"):
+            length = rng.choice((120, 160, 220, 280, 320))
+            items += [f'<div class="u-fit u-trim">{slider(length, False)}</div>' for _ in range(rng.randint(1, 3))]
+        if kind in ("vertical", "mixed") or rng.random() < 0.3:
+            length = rng.choice((80, 120, 160, 200, 240))
+            parts = [bar(length, rng.choice((4, 6, 8)), True) if rng.random() < 0.5 else slider(length, True)
+                     for _ in range(rng.randint(1, 4))]
+            items.append(f'<div class="u-fit u-row" style="gap:{rng.choice((8, 12, 20, 30))}px;align-items:flex-start">'
+                         f'{"".join(parts)}</div>')
+        return self.card(f'<div style="display:flex;flex-direction:column;gap:{gap}px">{"".join(items)}</div>',
+                         title=self.title(("Levels", "Volume", "Progress", "Scales", "Balance")) if rng.random() < 0.4
+                         else None)
+
     def stats_block(self) -> str:
         rng = self.rng
         items = []
@@ -1322,4 +1383,5 @@ BLOCKS: dict[str, tuple[Callable[[Builder], str], float]] = {
     "stats": (Builder.stats_block, 1.5), "calendar": (Builder.calendar_block, 1.5),
     "dots": (Builder.plot_block, 1.5), "checkgrid": (Builder.checkgrid_block, 1.5),
     "flatform": (Builder.flatform_block, 1.5), "keypad": (Builder.keypad_block, 1.5),
+    "levels": (Builder.levels_block, 1.5),
 }
