@@ -390,3 +390,36 @@ def test_matching_by_centres_counts_boxes_drawn_another_way():
     # One to one, highest score first: of two predictions on one row only one counts.
     assert match_boxes([(0.5, row), (0.9, words)], [row], 0.5, centres=True) == [-1, 0]
     assert match_boxes([(0.9, row), (0.5, words)], [row], 0.5, centres=True) == [0, -1]
+
+
+def test_averaged_checkpoints_are_the_weighted_mean_and_load_as_a_detector(tmp_path):
+    pytest.importorskip("ultralytics", reason="needs the vision extra")
+    import importlib.util
+
+    import torch
+
+    from caap.observe.detector import Detector
+    from caap.observe.vision import DEFAULT_DETECTOR
+
+    if not DEFAULT_DETECTOR.is_file():
+        pytest.skip("shipped detector weights not present")
+    spec = importlib.util.spec_from_file_location("average_weights", Path(__file__).parents[1] / "tools" / "average_weights.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    checkpoint = torch.load(DEFAULT_DETECTOR, map_location="cpu", weights_only=False)
+    shifted = tmp_path / "shifted.pt"
+    moved = {k: (v + 1.0 if v.is_floating_point() else v) for k, v in checkpoint["model"].float().state_dict().items()}
+    checkpoint["model"].load_state_dict(moved)
+    torch.save({**checkpoint, "model": checkpoint["model"].half()}, shifted)
+    soup = tool.average([DEFAULT_DETECTOR, shifted], [3.0, 1.0])
+    base = torch.load(DEFAULT_DETECTOR, map_location="cpu", weights_only=False)["model"].float().state_dict()
+    mixed = soup["model"].float().state_dict()
+    key = next(k for k, v in base.items() if v.is_floating_point() and v.numel() > 100)
+    assert torch.allclose(mixed[key], base[key] + 0.25, atol=2e-2)  # float16 storage
+    out = tmp_path / "soup.pt"
+    torch.save(soup, out)
+    assert Detector(out, runtime="torch").model.names == Detector(DEFAULT_DETECTOR, runtime="torch").model.names
+    other = tmp_path / "other.pt"
+    torch.save({**checkpoint, "model": None, "ema": None}, other)
+    with pytest.raises(SystemExit, match="holds no model"):
+        tool.average([DEFAULT_DETECTOR, other], [1.0, 1.0])
