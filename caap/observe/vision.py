@@ -116,6 +116,9 @@ def without_trailing_chevrons(elements: list[Element]) -> list[Element]:
 
 # Symbols the reader writes for a lone filled figure; a text element is made of letters.
 FIGURE_SYMBOLS = frozenset("▲△▼▽◀▶◆◇●○■□★☆")
+# A button the reader reads blank goes to PP-OCR; PP-OCR's text stands from this confidence up (a
+# button may truly hold no text, where PP-OCR reads nothing or noise).
+BLANK_BUTTON_OCR = 0.8
 
 _NUMBER = re.compile(r"^[-−+]?\d+(?:[.,]\d+)?$")
 _STEPPERS = ({"▲", "▴", "⏶", "+"}, {"▼", "▾", "⏷", "-", "−"})
@@ -287,7 +290,7 @@ class VisionObserver:
         spins = spin_boxes(elements)
         wanted = [i for i, e in enumerate(elements) if TEXT in attributes_of(e.type) and (
             self.text_source == "ocr" or e.text_confidence is None or e.text_confidence < self._limit(e)
-            or self._read_nothing(e) or i in spins)]
+            or self._read_nothing(e) or self._blank_button(e) or i in spins)]
         if not wanted:
             return elements
         assert self.ocr is not None  # observe() asks only when it has an OCR engine
@@ -300,6 +303,8 @@ class VisionObserver:
             theirs = without_chevron(reading.text) if out[i].type == ElementType.TABLED_TEXT else reading.text
             if number is not None:
                 text: str | None = number
+            elif self._blank_button(out[i]):
+                text = theirs if theirs.strip() and reading.confidence >= BLANK_BUTTON_OCR else None
             elif self.chooser is None:
                 text = theirs
             else:
@@ -318,6 +323,12 @@ class VisionObserver:
         text = (element.text or "").strip()
         return element.type in TEXT_ELEMENT_TYPES and (
             not text or (element.type == ElementType.TEXT and text in FIGURE_SYMBOLS))
+
+    @staticmethod
+    def _blank_button(element: Element) -> bool:
+        """A button read as blank: a large key holding one to four small characters (a calculator's)
+        comes out blank and sure of it, as the reader never saw such keys; PP-OCR reads them."""
+        return element.type == ElementType.BUTTON and not (element.text or "").strip()
 
     def _limit(self, element: Element, threshold: float | None = None) -> float:
         """auto: texts less confident than this go to PP-OCR (``threshold``, default
