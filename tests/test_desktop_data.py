@@ -302,5 +302,8 @@ def test_refit_tool_gives_old_datasets_the_labellers_cell_boxes(tmp_path):
         assert (tmp_path / "d" / tool.BACKUP).is_dir()
         assert tool.main() == 0  # a second run finds the backup and changes nothing
         assert next(iter(open_dataset(tmp_path / "d")))[1] == new
+        sys.argv = ["refit_cells.py", str(tmp_path / "missing")]
+        assert tool.main() == 2  # one error line, nothing written
+        assert not (tmp_path / "missing").exists()
     finally:
         sys.argv = argv

@@ -12,15 +12,14 @@ The old labels are kept once, under ``labels-whole-cells/`` beside ``labels/``.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
+import sys
 from pathlib import Path
 
 from PIL import Image
 
-from caap.data.desktop.labels import MIN_AREA, MIN_SIDE, cell_ink_box
-from caap.data.format import Annotation, Dataset, open_dataset
-from caap.geometry import area
+from caap.data.desktop.labels import big_enough, cell_ink_box
+from caap.data.format import Annotation, Dataset, DatasetError, open_dataset
 
 BACKUP = "labels-whole-cells"
 
@@ -31,7 +30,7 @@ def refit(ann: Annotation, image: Image.Image) -> tuple[Annotation, int, int]:
     for e in ann.elements:
         if e.type.value == "tabled_text" and e.text and e.text.strip():
             box = cell_ink_box(image, e.bbox)
-            if box is None or min(box[2] - box[0], box[3] - box[1]) < MIN_SIDE or area(box) < MIN_AREA:
+            if box is None or not big_enough(e.type.value, box):
                 dropped += 1
                 continue
             moved += box != e.bbox
@@ -45,27 +44,34 @@ def main() -> int:
     parser.add_argument("datasets", nargs="+", type=Path)
     args = parser.parse_args()
     for root in args.datasets:
-        ds: Dataset = open_dataset(root)
-        backup = root / BACKUP
-        if backup.exists():
-            print(f"{root}: already refit ({backup} exists); nothing done")
-            continue
-        shutil.copytree(root / "labels", backup)
-        cells = moved = dropped = 0
-        for path, ann in ds:
-            if not any(e.type.value == "tabled_text" for e in ann.elements):
-                continue
-            with Image.open(ds.image_path(ann)) as im:
-                image = im.convert("RGB")
-            cells += sum(e.type.value == "tabled_text" and bool(e.text and e.text.strip()) for e in ann.elements)
-            new, m, d = refit(ann, image)
-            moved, dropped = moved + m, dropped + d
-            tmp = path.with_name(f".{path.name}.tmp")
-            tmp.write_text(json.dumps(new.to_json(), ensure_ascii=False) + "\n", encoding="utf-8")
-            tmp.replace(path)
-        print(f"{root}: {cells} text cells, {moved} boxes fitted, {dropped} dropped (no text ink); "
-              f"old labels in {backup}")
+        try:
+            refit_dataset(root)
+        except (DatasetError, OSError) as exc:  # the old labels stay in the backup: nothing is lost
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     return 0
+
+
+def refit_dataset(root: Path) -> None:
+    """Refit one dataset in place, its old labels copied aside first (once)."""
+    ds: Dataset = open_dataset(root)
+    backup = root / BACKUP
+    if backup.exists():
+        print(f"{root}: already refit ({backup} exists); nothing done")
+        return
+    shutil.copytree(root / "labels", backup)
+    cells = moved = dropped = 0
+    for path, ann in ds:
+        if not any(e.type.value == "tabled_text" for e in ann.elements):
+            continue
+        with Image.open(ds.image_path(ann)) as im:
+            image = im.convert("RGB")
+        cells += sum(e.type.value == "tabled_text" and bool(e.text and e.text.strip()) for e in ann.elements)
+        new, m, d = refit(ann, image)
+        moved, dropped = moved + m, dropped + d
+        ds.save_label(path, new)
+    print(f"{root}: {cells} text cells, {moved} boxes fitted, {dropped} dropped (no text ink); "
+          f"old labels in {backup}")
 
 
 if __name__ == "__main__":

@@ -176,8 +176,12 @@ class Dataset:
         image.save(img_path)
         ann = annotation.model_copy(update={"image": rel, "width": image.width, "height": image.height})
         label_path = self.root / "labels" / group / f"{stem}.json"
-        _write_atomic(label_path, json.dumps(ann.to_json(), ensure_ascii=False) + "\n")
+        self.save_label(label_path, ann)
         return label_path
+
+    def save_label(self, label_path: Path, annotation: Annotation) -> None:
+        """Write a changed annotation over its label file (atomically: the old one or the new one)."""
+        _write_atomic(label_path, json.dumps(annotation.to_json(), ensure_ascii=False) + "\n")
 
     # --- reading --------------------------------------------------------------------------------
     def label_paths(self) -> list[Path]:

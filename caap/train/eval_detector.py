@@ -93,11 +93,12 @@ def evaluate(dataset_root: str | Path, weights: str | Path, *, conf: float = 0.2
         found = detector.detect(image)
         kept = [e for e in found if (e.score or 0) >= conf]
         gts = [e.bbox for e in ann.elements]
-        hits = _match([(e.score or 0, e.bbox) for e in kept], gts, iou_match)
+        scored = [(e.score or 0, e.bbox) for e in kept]
+        hits = _match(scored, gts, iou_match)
         tp += sum(hits)
         fp += len(hits) - sum(hits)
         fn += len(gts) - sum(hits)
-        by_centre = sum(_match([(e.score or 0, e.bbox) for e in kept], gts, iou_match, centres=True))
+        by_centre = sum(_match(scored, gts, iou_match, centres=True))
         centred += by_centre
         task = per_task[ann.source.task or "?"]
         task["labelled"] += len(gts)

@@ -110,6 +110,16 @@ def _ink_mask(pixels: np.ndarray) -> np.ndarray:
     return np.abs(pixels.astype(np.int32) - bg).sum(axis=2) > INK_DIFFERENCE
 
 
+def _extent(ink: np.ndarray, box: Box, pad: int) -> Box | None:
+    """The box round the ink of ``box``'s crop, ``pad`` px around and inside ``box``; None: no ink."""
+    x1, y1, x2, y2 = box
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    if not len(rows):
+        return None
+    return (max(x1, x1 + int(cols[0]) - pad), max(y1, y1 + int(rows[0]) - pad),
+            min(x2, x1 + int(cols[-1]) + 1 + pad), min(y2, y1 + int(rows[-1]) + 1 + pad))
+
+
 def ink_box(image: Image.Image, box: Box, pad: int = 1, ring: int = 0) -> Box | None:
     """The part of ``box`` (image pixels) where something is drawn, ``pad`` px around; None when
     the box shows only its background. The background is the box's most common colour, or with
@@ -127,11 +137,7 @@ def ink_box(image: Image.Image, box: Box, pad: int = 1, ring: int = 0) -> Box | 
         ink = np.abs(pixels.astype(np.int32) - bg).sum(axis=2) > INK_DIFFERENCE
     else:
         ink = _ink_mask(pixels)
-    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
-    if not len(rows):
-        return None
-    return (max(x1, x1 + int(cols[0]) - pad), max(y1, y1 + int(rows[0]) - pad),
-            min(x2, x1 + int(cols[-1]) + 1 + pad), min(y2, y1 + int(rows[-1]) + 1 + pad))
+    return _extent(ink, box, pad)
 
 
 def cell_ink_box(image: Image.Image, box: Box, pad: int = 1, edge: int = 3) -> Box | None:
@@ -140,7 +146,6 @@ def cell_ink_box(image: Image.Image, box: Box, pad: int = 1, edge: int = 3) -> B
     covering at least half the box's side), ``pad`` px around; None when nothing else is drawn.
     The toolkits report whole cells; caap's ``tabled_text`` is boxed like any text, on its words,
     as the DOM labels, the generated pages and the observer's snapping box it."""
-    x1, y1, x2, y2 = box
     pixels = np.asarray(image.crop(box).convert("RGB"))
     if pixels.size == 0:
         return None
@@ -152,11 +157,7 @@ def cell_ink_box(image: Image.Image, box: Box, pad: int = 1, edge: int = 3) -> B
     for j in [*range(min(edge, w)), *range(max(0, w - edge), w)]:
         if ink[:, j].sum() >= 0.5 * h:
             ink[:, j] = False
-    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
-    if not len(rows):
-        return None
-    return (max(x1, x1 + int(cols[0]) - pad), max(y1, y1 + int(rows[0]) - pad),
-            min(x2, x1 + int(cols[-1]) + 1 + pad), min(y2, y1 + int(rows[-1]) + 1 + pad))
+    return _extent(ink, box, pad)
 
 
 def _outside(pixels: np.ndarray, box: Box, side: int, k: int) -> np.ndarray | None:
@@ -193,6 +194,12 @@ def grow_to_frame(image: Image.Image, box: Box, reach: tuple[int, int] = (20, 10
                 break
         out[side] += -step if side in (0, 1) else step
     return (max(0, out[0]), max(0, out[1]), min(width, out[2]), min(height, out[3]))
+
+
+def big_enough(kind: str, box: Box) -> bool:
+    """Is a labelled box of this type big enough for anyone to see or click it?"""
+    least = MIN_THIN_SIDE if kind in THIN_TYPES else MIN_SIDE
+    return min(box[2] - box[0], box[3] - box[1]) >= least and area(box) >= MIN_AREA
 
 
 def _element(c: Candidate, box: Box) -> Element | None:
@@ -379,8 +386,7 @@ def finish(candidates: Iterable[Candidate], windows: Sequence[XWindow], capture:
                 if fitted is not None and (text is None or text.strip()):
                     parts.append((text, fitted))
         for text, part in parts:
-            least = MIN_THIN_SIDE if c.type in THIN_TYPES else MIN_SIDE
-            if min(part[2] - part[0], part[3] - part[1]) < least or area(part) < MIN_AREA:
+            if not big_enough(c.type, part):
                 continue
             key = (c.type, part)
             if key in seen:
