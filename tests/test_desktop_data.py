@@ -276,6 +276,57 @@ def test_table_cells_are_boxed_on_their_text_not_the_whole_cell():
     assert "EUR" not in by_text and by_text[None] == (210, 10, 291, 41)
 
 
+def _tree_image():
+    """Two tree rows 200 px wide: an expander triangle and a word; the second row selected (blue)."""
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", (240, 80), "white")
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([(0, 30), (239, 49)], fill=(40, 90, 200))
+    draw.polygon([(14, 64), (14, 74), (20, 69)], fill=(90, 90, 90))
+    draw.text((28, 64), "Cursors", fill="black")  # GTK 3 reports this row's cell from x 46
+    draw.polygon([(14, 14), (14, 24), (20, 19)], fill=(90, 90, 90))
+    draw.text((28, 14), "Widgets", fill="black")
+    draw.text((44, 35), "Buttons", fill="white")
+    return image
+
+
+def test_tree_rows_are_boxed_on_what_they_draw_not_the_whole_row():
+    from caap.data.desktop.labels import finish
+
+    rows = [Candidate("tree_item", (0, 10, 200, 29), text="Widgets", expanded=True),
+            Candidate("tree_item", (0, 30, 200, 49), text="Buttons", highlighted=True),
+            Candidate("tree_item", (0, 50, 200, 59), text="Hidden"),  # scrolled away: nothing drawn
+            Candidate("tree_item", (46, 60, 200, 79), text="Cursors")]
+    out = {e.text: e.bbox for e, _ in finish(rows, [_win(1, (0, 0, 240, 80))], (0, 0, 240, 80), _tree_image())}
+    x1, y1, x2, y2 = out["Widgets"]
+    assert 12 <= x1 <= 14 and 64 <= x2 <= 80 and y1 >= 12 and y2 <= 28, out  # expander to the word's end
+    x1, _, x2, _ = out["Buttons"]
+    assert 42 <= x1 <= 44 and x2 <= 92, out  # the word, on the selection's colour
+    assert "Hidden" not in out
+    assert 26 <= out["Cursors"][0] <= 28 and out["Cursors"][2] >= 64, out  # its cut letters, not the arrow
+
+
+def test_tabs_are_boxed_as_drawn_a_flat_one_on_its_label():
+    from PIL import Image, ImageDraw
+
+    from caap.data.desktop.labels import finish
+
+    image = Image.new("RGB", (400, 60), (230, 230, 230))  # the tab bar's colour
+    draw = ImageDraw.Draw(image)
+    draw.text((30, 20), "Info", fill="black")  # flat: reported 10-20 px round its label
+    draw.rectangle([(120, 10), (199, 39)], outline=(120, 120, 120), fill=(250, 250, 250))  # framed
+    draw.text((140, 20), "Source", fill="black")
+    draw.rectangle([(240, 8), (339, 41)], outline=(120, 120, 120), fill="white")  # a button (GTK 4's
+    draw.text((270, 20), "Page", fill="black")  # stack switcher), grown to its frame
+    tabs = [Candidate("tab", (10, 12, 80, 38), text="Info"), Candidate("tab", (120, 10, 200, 40), text="Source"),
+            Candidate("tab", (240, 8, 340, 42), text="Page")]
+    out = {e.text: e.bbox for e, _ in finish(tabs, [_win(1, (0, 0, 400, 60))], (0, 0, 400, 60), image)}
+    x1, y1, x2, y2 = out["Info"]
+    assert 28 <= x1 <= 30 and x2 <= 56 and y1 >= 18 and y2 <= 32, out
+    assert out["Source"] == (120, 10, 200, 40) and out["Page"] == (240, 8, 340, 42), out
+
+
 def test_refit_tool_gives_old_datasets_the_labellers_cell_boxes(tmp_path):
     import sys
 
@@ -292,16 +343,20 @@ def test_refit_tool_gives_old_datasets_the_labellers_cell_boxes(tmp_path):
                                Element(type="tabled_text", bbox=(210, 10, 291, 41), text="EUR"),
                                Element(type="button", bbox=(110, 10, 211, 41), text="-14")])
     ds.add("app", "a-0", image, ann)
+    tree = Annotation(image="images/app/t-0.png", width=240, height=80, source=Source(kind="desktop", task="app"),
+                      elements=[Element(type="tree_item", bbox=(0, 10, 200, 29), text="Widgets", expanded=True)])
+    ds.add("app", "t-0", _tree_image(), tree)
 
     argv, sys.argv = sys.argv, ["refit_cells.py", str(tmp_path / "d")]  # the tool runs as a script
     try:
         assert tool.main() == 0
-        [(_, new)] = list(open_dataset(tmp_path / "d"))
+        [(_, new), (_, new_tree)] = list(open_dataset(tmp_path / "d"))
         assert [(e.type.value, e.text) for e in new.elements] == [("tabled_text", "Lunch"), ("button", "-14")]
         assert new.elements[0].bbox[2] <= 52 and new.elements[1].bbox == (110, 10, 211, 41)
-        assert (tmp_path / "d" / tool.BACKUP).is_dir()
-        assert tool.main() == 0  # a second run finds the backup and changes nothing
-        assert next(iter(open_dataset(tmp_path / "d")))[1] == new
+        assert new_tree.elements[0].bbox[0] >= 12 and new_tree.elements[0].bbox[2] <= 80
+        assert (tmp_path / "d" / tool.BACKUP / "app" / "a-0.json").is_file()
+        assert tool.main() == 0  # a second run derives the same labels from the toolkit's boxes
+        assert [a for _, a in open_dataset(tmp_path / "d")] == [new, new_tree]
         sys.argv = ["refit_cells.py", str(tmp_path / "missing")]
         assert tool.main() == 2  # one error line, nothing written
         assert not (tmp_path / "missing").exists()

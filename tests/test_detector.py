@@ -162,6 +162,10 @@ def test_eval_reports_metrics_and_latency(trained, tmp_path):
     assert sum(t["labelled"] for t in tasks.values()) == metrics["elements"]
     assert sum(t["found"] for t in tasks.values()) == overall["tp"]
     assert all(t["found_share"] == round(t["found"] / t["labelled"], 4) for t in tasks.values() if t["labelled"])
+    kinds = metrics["per_type"]  # the same elements again, by what they were labelled
+    assert sum(t["labelled"] for t in kinds.values()) == metrics["elements"]
+    assert sum(t["found"] for t in kinds.values()) == overall["tp"]
+    assert sum(t["centres"] for t in kinds.values()) == sum(t["centres"] for t in tasks.values())
     assert set(metrics["per_class"]) >= {"text", "button", "icon"}
     assert metrics["latency_ms"]["cpu"]["images"] > 0
     assert json.loads((tmp_path / "m.json").read_text()) == metrics

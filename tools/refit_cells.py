@@ -1,10 +1,12 @@
-"""Box the table cells, list rows and menu entries of a desktop dataset made before
-``caap dataset desktop`` fitted them to their text (``caap.data.desktop.labels.cell_ink_box``).
+"""Box the table cells, list rows, menu entries, tree rows and tabs of a desktop dataset as
+``caap dataset desktop`` boxes them now (``caap.data.desktop.labels.drawn_box``): on what they
+draw, not the whole row or tab the toolkit reports.
 
-Each ``tabled_text`` with a text gets the box the labeller gives it now: its ink inside the old
-(whole-cell) box, less the cell's grid lines; one whose box holds no text ink, or whose ink is
-smaller than the labeller keeps, is dropped, as the labeller drops it. Other elements are untouched.
-The old labels are kept once, under ``labels-whole-cells/`` beside ``labels/``.
+The toolkit's boxes are kept once, under ``labels-whole-cells/`` beside ``labels/``, and every run
+derives ``labels/`` from them afresh, so running it again after the rule changed (tree rows and tabs
+were added to it after table cells) gives what the labeller gives, and a second run changes nothing.
+A row whose text is not drawn, or whose ink is smaller than the labeller keeps, is dropped, as the
+labeller drops it. Other elements are untouched.
 
     python tools/refit_cells.py data/desktop-train data/desktop-eval
 """
@@ -18,18 +20,19 @@ from pathlib import Path
 
 from PIL import Image
 
-from caap.data.desktop.labels import big_enough, cell_ink_box
+from caap.data.desktop.labels import DRAWN_TYPES, big_enough, drawn_box
 from caap.data.format import Annotation, Dataset, DatasetError, open_dataset
 
 BACKUP = "labels-whole-cells"
 
 
 def refit(ann: Annotation, image: Image.Image) -> tuple[Annotation, int, int]:
-    """``ann`` with its text cells fitted to their ink; how many boxes moved and were dropped."""
+    """``ann`` (the toolkit's boxes) with its rows fitted to their ink; how many boxes moved and
+    were dropped."""
     kept, moved, dropped = [], 0, 0
     for e in ann.elements:
-        if e.type.value == "tabled_text" and e.text and e.text.strip():
-            box = cell_ink_box(image, e.bbox)
+        if e.type.value in DRAWN_TYPES:
+            box = drawn_box(e.type.value, e.text, image, e.bbox)
             if box is None or not big_enough(e.type.value, box):
                 dropped += 1
                 continue
@@ -53,25 +56,24 @@ def main() -> int:
 
 
 def refit_dataset(root: Path) -> None:
-    """Refit one dataset in place, its old labels copied aside first (once)."""
+    """Refit one dataset in place from the toolkit's boxes, copied aside first (once)."""
     ds: Dataset = open_dataset(root)
     backup = root / BACKUP
-    if backup.exists():
-        print(f"{root}: already refit ({backup} exists); nothing done")
-        return
-    shutil.copytree(root / "labels", backup)
-    cells = moved = dropped = 0
-    for path, ann in ds:
-        if not any(e.type.value == "tabled_text" for e in ann.elements):
+    if not backup.exists():
+        shutil.copytree(root / "labels", backup)
+    rows = moved = dropped = 0
+    for path in sorted(backup.rglob("*.json")):
+        ann = ds.load(path)
+        if not any(e.type.value in DRAWN_TYPES for e in ann.elements):
             continue
         with Image.open(ds.image_path(ann)) as im:
             image = im.convert("RGB")
-        cells += sum(e.type.value == "tabled_text" and bool(e.text and e.text.strip()) for e in ann.elements)
+        rows += sum(e.type.value in DRAWN_TYPES for e in ann.elements)
         new, m, d = refit(ann, image)
         moved, dropped = moved + m, dropped + d
-        ds.save_label(path, new)
-    print(f"{root}: {cells} text cells, {moved} boxes fitted, {dropped} dropped (no text ink); "
-          f"old labels in {backup}")
+        ds.save_label(root / "labels" / path.relative_to(backup), new)
+    print(f"{root}: {rows} rows, cells and tabs, {moved} boxes fitted, {dropped} dropped (no text ink); "
+          f"the toolkit's boxes in {backup}")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,9 @@ def train_detector(
         "fine-tune (default from the config: yolov8n.yaml).")] = None,
     config: Annotated[Path | None, typer.Option(help="Training settings (default: training/detector.yaml).")] = None,
     epochs: Annotated[int | None, typer.Option(help="Epochs (default from the config).", min=1)] = None,
+    hours: Annotated[float | None, typer.Option(
+        help="Stop after this many hours, validation included; the epochs and the learning-rate schedule "
+        "are fitted to it (ultralytics' time; default from the config).", min=0.001)] = None,
     imgsz: Annotated[int | None, typer.Option(help="Training image size (default from the config).", min=32)] = None,
     batch: Annotated[int | None, typer.Option(help="Batch size (default from the config).", min=1)] = None,
     device: Annotated[str | None, typer.Option(help="cpu, 0, 0,1 ... (default: GPU if present, else CPU).")] = None,
@@ -45,9 +48,9 @@ def train_detector(
 
     try:
         one_or_many = data if len(data) > 1 else data[0]
-        run_dir = run_training(one_or_many, config=config, model=model, epochs=epochs, imgsz=imgsz, device=device,
-                               batch=batch, split=split, project=project, name=name, resume=resume,
-                               val_data=val_data or ())
+        run_dir = run_training(one_or_many, config=config, model=model, epochs=epochs, hours=hours, imgsz=imgsz,
+                               device=device, batch=batch, split=split, project=project, name=name,
+                               resume=resume, val_data=val_data or ())
     except (TrainingError, DatasetError) as exc:
         fail(str(exc))
     out.print(f"run directory: {run_dir} (best weights: {run_dir / 'weights' / 'best.pt'})", highlight=False)
@@ -98,13 +101,15 @@ def eval_detector(
     out.print(table)
     out.print(f"recall by centres (each box's centre inside the other): {_fmt(o['recall_by_centres'])}",
               highlight=False)
-    if len(result["per_task"]) > 1:
-        tasks = Table(title="per task (class-agnostic)")
-        for col in ("task", "labelled", "found (IoU)", "found (centres)"):
-            tasks.add_column(col)
-        for name, c in result["per_task"].items():
-            tasks.add_row(name, str(c["labelled"]), _fmt(c["found_share"]), _fmt(c["centres_share"]))
-        out.print(tasks)
+    for key, title, what in (("per_task", "per task (class-agnostic)", "task"),
+                             ("per_type", "per labelled type, found by a box of any type", "type")):
+        if len(result[key]) > 1:
+            found = Table(title=title)
+            for col in (what, "labelled", "found (IoU)", "found (centres)"):
+                found.add_column(col)
+            for name, c in result[key].items():
+                found.add_row(name, str(c["labelled"]), _fmt(c["found_share"]), _fmt(c["centres_share"]))
+            out.print(found)
     for dev, lat in result["latency_ms"].items():
         out.print(f"latency ({dev}): mean {lat['mean']} ms, p50 {lat['p50']} ms, p90 {lat['p90']} ms per image "
                   f"({lat['images']} images)", highlight=False)
@@ -220,7 +225,7 @@ def train_text_choice(
     data: ReaderDatasets,
     checkpoint: ReaderCheckpoint,
     detector: Annotated[Path | None, typer.Option(
-        help="Detector weights whose boxes are read, as caap observe does (default: [observe] detector).")] = None,
+        help="Detector weights whose boxes are read, as caap observe does (default: the config's observe).")] = None,
     labelled: Annotated[bool, typer.Option(
         "--labelled", help="Read the labelled boxes instead of the detector's.")] = False,
     split: ValidationSeeds = "val:2800-2999",

@@ -49,10 +49,11 @@ def observe(
         help="reader | detector: whose element type wins when they disagree (default: config observe).")] = None,
     text_source: Annotated[str | None, typer.Option(
         help="reader | ocr | auto: where texts come from; auto = the reader's unless it is unsure, then PP-OCR "
-             "(default from [observe]).")] = None,
+             "(default from the config's observe section).")] = None,
     device: Annotated[str | None, typer.Option(help="cpu, or a GPU index such as 0.")] = None,
     ui_scale: Annotated[float | None, typer.Option(
-        help="The device scale factor the application draws at (1, 1.25, 1.5, 2; default from [observe]).")] = None,
+        help="The device scale factor the application draws at (1, 1.25, 1.5, 2; default: the config's "
+             "observe section).")] = None,
     config: ConfigOpt = None,
 ) -> None:
     """Detect and read every UI element of the screenshots (models loaded once for all of them)."""

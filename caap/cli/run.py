@@ -41,7 +41,8 @@ def run(
     reader: Annotated[Path | None, typer.Option(
         help="Reader checkpoint for the observer (default: the shipped models/reader/).")] = None,
     ui_scale: Annotated[float | None, typer.Option(
-        help="The device scale factor the application draws at (1, 1.25, 1.5, 2; default from [observe]).")] = None,
+        help="The device scale factor the application draws at (1, 1.25, 1.5, 2; default: the config's "
+             "observe section).")] = None,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Plan one step and print the actions with their target pixels; draw them on the "
         "screenshot in the trace; touch nothing.")] = False,

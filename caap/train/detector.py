@@ -168,6 +168,7 @@ def train(
     config: str | Path | None = None,
     model: str | None = None,
     epochs: int | None = None,
+    hours: float | None = None,
     imgsz: int | None = None,
     device: str | None = None,
     batch: int | None = None,
@@ -183,8 +184,8 @@ def train(
         from ultralytics import YOLO
     except ImportError:
         raise TrainingError("detector training needs ultralytics: pip install 'caap[vision]'") from None
-    settings = load_settings(config, {"model": model, "epochs": epochs, "imgsz": imgsz, "device": device,
-                                      "batch": batch, "split": split})
+    settings = load_settings(config, {"model": model, "epochs": epochs, "time": hours, "imgsz": imgsz,
+                                      "device": device, "batch": batch, "split": split})
     run_dir = Path(project) / name
     if resume:
         last = run_dir / "weights" / "last.pt"

@@ -83,6 +83,8 @@ def evaluate(dataset_root: str | Path, weights: str | Path, *, conf: float = 0.2
     tp = fp = fn = centred = 0
     # Per task (a MiniWoB task, a desktop app): labelled, found at IoU 0.5, found by centres.
     per_task: dict[str, dict[str, int]] = defaultdict(lambda: {"labelled": 0, "found": 0, "centres": 0})
+    # Per labelled type, found by any box (class-agnostic, as "found" above): what the agent misses.
+    per_type: dict[str, dict[str, int]] = defaultdict(lambda: {"labelled": 0, "found": 0, "centres": 0})
     per_class: dict[str, dict[str, int]] = defaultdict(lambda: {"tp": 0, "fp": 0, "fn": 0, "gt": 0})
     ap_pool: dict[str, dict[float, tuple[list[float], list[bool]]]] = defaultdict(
         lambda: {t: ([], []) for t in IOU_THRESHOLDS})
@@ -94,16 +96,22 @@ def evaluate(dataset_root: str | Path, weights: str | Path, *, conf: float = 0.2
         kept = [e for e in found if (e.score or 0) >= conf]
         gts = [e.bbox for e in ann.elements]
         scored = [(e.score or 0, e.bbox) for e in kept]
-        hits = _match(scored, gts, iou_match)
-        tp += sum(hits)
-        fp += len(hits) - sum(hits)
-        fn += len(gts) - sum(hits)
-        by_centre = sum(_match(scored, gts, iou_match, centres=True))
-        centred += by_centre
+        ordered = sorted(scored, key=lambda p: -p[0])
+        hit_gts = {j for j in match_boxes(ordered, gts, iou_match) if j >= 0}
+        centre_gts = {j for j in match_boxes(ordered, gts, iou_match, centres=True) if j >= 0}
+        tp += len(hit_gts)
+        fp += len(scored) - len(hit_gts)
+        fn += len(gts) - len(hit_gts)
+        centred += len(centre_gts)
         task = per_task[ann.source.task or "?"]
         task["labelled"] += len(gts)
-        task["found"] += sum(hits)
-        task["centres"] += by_centre
+        task["found"] += len(hit_gts)
+        task["centres"] += len(centre_gts)
+        for j, e in enumerate(ann.elements):
+            kind = per_type[e.type.value]
+            kind["labelled"] += 1
+            kind["found"] += j in hit_gts
+            kind["centres"] += j in centre_gts
         for t in DETECTOR_CLASSES:
             name = t.value
             g = [e.bbox for e in ann.elements if e.type == t]
@@ -144,14 +152,18 @@ def evaluate(dataset_root: str | Path, weights: str | Path, *, conf: float = 0.2
                     # Labelled elements a prediction covers centre to centre (see match_boxes): how
                     # many are clickable where the IoU rule counts a box drawn another way as missed.
                     "recall_by_centres": _ratio(centred, tp + fn)},
-        "per_task": {name: {**c, "found_share": _ratio(c["found"], c["labelled"]),
-                            "centres_share": _ratio(c["centres"], c["labelled"])}
-                     for name, c in sorted(per_task.items())},
+        "per_task": _shares(per_task),
+        "per_type": _shares(per_type),
         "map50": round(float(np.mean([v["ap50"] for v in present])), 4) if present else None,
         "map50_95": round(float(np.mean([v["ap50_95"] for v in present])), 4) if present else None,
         "per_class": classes,
         "latency_ms": latency(weights, [ds.image_path(a) for _, a in items[:latency_images]], conf=conf, snap=snap),
     }
+
+
+def _shares(counts: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
+    return {name: {**c, "found_share": _ratio(c["found"], c["labelled"]),
+                   "centres_share": _ratio(c["centres"], c["labelled"])} for name, c in sorted(counts.items())}
 
 
 def _ratio(a: int, b: int) -> float | None:

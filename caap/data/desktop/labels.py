@@ -124,20 +124,42 @@ def ink_box(image: Image.Image, box: Box, pad: int = 1, ring: int = 0) -> Box | 
     """The part of ``box`` (image pixels) where something is drawn, ``pad`` px around; None when
     the box shows only its background. The background is the box's most common colour, or with
     ``ring`` that of the ``ring`` px round it (a picture may fill its box: a colour swatch)."""
-    x1, y1, x2, y2 = box
     pixels = np.asarray(image.crop(box).convert("RGB"))
     if pixels.size == 0:
         return None
     if ring:
-        around = np.asarray(image.crop((max(0, x1 - ring), max(0, y1 - ring), min(image.width, x2 + ring),
-                                        min(image.height, y2 + ring))).convert("RGB"))
-        edge = np.concatenate([around[:ring].reshape(-1, 3), around[-ring:].reshape(-1, 3),
-                               around[:, :ring].reshape(-1, 3), around[:, -ring:].reshape(-1, 3)])
-        bg = background_colour(edge.reshape(-1, 1, 3)).astype(np.int32)
-        ink = np.abs(pixels.astype(np.int32) - bg).sum(axis=2) > INK_DIFFERENCE
+        ink = np.abs(pixels.astype(np.int32) - _ring_colour(image, box, ring)).sum(axis=2) > INK_DIFFERENCE
     else:
         ink = _ink_mask(pixels)
     return _extent(ink, box, pad)
+
+
+def _ring_colour(image: Image.Image, box: Box, ring: int) -> np.ndarray:
+    """The most common colour of the ``ring`` px round ``box`` (int32 RGB)."""
+    x1, y1, x2, y2 = box
+    around = np.asarray(image.crop((max(0, x1 - ring), max(0, y1 - ring), min(image.width, x2 + ring),
+                                    min(image.height, y2 + ring))).convert("RGB"))
+    edge = np.concatenate([around[:ring].reshape(-1, 3), around[-ring:].reshape(-1, 3),
+                           around[:, :ring].reshape(-1, 3), around[:, -ring:].reshape(-1, 3)])
+    return background_colour(edge.reshape(-1, 1, 3)).astype(np.int32)
+
+
+def tab_box(image: Image.Image, box: Box, edge: int = 3) -> Box | None:
+    """A tab as drawn. A framed tab (a line down its left or right side, within ``edge`` px: Qt's
+    tabs, GTK 4's stack switcher buttons) keeps its box; a flat one (GTK's notebook tabs: a label
+    on the tab bar's own colour, reported with 10-20 px of empty margin) is its label, as a text
+    is boxed. None: nothing is drawn."""
+    x1, y1, x2, y2 = box
+    pixels = np.asarray(image.crop(box).convert("RGB"))
+    if pixels.size == 0:
+        return None
+    bg = background_colour(pixels).astype(np.int32)
+    rgb = np.asarray(image.convert("RGB"))
+    for x in (x1, x2):
+        side = rgb[y1:y2, max(0, x - edge):min(image.width, x + edge)].astype(np.int32)
+        if side.size and ((np.abs(side - bg).sum(axis=2) > INK_DIFFERENCE).mean(axis=0) >= 0.5).any():
+            return box
+    return _extent(_ink_mask(pixels), box, 1)
 
 
 def cell_ink_box(image: Image.Image, box: Box, pad: int = 1, edge: int = 3) -> Box | None:
@@ -158,6 +180,53 @@ def cell_ink_box(image: Image.Image, box: Box, pad: int = 1, edge: int = 3) -> B
         if ink[:, j].sum() >= 0.5 * h:
             ink[:, j] = False
     return _extent(ink, box, pad)
+
+
+# Boxed on what they draw, not the whole row, cell or tab the toolkit reports.
+DRAWN_TYPES = frozenset({"tabled_text", "tree_item", "tab"})
+
+
+def drawn_box(kind: str, text: str | None, image: Image.Image, box: Box) -> Box | None:
+    """The box caap gives a table cell, list row, menu entry, tree row or tab the toolkit reports
+    as ``box``, as the DOM labels and the generated pages box what they draw:
+
+    - a cell or row: what is drawn in it, less its grid lines (``cell_ink_box``); a tree row keeps
+      its expander and icon (a generated tree item spans them too);
+    - a tab: its frame where it has one, else its label (``tab_box``).
+
+    None: it has a text that is not drawn; one with no text and no ink keeps its box."""
+    has_text = bool(text and text.strip())
+    if kind == "tabled_text" and not has_text:
+        return box  # an empty cell: the cell is what there is to click
+    fitted = tab_box(image, box) if kind == "tab" else cell_ink_box(image, box)
+    if fitted is None:
+        return None if has_text else box
+    return _grow_left(image, box, fitted) if kind == "tree_item" else fitted
+
+
+def _grow_left(image: Image.Image, box: Box, fitted: Box, gap: int = 6, reach: int = 48, pad: int = 1) -> Box:
+    """A tree row's ``fitted`` box widened to the left over the ink it cuts: GTK 3 reports the
+    cells of a tree's expander column about 18 px right of where it draws them, so their first
+    letters lie outside. When the row's ink starts within ``gap`` px of the reported left side and
+    ink lies within ``gap`` px beyond it, the ink is followed leftwards across gaps of up to ``gap``
+    px (letters, not the expander arrow further left), at most ``reach`` px."""
+    x1, y1, x2, y2 = fitted
+    if x1 - box[0] > gap or box[0] == 0:
+        return fitted
+    start = max(0, box[0] - reach)
+    pixels = np.asarray(image.crop((start, y1, box[0], y2)).convert("RGB"))
+    inside = np.asarray(image.crop(box).convert("RGB"))
+    cols = (np.abs(pixels.astype(np.int32) - background_colour(inside).astype(np.int32)).sum(axis=2)
+            > INK_DIFFERENCE).any(axis=0)
+    left, empty = None, 0
+    for j in range(len(cols) - 1, -1, -1):
+        if cols[j]:
+            left, empty = j, 0
+        else:
+            empty += 1
+            if empty > gap:
+                break
+    return fitted if left is None else (max(0, start + left - pad), y1, x2, y2)
 
 
 def _outside(pixels: np.ndarray, box: Box, side: int, k: int) -> np.ndarray | None:
@@ -374,8 +443,8 @@ def finish(candidates: Iterable[Candidate], windows: Sequence[XWindow], capture:
                 continue
             if min(fitted[2] - fitted[0], fitted[3] - fitted[1]) >= MIN_SIDE:
                 parts = [(c.text, fitted)]
-        if c.type == "tabled_text" and c.text and c.text.strip() and not c.cells:
-            fitted = cell_ink_box(image, box)
+        if c.type in DRAWN_TYPES and not c.cells:
+            fitted = drawn_box(c.type, c.text, image, box)
             if fitted is None:
                 continue  # a cell whose text is not drawn (scrolled, clipped to nothing)
             parts = [(c.text, fitted)]
