@@ -307,26 +307,6 @@ def test_tree_rows_are_boxed_on_what_they_draw_not_the_whole_row():
     assert 26 <= out["Cursors"][0] <= 28 and out["Cursors"][2] >= 64, out  # its cut letters, not the arrow
 
 
-def test_tabs_are_boxed_as_drawn_a_flat_one_on_its_label():
-    from PIL import Image, ImageDraw
-
-    from caap.data.desktop.labels import finish
-
-    image = Image.new("RGB", (400, 60), (230, 230, 230))  # the tab bar's colour
-    draw = ImageDraw.Draw(image)
-    draw.text((30, 20), "Info", fill="black")  # flat: reported 10-20 px round its label
-    draw.rectangle([(120, 10), (199, 39)], outline=(120, 120, 120), fill=(250, 250, 250))  # framed
-    draw.text((140, 20), "Source", fill="black")
-    draw.rectangle([(240, 8), (339, 41)], outline=(120, 120, 120), fill="white")  # a button (GTK 4's
-    draw.text((270, 20), "Page", fill="black")  # stack switcher), grown to its frame
-    tabs = [Candidate("tab", (10, 12, 80, 38), text="Info"), Candidate("tab", (120, 10, 200, 40), text="Source"),
-            Candidate("tab", (240, 8, 340, 42), text="Page")]
-    out = {e.text: e.bbox for e, _ in finish(tabs, [_win(1, (0, 0, 400, 60))], (0, 0, 400, 60), image)}
-    x1, y1, x2, y2 = out["Info"]
-    assert 28 <= x1 <= 30 and x2 <= 56 and y1 >= 18 and y2 <= 32, out
-    assert out["Source"] == (120, 10, 200, 40) and out["Page"] == (240, 8, 340, 42), out
-
-
 def test_refit_tool_gives_old_datasets_the_labellers_cell_boxes(tmp_path):
     import sys
 

@@ -1,10 +1,10 @@
-"""Box the table cells, list rows, menu entries, tree rows and tabs of a desktop dataset as
+"""Box the table cells, list rows, menu entries and tree rows of a desktop dataset as
 ``caap dataset desktop`` boxes them now (``caap.data.desktop.labels.drawn_box``): on what they
-draw, not the whole row or tab the toolkit reports.
+draw, not the whole row the toolkit reports.
 
 The toolkit's boxes are kept once, under ``labels-whole-cells/`` beside ``labels/``, and every run
-derives ``labels/`` from them afresh, so running it again after the rule changed (tree rows and tabs
-were added to it after table cells) gives what the labeller gives, and a second run changes nothing.
+derives ``labels/`` from them afresh, so running it again after the rule changed (tree rows were
+added to it after table cells) gives what the labeller gives, and a second run changes nothing.
 A row whose text is not drawn, or whose ink is smaller than the labeller keeps, is dropped, as the
 labeller drops it. Other elements are untouched.
 
@@ -72,7 +72,7 @@ def refit_dataset(root: Path) -> None:
         new, m, d = refit(ann, image)
         moved, dropped = moved + m, dropped + d
         ds.save_label(root / "labels" / path.relative_to(backup), new)
-    print(f"{root}: {rows} rows, cells and tabs, {moved} boxes fitted, {dropped} dropped (no text ink); "
+    print(f"{root}: {rows} rows and cells, {moved} boxes fitted, {dropped} dropped (no text ink); "
           f"the toolkit's boxes in {backup}")
 
 

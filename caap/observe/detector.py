@@ -1,7 +1,8 @@
 """The UI element detector used by the observer: YOLOv8 weights loaded once, boxes in
 captured-image pixels, overlapping duplicates merged, one-line text boxes snapped to the words
-they cover and words of their lines that no box holds added (``caap.observe.snap``), the predicted
-type kept as a hint for the reader."""
+they cover and words of their lines that no box holds added (``caap.observe.snap``), small
+figures fitted to their ink (``caap.observe.shape_fit``), the predicted type kept as a hint for the
+reader."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from PIL import Image
 from caap.config import ObserveConfig
 from caap.elements import Element
 from caap.geometry import as_box, clip, iou
+from caap.observe.shape_fit import fit_small_shapes
 from caap.observe.snap import SURE_SCORE, add_missed_words, snap_text_boxes, split_links
 from caap.taxonomy import DETECTOR_CLASSES, ElementType
 
@@ -147,6 +149,7 @@ class Detector:
         # that no box holds (short inline links the network misses).
         if not self.snap:
             return found
+        found = fit_small_shapes(image, found)
         return merge_overlapping_words(add_missed_words(image, split_links(image, snap_text_boxes(image, found))))
 
 

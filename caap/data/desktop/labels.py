@@ -144,24 +144,6 @@ def _ring_colour(image: Image.Image, box: Box, ring: int) -> np.ndarray:
     return background_colour(edge.reshape(-1, 1, 3)).astype(np.int32)
 
 
-def tab_box(image: Image.Image, box: Box, edge: int = 3) -> Box | None:
-    """A tab as drawn. A framed tab (a line down its left or right side, within ``edge`` px: Qt's
-    tabs, GTK 4's stack switcher buttons) keeps its box; a flat one (GTK's notebook tabs: a label
-    on the tab bar's own colour, reported with 10-20 px of empty margin) is its label, as a text
-    is boxed. None: nothing is drawn."""
-    x1, y1, x2, y2 = box
-    pixels = np.asarray(image.crop(box).convert("RGB"))
-    if pixels.size == 0:
-        return None
-    bg = background_colour(pixels).astype(np.int32)
-    rgb = np.asarray(image.convert("RGB"))
-    for x in (x1, x2):
-        side = rgb[y1:y2, max(0, x - edge):min(image.width, x + edge)].astype(np.int32)
-        if side.size and ((np.abs(side - bg).sum(axis=2) > INK_DIFFERENCE).mean(axis=0) >= 0.5).any():
-            return box
-    return _extent(_ink_mask(pixels), box, 1)
-
-
 def cell_ink_box(image: Image.Image, box: Box, pad: int = 1, edge: int = 3) -> Box | None:
     """Where the text of a table cell, list row or menu entry is drawn inside its ``box``: its ink,
     less the cell's own rules (grid lines, a focus frame: lines of ink along the outer ``edge`` px
@@ -182,23 +164,21 @@ def cell_ink_box(image: Image.Image, box: Box, pad: int = 1, edge: int = 3) -> B
     return _extent(ink, box, pad)
 
 
-# Boxed on what they draw, not the whole row, cell or tab the toolkit reports.
-DRAWN_TYPES = frozenset({"tabled_text", "tree_item", "tab"})
+# Boxed on what they draw, not the whole row or cell the toolkit reports. Tabs keep the toolkit's box:
+# the generated pages box a flat tab with its padding (the DOM element), and the detector learned that.
+DRAWN_TYPES = frozenset({"tabled_text", "tree_item"})
 
 
 def drawn_box(kind: str, text: str | None, image: Image.Image, box: Box) -> Box | None:
-    """The box caap gives a table cell, list row, menu entry, tree row or tab the toolkit reports
-    as ``box``, as the DOM labels and the generated pages box what they draw:
-
-    - a cell or row: what is drawn in it, less its grid lines (``cell_ink_box``); a tree row keeps
-      its expander and icon (a generated tree item spans them too);
-    - a tab: its frame where it has one, else its label (``tab_box``).
-
-    None: it has a text that is not drawn; one with no text and no ink keeps its box."""
+    """The box caap gives a table cell, list row, menu entry or tree row the toolkit reports as
+    ``box`` (the whole row or cell), as the DOM labels and the generated pages box them: what is
+    drawn in it, less its grid lines (``cell_ink_box``). A tree row keeps its expander and icon (a
+    generated tree item spans them too). None: it has a text that is not drawn; one with no text
+    and no ink keeps its box."""
     has_text = bool(text and text.strip())
     if kind == "tabled_text" and not has_text:
         return box  # an empty cell: the cell is what there is to click
-    fitted = tab_box(image, box) if kind == "tab" else cell_ink_box(image, box)
+    fitted = cell_ink_box(image, box)
     if fitted is None:
         return None if has_text else box
     return _grow_left(image, box, fitted) if kind == "tree_item" else fitted
