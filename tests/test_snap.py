@@ -252,3 +252,39 @@ def test_words_other_boxes_hold_or_far_from_the_line_are_not_added() -> None:
     assert add_missed_words(image, [only]) == [only]
     # No text lines at all: nothing to add (a button alone).
     assert add_missed_words(image, [button]) == [button]
+
+
+# --- small figures fitted to their ink (caap.observe.shape_fit) ---------------------------------------
+def _dots_image():
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", (120, 60), "white")
+    draw = ImageDraw.Draw(image)
+    draw.ellipse([(10, 10), (17, 17)], fill=(0, 0, 255))  # an 8 px dot: pixels 10-17
+    draw.line([(40, 14), (70, 14)], fill=(128, 128, 128), width=2)  # an axis through the next dot
+    draw.ellipse([(50, 10), (57, 17)], fill=(0, 0, 255))
+    draw.ellipse([(80, 8), (99, 27)], outline=(0, 0, 0))  # a thin ring: its middle is blank
+    return image
+
+
+def test_small_shapes_are_fitted_to_their_figure():
+    from caap.observe.shape_fit import fit_small_shapes
+
+    found = [Element(type="shape", bbox=(8, 9, 20, 20), score=0.9),   # loose on every side
+             Element(type="shape", bbox=(48, 8, 60, 19), score=0.9),  # the axis runs out left and right
+             Element(type="shape", bbox=(79, 7, 101, 29), score=0.9),  # nothing under its middle
+             Element(type="button", bbox=(8, 9, 20, 20), score=0.9)]  # not a figure
+    out = [e.bbox for e in fit_small_shapes(_dots_image(), found)]
+    assert out[0] == (10, 10, 18, 18)
+    assert out[1] == (48, 10, 60, 18)  # top and bottom fitted, the sides the axis crosses kept
+    assert out[2:] == [(79, 7, 101, 29), (8, 9, 20, 20)]
+
+
+def test_a_detector_box_on_a_dot_overlaps_its_label_after_fitting():
+    from caap.geometry import iou
+    from caap.observe.shape_fit import fit_small_shapes
+
+    label = (10, 10, 18, 18)
+    loose = Element(type="shape", bbox=(9, 8, 20, 20), score=0.9)
+    assert iou(loose.bbox, label) < 0.5
+    assert iou(fit_small_shapes(_dots_image(), [loose])[0].bbox, label) == 1.0
