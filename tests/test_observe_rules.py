@@ -14,7 +14,7 @@ from caap.observe.colour import dominant_colour, on_page_colour
 from caap.observe.detector import drop_spanning_rows, merge_overlapping_words
 from caap.observe.figures import control_kinds, corner_fill, lone_glyphs, plain_bar, solid_figure, solid_figures
 from caap.observe.grips import find_grip, grip_of, resize_grips
-from caap.observe.ink import caret_columns, foreign_ink, without_foreign_ink
+from caap.observe.ink import blank_placeholders, caret_columns, foreign_ink, without_foreign_ink
 from caap.observe.snap import split_links
 from caap.observe.vision import (
     DEFAULT_READER,
@@ -131,6 +131,33 @@ def test_a_lighter_text_behind_a_field_is_painted_over_and_the_value_kept():
     ImageDraw.Draw(hint).text((8, 7), "Results", fill=(186, 186, 186), font=font)
     assert foreign_ink(np.asarray(hint)[3:-3, 3:-3]) is None
     assert without_foreign_ink(image, [Element(type="text", bbox=[0, 0, 120, 30])]) is image
+
+
+def _field(text: str, ink: tuple[int, int, int], background: tuple[int, int, int] = (255, 255, 255)) -> Image.Image:
+    image = Image.new("RGB", (140, 30), background)
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([0, 0, 139, 29], outline=(120, 120, 120))
+    draw.text((8, 7), text, fill=ink, font=ImageFont.load_default(size=14))
+    return image
+
+
+def test_a_field_showing_only_its_placeholder_holds_no_text():
+    from caap.observe.vision import VisionObserver
+
+    field = Element(type="input_field", bbox=[0, 0, 140, 30], text="Name")
+    observer = VisionObserver(None)  # its text steps only
+    for ink, background in (((117, 117, 117), (255, 255, 255)),  # Chromium's placeholder
+                            ((150, 150, 150), (48, 48, 48))):  # a dark theme's
+        [got] = observer.texts(_field("Name", ink, background), [field])
+        assert got.text == "", (ink, background)
+    for ink, background in (((0, 0, 0), (255, 255, 255)),  # a value
+                            ((0, 0, 255), (255, 255, 255)),  # a value in a colour
+                            ((255, 255, 255), (48, 48, 48)),  # a value on a dark field
+                            ((139, 142, 143), (250, 250, 250))):  # a disabled field's value (Adwaita)
+        [got] = blank_placeholders(_field("Name", ink, background), [field])
+        assert got.text == "Name", (ink, background)
+    label = Element(type="text", bbox=[0, 0, 140, 30], text="Name")  # not a field: a grey label stays
+    assert blank_placeholders(_field("Name", (117, 117, 117)), [label]) == [label]
 
 
 def test_a_search_typed_over_a_heading_reads_as_typed(observer):

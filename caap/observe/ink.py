@@ -1,5 +1,9 @@
 """A text field's own ink: what is drawn in the value's colour, and what only shows through.
 
+A field that holds no value may show a placeholder ("Name", "mm/dd/yyyy") in a grey;
+``blank_placeholders`` gives such a field the empty text it holds, as the DOM and the accessibility
+tree say (an agent that reads "Name" as the value never types it).
+
 A field's value is drawn in one text colour. A second, clearly lighter text inside the same field
 is something else: a heading behind a transparent field (MiniWoB++'s email search draws "Results"
 under the typed name), or an inline completion hint. Read together, the two become one word
@@ -29,6 +33,14 @@ MIN_PIECE_HEIGHT = 5   # a shorter piece of lighter ink is the light edge of one
 MIN_FOREIGN_PX = 12    # fewer lighter pixels than this are noise, not a second text
 TOUCH_PX = 4           # a second text runs into the value within this many columns; farther off,
                        # lighter ink is a control of its own (a spinner's arrows), which stays
+# How far a field's text stands from its background, as a share of the farthest any colour could
+# (strongest channel): a value is drawn in the text colour at 0.67 and up (black on white is 1; the
+# muted themes of the generated pages and jQuery UI's spinner reach 0.67-0.69); a placeholder in a
+# grey at 0.48-0.66 (Chromium's #757575 on white: 0.54, GTK's 0.50-0.66, Qt's 0.50); a disabled
+# field's value dimmer still (Adwaita mixes the text half into the background: GTK's insensitive
+# entries stand at 0.42-0.46), and it stays the value. Measured on the labelled fields of the
+# MiniWoB, desktop and generated datasets.
+PLACEHOLDER_SHARES = (0.48, 0.66)
 
 
 def _background(crop: np.ndarray) -> np.ndarray:
@@ -155,3 +167,33 @@ def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Imag
             crop[:, caret] = _background(crop).astype(np.uint8)
             painted = True
     return Image.fromarray(rgb) if painted else image
+
+
+def placeholder_only(crop: np.ndarray) -> bool:
+    """Whether a field's crop (H × W × 3, uint8, border cut away) shows only a placeholder: its
+    strongest ink stands within ``PLACEHOLDER_SHARES`` of the farthest any colour could stand from
+    the background (in its strongest channel)."""
+    if crop.shape[0] < 3 or crop.shape[1] < 3:
+        return False
+    bg = _background(crop)
+    strongest = int(np.abs(crop.astype(np.int16) - bg).max())
+    reach = int(np.maximum(bg, 255 - bg).max())
+    low, high = PLACEHOLDER_SHARES
+    return strongest > INK_DIFFERENCE and low * reach <= strongest < high * reach
+
+
+def blank_placeholders(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
+    """The elements with the text of every field that shows only a placeholder made empty."""
+    out = list(elements)
+    rgb: np.ndarray | None = None
+    for i, e in enumerate(out):
+        if e.type not in FIELD_TYPES or not (e.text or "").strip():
+            continue
+        if rgb is None:
+            rgb = np.asarray(image.convert("RGB"))
+        x1, y1, x2, y2 = (int(v) for v in e.bbox)
+        crop = rgb[max(y1 + BORDER_PX, 0):min(y2 - BORDER_PX, image.height),
+                   max(x1 + BORDER_PX, 0):min(x2 - BORDER_PX, image.width)]
+        if placeholder_only(crop):
+            out[i] = e.model_copy(update={"text": ""})
+    return out

@@ -30,7 +30,7 @@ from caap.observe.ctc import normalise
 from caap.observe.detector import Detector
 from caap.observe.figures import bars_as_letters, control_kinds, lone_glyphs, solid_figures
 from caap.observe.grips import resize_grips
-from caap.observe.ink import without_foreign_ink
+from caap.observe.ink import blank_placeholders, without_foreign_ink
 from caap.observe.text_choice import resolve_lookalikes
 from caap.taxonomy import SUBTYPE, TEXT, TEXT_ELEMENT_TYPES, ElementType, attributes_of
 
@@ -272,8 +272,8 @@ class VisionObserver:
             elements = plain_rows_unhighlighted(image, elements)
             t2 = time.perf_counter()
             timings["read"] = round((t2 - t1) * 1000, 2)
+            elements = self.texts(image, elements)
             if self.ocr is not None:
-                elements = self._ocr_texts(image, elements)
                 timings["ocr"] = round((time.perf_counter() - t2) * 1000, 2)
             # Rules on the pixels around the networks' readings, each traced to benchmark failures.
             elements = solid_figures(image, without_trailing_chevrons(elements))
@@ -283,6 +283,13 @@ class VisionObserver:
                                 **({"ocr": timings["ocr"]} if "ocr" in timings else {}),
                                 "total": round((t3 - t0) * 1000, 2)}
         return elements
+
+    def texts(self, image: Image.Image, elements: list[Element]) -> list[Element]:
+        """The texts the observer reports for read elements: PP-OCR's where the text source gives
+        them to it, and none for a field that shows only its placeholder."""
+        if self.ocr is not None:
+            elements = self._ocr_texts(image, elements)
+        return blank_placeholders(image, elements)
 
     def _ocr_texts(self, image: Image.Image, elements: list[Element]) -> list[Element]:
         """PP-OCR's text for the elements the text source gives to it (all texts, or the doubtful

@@ -245,7 +245,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
         t_ocr = 0.0
         if observer is not None:
             t0 = time.perf_counter()
-            default = observer._ocr_texts(image, merged)
+            default = observer.texts(image, merged)
             t_ocr = time.perf_counter() - t0
         if det is not None:
             observe_times.append(((t_detect + t_read + t_ocr) * 1000, len(boxes)))
