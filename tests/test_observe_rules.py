@@ -14,7 +14,7 @@ from caap.observe.colour import dominant_colour, on_page_colour
 from caap.observe.detector import drop_spanning_rows, merge_overlapping_words
 from caap.observe.figures import control_kinds, corner_fill, lone_glyphs, plain_bar, solid_figure, solid_figures
 from caap.observe.grips import find_grip, grip_of, resize_grips
-from caap.observe.ink import blank_placeholders, caret_columns, foreign_ink, without_foreign_ink
+from caap.observe.ink import blank_placeholders, caret_columns, foreign_ink, trailing_controls, without_foreign_ink
 from caap.observe.snap import split_links
 from caap.observe.vision import (
     DEFAULT_READER,
@@ -158,6 +158,34 @@ def test_a_field_showing_only_its_placeholder_holds_no_text():
         assert got.text == "Name", (ink, background)
     label = Element(type="text", bbox=[0, 0, 140, 30], text="Name")  # not a field: a grey label stays
     assert blank_placeholders(_field("Name", (117, 117, 117)), [label]) == [label]
+
+
+def _entry(value: str, controls: list[str], width: int = 220) -> Image.Image:
+    """A desktop-style entry: the value at the left, controls (an icon's glyph) at the right end."""
+    font = ImageFont.load_default(size=14)
+    image = Image.new("RGB", (width, 32), "white")
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([0, 0, width - 1, 31], outline=(150, 150, 150))
+    draw.text((8, 8), value, fill=(30, 30, 30), font=font)
+    for k, glyph in enumerate(reversed(controls)):
+        draw.text((width - 22 - 30 * k, 8), glyph, fill=(40, 40, 40), font=font)
+    return image
+
+
+def test_controls_at_a_fields_end_are_not_read_with_its_value():
+    crop = lambda image: np.asarray(image)[3:-3, 3:-3]  # noqa: E731  # the border cut away, as the observer does
+    cut = trailing_controls(crop(_entry("entry", ["×"])))
+    assert cut is not None and 30 < cut.start < 150  # right after the value, up to the end
+    spin = trailing_controls(crop(_entry("50", ["−", "+"])))
+    assert spin is not None and spin.start < 60  # both buttons of a GTK spin button
+    assert trailing_controls(crop(_entry("hello world", []))) is None  # words a space apart
+    assert trailing_controls(crop(_entry("", ["×"]))) is None  # never the field's only ink
+    # Painted over only where no other element is: a spin box's own ▲/▼ buttons are read as such.
+    image, field = _entry("50", ["−", "+"]), Element(type="input_field", bbox=[0, 0, 220, 32])
+    clean = np.asarray(without_foreign_ink(image, [field]))
+    assert (clean[3:-3, 150:-3] == 255).all() and (clean[3:-3, 3:40] < 100).any()
+    button = Element(type="button", bbox=[190, 2, 218, 30], text="+")
+    assert without_foreign_ink(image, [field, button]) is image
 
 
 def test_a_search_typed_over_a_heading_reads_as_typed(observer):

@@ -142,15 +142,53 @@ def caret_columns(crop: np.ndarray) -> slice | None:
     return None
 
 
+ICON_GAP_HEIGHTS = 1.0  # blank before a trailing piece, in line heights, that sets it apart from the value
+ICON_GAP_MIN_PX = 8
+ICON_MAX_HEIGHTS = 2.5  # a trailing piece wider than this many line heights is words, not a control
+
+
+def trailing_controls(crop: np.ndarray) -> slice | None:
+    """The columns of the controls drawn at the right end of a field's crop (H × W × 3, border cut
+    away), or None: an entry's clear or reload icon, a date field's calendar, a desktop spin
+    button's − and + (GTK draws them inside the entry). Read with the value they become letters
+    (``entry`` + clear icon read ``entryx``, ``50`` read ``50 - +``). They are the pieces of ink at
+    the end, each at most ``ICON_MAX_HEIGHTS`` line heights wide, standing a blank of at least a
+    line height (``ICON_GAP_HEIGHTS``, ``ICON_GAP_MIN_PX``) after what comes before them, which is
+    kept: a field is never emptied here."""
+    if crop.shape[0] < 3 or crop.shape[1] < 4:
+        return None
+    ink = np.abs(crop.astype(np.int16) - _background(crop)).max(axis=2) > INK_DIFFERENCE
+    rows = np.flatnonzero(ink.any(axis=1))
+    if rows.size == 0:
+        return None
+    height = int(rows[-1] - rows[0] + 1)
+    cols = ink.any(axis=0).astype(np.int8)
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], cols, [0]])))
+    runs = list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))  # [start, end) of inked columns
+    gap = max(ICON_GAP_MIN_PX, ICON_GAP_HEIGHTS * min(height, crop.shape[0]))
+    # Runs closer than the gap are one piece (the letters of a word, the words of a value).
+    pieces: list[list[int]] = []
+    for a, b in runs:
+        if pieces and a - pieces[-1][1] < gap:
+            pieces[-1][1] = b
+        else:
+            pieces.append([a, b])
+    cut = None
+    while len(pieces) > 1 and pieces[-1][1] - pieces[-1][0] <= ICON_MAX_HEIGHTS * height:
+        cut = pieces.pop()[0]
+    return None if cut is None else slice(pieces[-1][1] + 1, crop.shape[1])
+
+
 def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Image.Image:
-    """``image`` with the second text and the caret of every text field painted in that field's
-    background colour (``image`` itself when no field shows either)."""
+    """``image`` with the second text, the caret and the trailing controls of every text field
+    painted in that field's background colour (``image`` itself when no field shows any)."""
     fields = [e for e in elements if e.type in FIELD_TYPES]
     if not fields:
         return image
     rgb = np.array(image.convert("RGB"))
     painted = False
     for element in fields:
+        others = [e.bbox for e in elements if e is not element and e.type not in FIELD_TYPES]
         x1, y1, x2, y2 = (int(v) for v in element.bbox)
         x1, y1 = max(x1 + BORDER_PX, 0), max(y1 + BORDER_PX, 0)
         x2, y2 = min(x2 - BORDER_PX, image.width), min(y2 - BORDER_PX, image.height)
@@ -165,6 +203,13 @@ def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Imag
         caret = caret_columns(crop)
         if caret is not None:
             crop[:, caret] = _background(crop).astype(np.uint8)
+            painted = True
+        # A control at the field's end that is an element of its own (a spin box's ▲/▼ buttons)
+        # is read as that element: only pixels no other box holds are painted.
+        controls = trailing_controls(crop)
+        if controls is not None and not any(b[0] < x2 and b[2] > x1 + controls.start and b[1] < y2 and b[3] > y1
+                                            for b in others):
+            crop[:, controls] = _background(crop).astype(np.uint8)
             painted = True
     return Image.fromarray(rgb) if painted else image
 

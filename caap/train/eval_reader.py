@@ -53,6 +53,7 @@ from PIL import Image
 from caap.data.format import Annotation, DatasetError, open_dataset
 from caap.elements import Element
 from caap.files import write_atomic
+from caap.observe.ink import without_foreign_ink
 from caap.observe.reader import Reader, ReaderError, decode_target, same_record
 from caap.observe.text_choice import levenshtein
 from caap.observe.vision import DEFAULT_OCR_THRESHOLD, DEFAULT_TEXT_SOURCE, DEFAULT_TYPE_SOURCE, merge_reading
@@ -216,6 +217,8 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             if not found:
                 continue
         boxes, hints = [e.bbox for e in found], [e.type for e in found]
+        if det is not None:  # the whole observer: fields read without what shows through them or sits at their end
+            image = without_foreign_ink(image, found)
         if not warmed:
             reader.read(image, boxes, hints, follow_hints=follow)  # the first call pays one-off costs
             if engine is not None:
