@@ -333,3 +333,10 @@ def test_a_key_the_reader_reads_blank_gets_pp_ocrs_text(reader: PPOCR) -> None:
     read = [*blank, Element(type="button", bbox=keys[0], text="Seven", text_confidence=1.0)]
     observer = VisionObserver(None, None, text_source="auto", ocr=reader)
     assert [e.text for e in observer._ocr_texts(image, read)] == ["7", "MR", "", "Seven"]
+
+
+def test_ideographs_read_for_symbols_become_the_symbols():
+    from caap.observe.ocr import latin_twins
+
+    assert [latin_twins(t) for t in ("十", "土", "二", "Book 十 2", "abc")] == ["+", "±", "=", "Book + 2", "abc"]
+    assert latin_twins("中文一") == "中文一"  # Chinese text stays as read

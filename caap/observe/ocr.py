@@ -54,6 +54,22 @@ class OcrError(RuntimeError):
     """PP-OCR cannot run: the package is not installed or a model file is missing or unreadable."""
 
 
+# PP-OCR's recogniser knows Chinese too, and reads a lone symbol drawn large (a calculator's keys)
+# as the ideograph of the same shape. caap reads Latin-script screens: where no other CJK character
+# is in the text, these are the symbols.
+_TWINS = {"十": "+", "一": "-", "二": "=", "土": "±", "丨": "|"}
+_CJK = re.compile(r"[\u3000-\u9fff\uf900-\ufaff]")
+
+
+def latin_twins(text: str) -> str:
+    """``text`` with the ideographs that are shape twins of symbols (``十`` for ``+``) written as
+    the symbols, unless other CJK text shows it is Chinese."""
+    if not _CJK.search(text):
+        return text
+    swapped = "".join(_TWINS.get(ch, ch) for ch in text)
+    return swapped if not _CJK.search(swapped) else text
+
+
 @dataclass(frozen=True)
 class OcrText:
     text: str
@@ -203,6 +219,7 @@ class PPOCR:
             text = LINE_SEPARATOR.join(line for words in rows.values() if (line := normalise(" ".join(words))))
             if kind == "button" and text in ("x", "X"):  # a close button's "×": PP-OCR reads a Latin x
                 text = "×"
+            text = latin_twins(text)
             out.append(OcrText(text, float(np.mean(s)) if s else 0.0))
         return out
 
