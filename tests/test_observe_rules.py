@@ -180,6 +180,9 @@ def test_controls_at_a_fields_end_are_not_read_with_its_value():
     assert spin is not None and spin.start < 60  # both buttons of a GTK spin button
     assert trailing_controls(crop(_entry("hello world", []))) is None  # words a space apart
     assert trailing_controls(crop(_entry("", ["×"]))) is None  # never the field's only ink
+    display = _entry("", ["0"])  # a right-aligned number (a calculator's display) with the frame's
+    ImageDraw.Draw(display).line([(4, 4), (4, 27)], fill=(90, 90, 90))  # inner shadow at its left
+    assert trailing_controls(crop(display)) is None
     # Painted over only where no other element is: a spin box's own ▲/▼ buttons are read as such.
     image, field = _entry("50", ["−", "+"]), Element(type="input_field", bbox=[0, 0, 220, 32])
     clean = np.asarray(without_foreign_ink(image, [field]))

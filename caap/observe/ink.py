@@ -145,6 +145,8 @@ def caret_columns(crop: np.ndarray) -> slice | None:
 ICON_GAP_HEIGHTS = 1.0  # blank before a trailing piece, in line heights, that sets it apart from the value
 ICON_GAP_MIN_PX = 8
 ICON_MAX_HEIGHTS = 2.5  # a trailing piece wider than this many line heights is words, not a control
+MIN_VALUE_PX = 3  # a first piece narrower than this is a frame's inner line, not a value (a right-aligned
+                  # number, alone in its field, is the value and stays)
 
 
 def trailing_controls(crop: np.ndarray) -> slice | None:
@@ -171,7 +173,7 @@ def trailing_controls(crop: np.ndarray) -> slice | None:
     for a, b in runs:
         if pieces and a - pieces[-1][1] < gap:
             pieces[-1][1] = b
-        else:
+        elif pieces or b - a >= MIN_VALUE_PX:  # a thin line first is what is left of the frame
             pieces.append([a, b])
     cut = None
     while len(pieces) > 1 and pieces[-1][1] - pieces[-1][0] <= ICON_MAX_HEIGHTS * height:
@@ -188,7 +190,7 @@ def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Imag
     rgb = np.array(image.convert("RGB"))
     painted = False
     for element in fields:
-        others = [e.bbox for e in elements if e is not element and e.type not in FIELD_TYPES]
+        others = [e.bbox for e in elements if e is not element]
         x1, y1, x2, y2 = (int(v) for v in element.bbox)
         x1, y1 = max(x1 + BORDER_PX, 0), max(y1 + BORDER_PX, 0)
         x2, y2 = min(x2 - BORDER_PX, image.width), min(y2 - BORDER_PX, image.height)
