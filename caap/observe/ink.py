@@ -181,6 +181,13 @@ def trailing_controls(crop: np.ndarray) -> slice | None:
     return None if cut is None else slice(pieces[-1][1] + 1, crop.shape[1])
 
 
+def _inside_border(field: Element, image: Image.Image) -> tuple[int, int, int, int]:
+    """A field's box less its border and focus ring (``BORDER_PX``), clipped to the image."""
+    x1, y1, x2, y2 = (int(v) for v in field.bbox)
+    return (max(x1 + BORDER_PX, 0), max(y1 + BORDER_PX, 0),
+            min(x2 - BORDER_PX, image.width), min(y2 - BORDER_PX, image.height))
+
+
 def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Image.Image:
     """``image`` with the second text, the caret and the trailing controls of every text field
     painted in that field's background colour (``image`` itself when no field shows any)."""
@@ -190,10 +197,7 @@ def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Imag
     rgb = np.array(image.convert("RGB"))
     painted = False
     for element in fields:
-        others = [e.bbox for e in elements if e is not element]
-        x1, y1, x2, y2 = (int(v) for v in element.bbox)
-        x1, y1 = max(x1 + BORDER_PX, 0), max(y1 + BORDER_PX, 0)
-        x2, y2 = min(x2 - BORDER_PX, image.width), min(y2 - BORDER_PX, image.height)
+        x1, y1, x2, y2 = _inside_border(element, image)
         if x2 - x1 < 3 or y2 - y1 < 3:
             continue
         crop = rgb[y1:y2, x1:x2]
@@ -209,8 +213,9 @@ def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Imag
         # A control at the field's end that is an element of its own (a spin box's ▲/▼ buttons)
         # is read as that element: only pixels no other box holds are painted.
         controls = trailing_controls(crop)
-        if controls is not None and not any(b[0] < x2 and b[2] > x1 + controls.start and b[1] < y2 and b[3] > y1
-                                            for b in others):
+        if controls is not None and not any(e.bbox[0] < x2 and e.bbox[2] > x1 + controls.start
+                                            and e.bbox[1] < y2 and e.bbox[3] > y1
+                                            for e in elements if e is not element):
             crop[:, controls] = _background(crop).astype(np.uint8)
             painted = True
     return Image.fromarray(rgb) if painted else image
@@ -238,9 +243,7 @@ def blank_placeholders(image: Image.Image, elements: Sequence[Element]) -> list[
             continue
         if rgb is None:
             rgb = np.asarray(image.convert("RGB"))
-        x1, y1, x2, y2 = (int(v) for v in e.bbox)
-        crop = rgb[max(y1 + BORDER_PX, 0):min(y2 - BORDER_PX, image.height),
-                   max(x1 + BORDER_PX, 0):min(x2 - BORDER_PX, image.width)]
-        if placeholder_only(crop):
+        x1, y1, x2, y2 = _inside_border(e, image)
+        if placeholder_only(rgb[y1:max(y1, y2), x1:max(x1, x2)]):
             out[i] = e.model_copy(update={"text": ""})
     return out

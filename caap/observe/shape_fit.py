@@ -27,23 +27,6 @@ INK_DIFFERENCE = 60  # summed |RGB| difference from the background that counts a
 MIN_SHARE = 0.3  # the fitted box keeps at least this share of the detected box's area
 
 
-def _blob(ink: np.ndarray, seed: tuple[int, int]) -> np.ndarray:
-    """The 8-connected ink pixels reachable from ``seed`` (row, column), as a mask."""
-    out = np.zeros_like(ink)
-    stack = [seed]
-    out[seed] = True
-    h, w = ink.shape
-    while stack:
-        r, c = stack.pop()
-        for dr in (-1, 0, 1):
-            for dc in (-1, 0, 1):
-                rr, cc = r + dr, c + dc
-                if 0 <= rr < h and 0 <= cc < w and ink[rr, cc] and not out[rr, cc]:
-                    out[rr, cc] = True
-                    stack.append((rr, cc))
-    return out
-
-
 def fitted_shape_box(pixels: np.ndarray, box: Box) -> Box:
     """``box`` (a small figure in ``pixels``, an RGB screenshot) fitted to the blob of ink under
     its middle; ``box`` itself where that is not one clear figure."""
@@ -59,7 +42,10 @@ def fitted_shape_box(pixels: np.ndarray, box: Box) -> Box:
     near = np.argwhere(ink[max(0, cy - 1):cy + 2, max(0, cx - 1):cx + 2])
     if not len(near):
         return box
-    blob = _blob(ink, (max(0, cy - 1) + int(near[0][0]), max(0, cx - 1) + int(near[0][1])))
+    import cv2  # the vision extra's, as the detector itself
+
+    _, labels = cv2.connectedComponents(ink.astype(np.uint8), connectivity=8)
+    blob = labels == labels[max(0, cy - 1) + int(near[0][0]), max(0, cx - 1) + int(near[0][1])]
     rows, cols = np.flatnonzero(blob.any(axis=1)), np.flatnonzero(blob.any(axis=0))
     fx1, fy1, fx2, fy2 = rx1 + int(cols[0]), ry1 + int(rows[0]), rx1 + int(cols[-1]) + 1, ry1 + int(rows[-1]) + 1
     # A blob reaching the looked-at region's edge runs on past the figure (a line through it).
