@@ -304,3 +304,48 @@ def test_new_blocks_are_drawn_and_labelled():
     # Bars are boxed by their 3-8 px trough, either way up; sliders knob edge to knob edge (<= 28 px).
     assert all(min(e.bbox[2] - e.bbox[0], e.bbox[3] - e.bbox[1]) <= 9 for e in bars), bars
     assert all(10 <= min(e.bbox[2] - e.bbox[0], e.bbox[3] - e.bbox[1]) <= 29 for e in sliders), sliders
+
+
+@live
+def test_toolkit_blocks_are_labelled_as_the_desktop_labeller_boxes_them():
+    """Desktop-toolkit look-alikes (caap.data.synth.toolkit): long scales and bars either way up,
+    their drawn value inside the widget's box; drawn scrollbars along a whole track; large text
+    views whose lines are no elements of their own; notebook tabs boxed on their label."""
+    pytest.importorskip("mss")
+    from caap.data.synth.generate import Renderer
+    from caap.data.synth.ui import render_page
+    from caap.geometry import intersect
+
+    size = (900, 700)
+    labels = {}
+    with Renderer(size, scale=1.0) as renderer:
+        for i, kind in enumerate(("gauges", "scrollpane", "textview", "notebook")):
+            page = build_page(21 + i, size, 1.0, blocks=((kind, 1.0),))
+            labels[kind] = (page, render_page(renderer, page).labels)
+
+    def inside(small, big) -> bool:
+        return intersect(small.bbox, big.bbox) is not None and all(
+            big.bbox[k] - 1 <= small.bbox[k] for k in (0, 1)) and all(small.bbox[k] <= big.bbox[k] + 1 for k in (2, 3))
+
+    _, gauges = labels["gauges"]
+    levels = [e for e in gauges if e.type.value in ("slider", "progress_bar")]
+    w = [e.bbox[2] - e.bbox[0] for e in levels]
+    h = [e.bbox[3] - e.bbox[1] for e in levels]
+    assert any(b >= 5 * a and b >= 150 for a, b in zip(w, h, strict=True)), levels  # a long vertical one
+    assert any(a >= 5 * b and a >= 150 for a, b in zip(w, h, strict=True)), levels  # and a horizontal one
+    # A value a scale or bar draws (50.0, 35%) is part of it, never a text element of its own.
+    assert not any(inside(t, lv) for t in gauges if t.type.value == "text" for lv in levels)
+    _, pane = labels["scrollpane"]
+    bars = [e for e in pane if e.type.value == "scrollbar"]
+    assert bars and all(min(e.bbox[2] - e.bbox[0], e.bbox[3] - e.bbox[1]) <= 17 for e in bars), bars
+    assert all(max(e.bbox[2] - e.bbox[0], e.bbox[3] - e.bbox[1]) >= 100 for e in bars), bars
+    _, view = labels["textview"]
+    areas = [e for e in view if e.type.value == "text_area"]
+    assert areas and all(a.bbox[3] - a.bbox[1] >= 88 and a.text for a in areas), areas
+    assert not any(inside(e, a) for a in areas for e in view if e is not a)
+    page, book = labels["notebook"]
+    tabs = [e for e in book if e.type.value == "tab"]
+    tall = {int(v) for v in re.findall(r"line-height:(\d+)px;white-space:nowrap", page.body)}
+    assert len(tabs) >= 2 and 1 <= sum(e.highlighted is True for e in tabs) <= page.body.count('role="tablist"')
+    assert all(any(abs(e.bbox[3] - e.bbox[1] - t) <= 1 for t in tall) for e in tabs), (tall, tabs)
+    assert all(e.text for e in tabs)

@@ -20,8 +20,8 @@
 //                                       pixels (converted once, in clip)
 //   widgets: true                       ARIA and HTML widgets: input[type=range]/role=slider -> slider,
 //                                       role=tab -> tab, role=treeitem/<summary> -> tree_item (expanded),
-//                                       <progress>/role=progressbar -> progress_bar, role=switch ->
-//                                       checkbox; date and time fields read as Chromium shows them
+//                                       <progress>/role=progressbar -> progress_bar, role=scrollbar
+//                                       (a drawn one) -> scrollbar, role=switch -> checkbox; date and time fields read as Chromium shows them
 //   whole: true                         nothing cut by a clipping ancestor or the region is labelled
 //   covers: CSS selector                popups drawn over the page: what they overlap is not labelled
 // Plain SVG shapes (circle, ellipse, rect, polygon with 3 corners, line) are shapes everywhere.
@@ -234,6 +234,11 @@
       if (!styleVisible(el) || inSkipped(el)) continue;
       own(el);
       push('progress_bar', el, clip(el, rectOf(el)), {});
+    }
+    for (const el of document.querySelectorAll('[role=scrollbar]')) {  // a drawn one; native bars: scrollbars()
+      if (!styleVisible(el) || inSkipped(el)) continue;
+      own(el);
+      push('scrollbar', el, clip(el, rectOf(el)), {});
     }
     for (const el of document.querySelectorAll('[role=tab]')) {
       if (!styleVisible(el) || inSkipped(el)) continue;

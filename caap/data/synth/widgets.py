@@ -27,6 +27,7 @@ import html
 import random
 from collections.abc import Callable, Sequence
 
+from caap.data.synth import toolkit
 from caap.data.synth.strings import MONTHS, MONTHS_LONG, StringGen
 from caap.data.synth.themes import Theme
 from caap.taxonomy import ICON_SUBTYPES
@@ -1384,4 +1385,6 @@ BLOCKS: dict[str, tuple[Callable[[Builder], str], float]] = {
     "dots": (Builder.plot_block, 1.5), "checkgrid": (Builder.checkgrid_block, 1.5),
     "flatform": (Builder.flatform_block, 1.5), "keypad": (Builder.keypad_block, 1.5),
     "levels": (Builder.levels_block, 1.5),
+    "gauges": (toolkit.gauges_block, 1), "scrollpane": (toolkit.scrollpane_block, 1),
+    "textview": (toolkit.textview_block, 1), "notebook": (toolkit.notebook_block, 1),
 }
