@@ -14,7 +14,14 @@ from caap.observe.colour import dominant_colour, on_page_colour
 from caap.observe.detector import drop_spanning_rows, merge_overlapping_words
 from caap.observe.figures import control_kinds, corner_fill, lone_glyphs, plain_bar, solid_figure, solid_figures
 from caap.observe.grips import find_grip, grip_of, resize_grips
-from caap.observe.ink import blank_placeholders, caret_columns, foreign_ink, trailing_controls, without_foreign_ink
+from caap.observe.ink import (
+    blank_placeholders,
+    caret_columns,
+    foreign_ink,
+    leading_icon,
+    trailing_controls,
+    without_foreign_ink,
+)
 from caap.observe.snap import split_links
 from caap.observe.vision import (
     DEFAULT_READER,
@@ -189,6 +196,37 @@ def test_controls_at_a_fields_end_are_not_read_with_its_value():
     assert (clean[3:-3, 150:-3] == 255).all() and (clean[3:-3, 3:40] < 100).any()
     button = Element(type="button", bbox=[190, 2, 218, 30], text="+")
     assert without_foreign_ink(image, [field, button]) is image
+
+
+def _tree_row(name: str, *, icon: tuple[int, int, int] | None = (240, 190, 90), ink=(20, 20, 20),
+              badge: tuple[int, int, int] | None = None) -> Image.Image:
+    """A file tree's row: a dotted guide, a folder icon (a filled body with a tab) and the name."""
+    font = ImageFont.load_default(size=12)
+    image = Image.new("RGB", (90, 14), badge or "white")
+    draw = ImageDraw.Draw(image)
+    draw.point([(0, 7), (2, 7)], fill=(128, 128, 128))
+    if icon is not None:
+        draw.rectangle([4, 4, 15, 12], fill=icon, outline=(190, 140, 40))
+        draw.rectangle([4, 2, 8, 4], fill=icon)
+    draw.text((20, 0), name, fill=ink, font=font)
+    return image
+
+
+def test_an_icon_before_a_rows_text_is_not_read_with_it():
+    cut = leading_icon(np.asarray(_tree_row("Briana")))
+    assert cut is not None and 16 <= cut.stop <= 20  # the guide and the folder, none of the name
+    assert leading_icon(np.asarray(_tree_row("Briana", icon=None))) is None
+    assert leading_icon(np.asarray(_tree_row("Briana", icon=(40, 90, 230), ink=(30, 60, 220)))) is None  # a link
+    assert leading_icon(np.asarray(_tree_row("Briana", badge=(50, 110, 220)))) is None  # on a coloured badge
+    highlight = _tree_row("x = 8", icon=None)  # a coloured fill from edge to edge behind words
+    ImageDraw.Draw(highlight).rectangle([0, 0, 14, 13], fill=(50, 110, 220))
+    assert leading_icon(np.asarray(highlight)) is None
+    # Painted out for reading, unless the detector boxed the icon as an element of its own.
+    image, item = _tree_row("Briana"), Element(type="tree_item", bbox=[0, 0, 90, 14])
+    clean = np.asarray(without_foreign_ink(image, [item]))
+    assert (clean[:, :16] == 255).all() and (clean[:, 20:] < 100).any()
+    icon = Element(type="icon", bbox=[3, 1, 17, 13])
+    assert without_foreign_ink(image, [item, icon]) is image
 
 
 def test_a_search_typed_over_a_heading_reads_as_typed(observer):

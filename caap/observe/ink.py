@@ -10,6 +10,10 @@ under the typed name), or an inline completion hint. Read together, the two beco
 (``Kiley`` over ``Results`` read ``Kileyts``), and an agent that checks what it typed types it
 again. The reader and PP-OCR get the screenshot with the lighter text painted over in the field's
 background colour; everything else, the field's border and focus ring included, is left as it is.
+
+A row's text (a tree's file names, a list's labels) may start with a colourful icon inside the
+detector's box (a tree item is boxed with its icon). Read with it, a folder becomes a letter
+(``Briana`` read ``C Briana``); ``leading_icon`` finds it and it is painted out the same way.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from caap.observe.lines import background_colour
 from caap.taxonomy import ElementType
 
 FIELD_TYPES = frozenset({ElementType.INPUT_FIELD})
+ROW_TYPES = frozenset({ElementType.TEXT, ElementType.TABLED_TEXT, ElementType.TREE_ITEM})
 BORDER_PX = 3          # a field's border and focus ring stay untouched
 INK_DIFFERENCE = 48    # a pixel this far (largest channel) from the background is ink
 DARK_TEXT = 150        # the value's ink must reach this far from the background
@@ -181,6 +186,52 @@ def trailing_controls(crop: np.ndarray) -> slice | None:
     return None if cut is None else slice(pieces[-1][1] + 1, crop.shape[1])
 
 
+COLOURFUL = 80  # ink whose channels spread this far (max - min) is coloured, not grey or black
+LEAD_ICON_MAX_HEIGHTS = 2.0  # a leading icon is at most this many ink heights wide
+LEAD_GAP_PX = 2  # blank columns between the icon and the text
+TEXT_COLOURFUL_MAX = 0.15  # the text after an icon is drawn in grey or black: at most this share coloured
+
+
+def leading_icon(crop: np.ndarray) -> slice | None:
+    """The columns from a row's left edge to the end of a coloured icon drawn before its grey or
+    black text (H × W × 3), or None. The icon is the first run of coloured ink, at most
+    ``LEAD_ICON_MAX_HEIGHTS`` ink heights wide and at most that far in (a tree's dotted guide or
+    expander may come before it: painted with it), set off from the text by blank columns; the text
+    after it must be mostly uncoloured, so a link or a coloured word is never cut, and the row's
+    background grey or white (a coloured badge, or a highlight from edge to edge, is no icon)."""
+    if crop.shape[0] < 3 or crop.shape[1] < 8:
+        return None
+    background = _background(crop)
+    if int(background.max()) - int(background.min()) > COLOURFUL // 2:
+        return None  # text on a coloured badge or highlight: its colour is no icon
+    ink = np.abs(crop.astype(np.int16) - background).max(axis=2) > INK_DIFFERENCE
+    rows = np.flatnonzero(ink.any(axis=1))
+    if rows.size == 0:
+        return None
+    height = int(rows[-1] - rows[0] + 1)
+    spread = crop.max(axis=2).astype(np.int16) - crop.min(axis=2)
+    coloured = (ink & (spread > COLOURFUL)).any(axis=0)
+    first = np.flatnonzero(coloured)
+    if first.size == 0 or first[0] > LEAD_ICON_MAX_HEIGHTS * height:
+        return None
+    end = int(first[0])
+    while end + 1 < coloured.size and (coloured[end + 1] or (end + 2 < coloured.size and coloured[end + 2])):
+        end += 1
+    if end - int(first[0]) + 1 > LEAD_ICON_MAX_HEIGHTS * height:
+        return None
+    blob = np.flatnonzero((ink & (spread > COLOURFUL))[:, first[0]:end + 1].any(axis=1))
+    if blob[0] == 0 and blob[-1] == crop.shape[0] - 1:
+        return None  # colour from the top edge to the bottom one: a highlight behind words, no icon
+    after = ink.any(axis=0)[end + 1:]
+    text = np.flatnonzero(after)
+    if text.size == 0 or text[0] < LEAD_GAP_PX or text[-1] - text[0] + 1 < height:
+        return None
+    rest = ink[:, end + 1:]
+    if (rest & (spread[:, end + 1:] > COLOURFUL)).sum() > TEXT_COLOURFUL_MAX * rest.sum():
+        return None
+    return slice(0, end + 1 + int(text[0]) // 2 + 1)
+
+
 def _inside_border(field: Element, image: Image.Image) -> tuple[int, int, int, int]:
     """A field's box less its border and focus ring (``BORDER_PX``), clipped to the image."""
     x1, y1, x2, y2 = (int(v) for v in field.bbox)
@@ -189,10 +240,11 @@ def _inside_border(field: Element, image: Image.Image) -> tuple[int, int, int, i
 
 
 def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Image.Image:
-    """``image`` with the second text, the caret and the trailing controls of every text field
-    painted in that field's background colour (``image`` itself when no field shows any)."""
+    """``image`` with the second text, the caret and the trailing controls of every text field,
+    and the icon before a row's text, painted in the background colour around them (``image``
+    itself when there is none)."""
     fields = [e for e in elements if e.type in FIELD_TYPES]
-    if not fields:
+    if not fields and not any(e.type in ROW_TYPES for e in elements):
         return image
     rgb = np.array(image.convert("RGB"))
     painted = False
@@ -217,6 +269,17 @@ def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Imag
                                             and e.bbox[1] < y2 and e.bbox[3] > y1
                                             for e in elements if e is not element):
             crop[:, controls] = _background(crop).astype(np.uint8)
+            painted = True
+    for element in elements:
+        if element.type not in ROW_TYPES:
+            continue
+        x1, y1, x2, y2 = (max(int(v), 0) for v in element.bbox)
+        crop = rgb[y1:min(y2, image.height), x1:min(x2, image.width)]
+        icon = leading_icon(crop)
+        # An icon the detector boxed as an element of its own is read as that element.
+        if icon is not None and not any(e.bbox[0] < x1 + icon.stop and e.bbox[2] > x1 and e.bbox[1] < y2
+                                        and e.bbox[3] > y1 and e.type == ElementType.ICON for e in elements):
+            crop[:, icon] = _background(crop).astype(np.uint8)
             painted = True
     return Image.fromarray(rgb) if painted else image
 
