@@ -160,7 +160,13 @@ def test_observer_follows_the_chooser(fitted):
     from caap.observe.detector import Detector
     from caap.observe.ocr import PPOCR
     from caap.observe.reader import Reader
-    from caap.observe.vision import BLANK_BUTTON_OCR, DEFAULT_DETECTOR, VisionObserver
+    from caap.observe.vision import (
+        BLANK_BUTTON_OCR,
+        DEFAULT_DETECTOR,
+        GLYPH_BEFORE_OCR,
+        VisionObserver,
+        glyph_before,
+    )
     from caap.taxonomy import TEXT_ELEMENT_TYPES
 
     if not DEFAULT_DETECTOR.is_file():
@@ -193,13 +199,26 @@ def test_observer_follows_the_chooser(fitted):
             if mine[i].type.value == "text_area":
                 continue
             # The reader's text stands, but where it read nothing for a text element: PP-OCR's then,
-            # and for a button PP-OCR's where it is sure of it (BLANK_BUTTON_OCR).
-            blank = mine[i].type in TEXT_ELEMENT_TYPES and not mine[i].text
+            # and for a button PP-OCR's where it is sure of it (BLANK_BUTTON_OCR), and where the
+            # reader read a control's glyph before PP-OCR's whole text (GLYPH_BEFORE_OCR).
+            blank = (mine[i].type in TEXT_ELEMENT_TYPES and not mine[i].text) or (
+                o.confidence >= GLYPH_BEFORE_OCR and glyph_before(mine[i].text or "", o.text))
             key = (mine[i].type.value == "button" and not (mine[i].text or "").strip() and o.text.strip() != ""
                    and o.confidence >= BLANK_BUTTON_OCR)
             assert kept[i].text == (o.text if blank or key else mine[i].text)
         observer.chooser = reader.chooser
     assert decided > 0
+
+
+def test_a_controls_glyph_read_before_a_label_is_left_out():
+    from caap.observe.vision import glyph_before
+
+    assert glyph_before("C Radio button 2", "Radio button 2")  # a radio's ring
+    assert glyph_before("-G] Thaddeus", "Thaddeus") and glyph_before("ル Overlay", "Overlay")
+    assert not glyph_before("Radio button 2", "Radio button 2")  # nothing before it
+    assert not glyph_before("Card 12", "12")  # a first word of four letters is a word
+    assert not glyph_before("A to", "to")  # too little left to be sure of
+    assert not glyph_before("C Radio button", "Radio button 2")  # the rest differs
 
 
 def test_a_broken_chooser_file_is_one_reader_error(fitted, tmp_path):

@@ -119,6 +119,17 @@ FIGURE_SYMBOLS = frozenset("▲△▼▽◀▶◆◇●○■□★☆")
 # A button the reader reads blank goes to PP-OCR; PP-OCR's text stands from this confidence up (a
 # button may truly hold no text, where PP-OCR reads nothing or noise).
 BLANK_BUTTON_OCR = 0.8
+# The reader reads a control drawn before a label (a radio's ring, a tree's expander or icon) as a
+# short first word: ``C Radio button 2``, ``ル Overlay``. PP-OCR finds its lines in the ink and
+# leaves shapes out. Where PP-OCR reads the rest alone, this sure, its text stands.
+GLYPH_BEFORE_OCR = 0.9
+GLYPH_BEFORE_MAX = 3  # characters of the reader's first word
+
+
+def glyph_before(reader_text: str, ocr_text: str) -> bool:
+    """The reader's text is PP-OCR's after a first word of at most ``GLYPH_BEFORE_MAX`` characters."""
+    head, _, rest = reader_text.strip().partition(" ")
+    return len(ocr_text.strip()) >= 3 and rest.strip() == ocr_text.strip() and 1 <= len(head) <= GLYPH_BEFORE_MAX
 
 _NUMBER = re.compile(r"^[-−+]?\d+(?:[.,]\d+)?$")
 _STEPPERS = ({"▲", "▴", "⏶", "+"}, {"▼", "▾", "⏷", "-", "−"})
@@ -348,7 +359,8 @@ class VisionObserver:
     def _chosen(self, element: Element, ocr_text: str, ocr_confidence: float, index: int) -> str | None:
         """PP-OCR's text where the chooser prefers it to the reader's, None where the reader's
         stands (``index``: the element's place in the latest read, whose CTC log-probabilities the
-        reader kept). PP-OCR's look-alike glyphs are first settled by those frames
+        reader kept). A short first word the reader read before PP-OCR's whole text is a control's
+        glyph (``glyph_before``): PP-OCR's text. PP-OCR's look-alike glyphs are first settled by those frames
         (``resolve_lookalikes``). Multi-line text areas, read line by line, have no single frame
         sequence to weigh PP-OCR's text against: sent to PP-OCR below the chooser's
         ``text_area_below`` only, PP-OCR's text stands as it reads."""
@@ -358,6 +370,8 @@ class VisionObserver:
         if mine == theirs:
             return None
         if self._read_nothing(element):
+            return ocr_text
+        if ocr_confidence >= GLYPH_BEFORE_OCR and glyph_before(element.text or "", ocr_text):
             return ocr_text
         if element.type == ElementType.TEXT_AREA or index >= len(log_probs) or log_probs[index] is None:
             return ocr_text
