@@ -13,7 +13,8 @@ background colour; everything else, the field's border and focus ring included, 
 
 A row's text (a tree's file names, a list's labels) may start with a colourful icon inside the
 detector's box (a tree item is boxed with its icon). Read with it, a folder becomes a letter
-(``Briana`` read ``C Briana``); ``leading_icon`` finds it and it is painted out the same way.
+(``Briana`` read ``C Briana``); ``leading_icon`` finds it, and ``reading_boxes`` gives the reader
+the row's box without it (the icon stays where it is, for an element of its own to be read on).
 """
 
 from __future__ import annotations
@@ -232,6 +233,24 @@ def leading_icon(crop: np.ndarray) -> slice | None:
     return slice(0, end + 1 + int(text[0]) // 2 + 1)
 
 
+def reading_boxes(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
+    """The elements with the boxes the reader reads them in: a row's box starts after the icon
+    drawn before its text (``leading_icon``); every other box is the element's own."""
+    rgb: np.ndarray | None = None
+    out = list(elements)
+    for i, element in enumerate(elements):
+        if element.type not in ROW_TYPES:
+            continue
+        if rgb is None:
+            rgb = np.asarray(image.convert("RGB"))
+        x1, y1, x2, y2 = (int(v) for v in element.bbox)
+        x1, y1 = max(x1, 0), max(y1, 0)
+        icon = leading_icon(rgb[y1:y2, x1:x2])
+        if icon is not None:
+            out[i] = element.model_copy(update={"bbox": (x1 + icon.stop, y1, x2, y2)})
+    return out
+
+
 def _inside_border(field: Element, image: Image.Image) -> tuple[int, int, int, int]:
     """A field's box less its border and focus ring (``BORDER_PX``), clipped to the image."""
     x1, y1, x2, y2 = (int(v) for v in field.bbox)
@@ -240,11 +259,10 @@ def _inside_border(field: Element, image: Image.Image) -> tuple[int, int, int, i
 
 
 def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Image.Image:
-    """``image`` with the second text, the caret and the trailing controls of every text field,
-    and the icon before a row's text, painted in the background colour around them (``image``
-    itself when there is none)."""
+    """``image`` with the second text, the caret and the trailing controls of every text field
+    painted in that field's background colour (``image`` itself when no field shows any)."""
     fields = [e for e in elements if e.type in FIELD_TYPES]
-    if not fields and not any(e.type in ROW_TYPES for e in elements):
+    if not fields:
         return image
     rgb = np.array(image.convert("RGB"))
     painted = False
@@ -269,17 +287,6 @@ def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Imag
                                             and e.bbox[1] < y2 and e.bbox[3] > y1
                                             for e in elements if e is not element):
             crop[:, controls] = _background(crop).astype(np.uint8)
-            painted = True
-    for element in elements:
-        if element.type not in ROW_TYPES:
-            continue
-        x1, y1, x2, y2 = (max(int(v), 0) for v in element.bbox)
-        crop = rgb[y1:min(y2, image.height), x1:min(x2, image.width)]
-        icon = leading_icon(crop)
-        # An icon the detector boxed as an element of its own is read as that element.
-        if icon is not None and not any(e.bbox[0] < x1 + icon.stop and e.bbox[2] > x1 and e.bbox[1] < y2
-                                        and e.bbox[3] > y1 and e.type == ElementType.ICON for e in elements):
-            crop[:, icon] = _background(crop).astype(np.uint8)
             painted = True
     return Image.fromarray(rgb) if painted else image
 

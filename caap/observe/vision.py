@@ -30,7 +30,8 @@ from caap.observe.ctc import normalise
 from caap.observe.detector import Detector
 from caap.observe.figures import bars_as_letters, control_kinds, lone_glyphs, solid_figures
 from caap.observe.grips import resize_grips
-from caap.observe.ink import blank_placeholders, without_foreign_ink
+from caap.observe.ink import blank_placeholders, reading_boxes, without_foreign_ink
+from caap.observe.symbols import lone_symbol
 from caap.observe.text_choice import resolve_lookalikes
 from caap.taxonomy import SUBTYPE, TEXT, TEXT_ELEMENT_TYPES, ElementType, attributes_of
 
@@ -277,9 +278,12 @@ class VisionObserver:
             elements = boxes
         else:
             image = without_foreign_ink(image, boxes)  # a field's value alone, not what shows through it
-            read = self.reader.read(image, boxes, type_hints=[b.type for b in boxes],  # type: ignore[attr-defined]
+            read = self.reader.read(image, reading_boxes(image, boxes),  # type: ignore[attr-defined]
+                                    type_hints=[b.type for b in boxes],
                                     follow_hints=self.type_source == "detector")
-            elements = [merge_reading(det, got, self.type_source) for det, got in zip(boxes, read, strict=True)]
+            # A row read without its icon (reading_boxes) keeps the detector's box.
+            elements = [merge_reading(det, got.model_copy(update={"bbox": det.bbox}), self.type_source)
+                        for det, got in zip(boxes, read, strict=True)]
             elements = plain_rows_unhighlighted(image, elements)
             t2 = time.perf_counter()
             timings["read"] = round((t2 - t1) * 1000, 2)
@@ -319,19 +323,30 @@ class VisionObserver:
             number = spin_value(out[i].text or "", reading.text) if i in spins else None
             # A row's submenu chevron is no part of its name: the two texts are weighed without it.
             theirs = without_chevron(reading.text) if out[i].type == ElementType.TABLED_TEXT else reading.text
+            confidence = float(reading.confidence)
+            symbol = self._key_symbol(image, out[i]) if self._blank_button(out[i]) else None
             if number is not None:
                 text: str | None = number
+            elif symbol is not None:
+                text, confidence = symbol
             elif self._blank_button(out[i]):
                 text = theirs if theirs.strip() and reading.confidence >= BLANK_BUTTON_OCR else None
             elif self.chooser is None:
                 text = theirs
             else:
-                text = self._chosen(out[i], theirs, float(reading.confidence), i)
+                text = self._chosen(out[i], theirs, confidence, i)
             if text is None:
                 continue
-            out[i] = out[i].model_copy(update={"text": text,
-                                               "text_confidence": min(max(float(reading.confidence), 0.0), 1.0)})
+            out[i] = out[i].model_copy(update={"text": text, "text_confidence": min(max(confidence, 0.0), 1.0)})
         return out
+
+    @staticmethod
+    def _key_symbol(image: Image.Image, element: Element) -> tuple[str, float] | None:
+        """The operator a blank-read key holds alone, told by its shape (``caap.observe.symbols``:
+        PP-OCR reads ``÷`` as ``+`` and ``−`` as ``1``, unsure), with how well it matched."""
+        x1, y1, x2, y2 = (int(v) for v in element.bbox)
+        crop = np.asarray(image.convert("RGB").crop((max(x1, 0), max(y1, 0), x2, y2)))
+        return lone_symbol(crop)
 
     @staticmethod
     def _read_nothing(element: Element) -> bool:
@@ -345,7 +360,8 @@ class VisionObserver:
     @staticmethod
     def _blank_button(element: Element) -> bool:
         """A button read as blank: a large key holding one to four small characters (a calculator's)
-        comes out blank and sure of it, as the reader never saw such keys; PP-OCR reads them."""
+        comes out blank and sure of it, as the reader never saw such keys; a lone operator is told
+        by its shape (``_key_symbol``), the rest PP-OCR reads."""
         return element.type == ElementType.BUTTON and not (element.text or "").strip()
 
     def _limit(self, element: Element, threshold: float | None = None) -> float:

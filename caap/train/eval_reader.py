@@ -53,7 +53,7 @@ from PIL import Image
 from caap.data.format import Annotation, DatasetError, open_dataset
 from caap.elements import Element
 from caap.files import write_atomic
-from caap.observe.ink import without_foreign_ink
+from caap.observe.ink import reading_boxes, without_foreign_ink
 from caap.observe.reader import Reader, ReaderError, decode_target, same_record
 from caap.observe.text_choice import levenshtein
 from caap.observe.vision import DEFAULT_OCR_THRESHOLD, DEFAULT_TEXT_SOURCE, DEFAULT_TYPE_SOURCE, merge_reading
@@ -217,20 +217,22 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             if not found:
                 continue
         boxes, hints = [e.bbox for e in found], [e.type for e in found]
-        if det is not None:  # the whole observer: fields read without what shows through them or sits at their end
-            image = without_foreign_ink(image, found)
+        read_boxes = boxes
+        if det is not None:  # the whole observer: fields read without what shows through them or sits at their end,
+            image = without_foreign_ink(image, found)  # rows without the icon before their text
+            read_boxes = [e.bbox for e in reading_boxes(image, found)]
         if not warmed:
             reader.read(image, boxes, hints, follow_hints=follow)  # the first call pays one-off costs
             if engine is not None:
                 engine.read(image, boxes[:1], [hints[0].value])
             warmed = True
         t0 = time.perf_counter()
-        read = reader.read(image, boxes, hints, follow_hints=follow)
+        read = reader.read(image, read_boxes, hints, follow_hints=follow)
         t_read = time.perf_counter() - t0
         read_times.append(t_read * 1000)
         read_elements += len(boxes)
         records = [decode_target(r.record, b) for r, b in zip(reader.last_readings, boxes, strict=True)]
-        merged = [merge_reading(f, r, type_source) if det is not None else r
+        merged = [merge_reading(f, r.model_copy(update={"bbox": f.bbox}), type_source) if det is not None else r
                   for f, r in zip(found, read, strict=True)]
         texty = [i for i, e in enumerate(merged) if TEXT in attributes_of(e.type)]
         ocr_text: dict[int, str] = {}
