@@ -316,23 +316,24 @@ def test_a_hovered_entry_is_read(reader: PPOCR) -> None:
 def test_a_key_the_reader_reads_blank_gets_pp_ocrs_text(reader: PPOCR) -> None:
     """Big calculator keys holding one small character come out of the reader blank and sure of it;
     the observer hands a blank button to PP-OCR and takes a confident text, and a key that holds no
-    text stays blank."""
+    text stays blank. A key holding one operator is told by its shape (PP-OCR is unsure of lone
+    symbols: ÷ read +)."""
     from caap.elements import Element
     from caap.observe.vision import VisionObserver
 
-    image = Image.new("RGB", (220, 90), (239, 239, 239))
+    image = Image.new("RGB", (360, 90), (239, 239, 239))
     draw = ImageDraw.Draw(image)
-    keys = [(10, 12, 70, 75), (80, 12, 140, 75), (150, 12, 210, 75)]
+    keys = [(10, 12, 70, 75), (80, 12, 140, 75), (150, 12, 210, 75), (220, 12, 280, 75), (290, 12, 350, 75)]
     for box in keys:
         draw.rectangle(box, fill=(250, 250, 250), outline=(160, 160, 160))
     font = _font(16)
-    for (x1, y1, x2, y2), text in zip(keys[:2], ("7", "MR"), strict=True):
+    for (x1, y1, x2, y2), text in zip(keys[:2] + keys[3:], ("7", "MR", "÷", "="), strict=True):
         w, h = draw.textbbox((0, 0), text, font=font)[2:]
         draw.text(((x1 + x2 - w) / 2, (y1 + y2 - h) / 2), text, fill=(20, 20, 20), font=font)
     blank = [Element(type="button", bbox=b, text="", text_confidence=1.0) for b in keys]
     read = [*blank, Element(type="button", bbox=keys[0], text="Seven", text_confidence=1.0)]
     observer = VisionObserver(None, None, text_source="auto", ocr=reader)
-    assert [e.text for e in observer._ocr_texts(image, read)] == ["7", "MR", "", "Seven"]
+    assert [e.text for e in observer._ocr_texts(image, read)] == ["7", "MR", "", "÷", "=", "Seven"]
 
 
 def test_ideographs_read_for_symbols_become_the_symbols():
