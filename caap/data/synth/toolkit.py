@@ -63,18 +63,16 @@ def scale(b: Builder, length: int, vertical: bool, colours: tuple[str, str, str,
     if vertical:
         size = f"width:{max(across + extra, 28 if shown else 0)}px;height:{length}px"
         mid = f"left:calc(50% - {(across + extra) // 2}px + {across // 2}px)"
-        rail_css = (f"{mid};margin-left:-{rail // 2}px;width:{rail}px;top:{label_px + across // 2}px;"
-                    f"bottom:{across // 2}px")
-        fill_css = (f"{mid};margin-left:-{rail // 2}px;width:{rail}px;top:{label_px + across // 2}px;"
-                    f"height:calc((100% - {label_px + across}px) * {value / 100:.2f})")
+        track = f"{mid};margin-left:-{rail // 2}px;width:{rail}px;top:{label_px + across // 2}px;"
+        rail_css = f"{track}bottom:{across // 2}px"
+        fill_css = f"{track}height:calc((100% - {label_px + across}px) * {value / 100:.2f})"
         at = f"calc({label_px}px + (100% - {label_px + across}px) * {value / 100:.2f})"
         knob_css = f"{mid};margin-left:-{k // 2}px;top:{at}"
     else:
         size = f"width:{length}px;height:{label_px + across + extra}px"
-        rail_css = (f"left:{across // 2}px;right:{across // 2}px;top:{label_px + (across - rail) // 2}px;"
-                    f"height:{rail}px")
-        fill_css = (f"left:{across // 2}px;width:calc((100% - {across}px) * {value / 100:.2f});"
-                    f"top:{label_px + (across - rail) // 2}px;height:{rail}px")
+        track = f"left:{across // 2}px;top:{label_px + (across - rail) // 2}px;height:{rail}px;"
+        rail_css = f"{track}right:{across // 2}px"
+        fill_css = f"{track}width:calc((100% - {across}px) * {value / 100:.2f})"
         knob_css = f"top:{label_px + (across - k) // 2}px;left:calc((100% - {across}px) * {value / 100:.2f})"
     knob_html = (f'<span style="position:absolute;{knob_css};width:{k}px;height:{k}px;box-sizing:border-box;'
                  f'border-radius:50%;background:{knob};border:1px solid {edge}"></span>') if k else ""
