@@ -555,3 +555,21 @@ def test_a_lone_operator_on_a_key_is_told_by_its_shape(size):
         assert got is not None and got[0] == symbol and 0.6 <= got[1] <= 1.0, (symbol, got)
     for other in ("7", "0", "MR", "‹", ""):  # a digit, a word, an arrow, a blank key: no symbol
         assert lone_symbol(key(other)) is None, other
+
+
+def test_the_symbol_drawings_are_kept_in_the_cache(tmp_path, monkeypatch):
+    from caap.observe import symbols
+
+    monkeypatch.setenv("CAAP_CACHE_DIR", str(tmp_path))
+    symbols.drawn_shapes.cache_clear()
+    try:
+        drawn = symbols.drawn_shapes()
+        (kept,) = tmp_path.glob("symbols-*.npz")
+        symbols.drawn_shapes.cache_clear()
+        again = symbols.drawn_shapes()  # read back from the file
+        assert again.chars == drawn.chars and np.array_equal(again.masks, drawn.masks)
+        kept.write_bytes(b"not a zip")  # a broken cache file is drawn again and replaced
+        symbols.drawn_shapes.cache_clear()
+        assert symbols.drawn_shapes().chars == drawn.chars and kept.stat().st_size > 1000
+    finally:
+        symbols.drawn_shapes.cache_clear()

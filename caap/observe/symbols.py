@@ -11,6 +11,9 @@ against those drawings and answers only where a symbol is the closest.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import zipfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -19,6 +22,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 from caap.observe.lines import background_colour
+from caap.observe.onnx_export import cache_dir
 
 SYMBOLS = "+-×÷=±.%/"
 # Drawn too, so that a digit, a letter or an arrow alone on a key is not taken for the symbol it is
@@ -76,11 +80,28 @@ class Drawings:
     masks: np.ndarray  # (N, GRID * GRID) float32
 
 
+def _cache_path(files: list[str]) -> Path:
+    """The drawings' file in the cache, named for everything that shapes them."""
+    import PIL
+
+    key = repr((SYMBOLS, OTHERS, SIZES, GRID, INK_DIFFERENCE, PIL.__version__,
+                [(f, Path(f).stat().st_size) for f in files]))
+    return cache_dir() / f"symbols-{hashlib.sha256(key.encode()).hexdigest()[:16]}.npz"
+
+
 @lru_cache(maxsize=1)
 def drawn_shapes() -> Drawings:
     """``SYMBOLS`` and ``OTHERS`` drawn at ``SIZES`` in each font there is (Pillow's own where none
-    is), their ink taken as a screen's is (``INK_DIFFERENCE``: anti-aliased edges count)."""
+    is), their ink taken as a screen's is (``INK_DIFFERENCE``: anti-aliased edges count). Drawing
+    them takes over a second, so they are kept in the cache (``cache_dir``) and read from there
+    by later processes; an unreadable cache file is drawn again."""
     files = [f for f in FONT_FILES if Path(f).is_file()]
+    path = _cache_path(files)
+    try:
+        with np.load(path) as kept:
+            return Drawings(list(str(kept["chars"])), kept["pieces"], kept["aspects"], kept["masks"])
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+        pass
     shapes: list[tuple[str, Shape]] = []
     for size in SIZES:
         fonts: list[ImageFont.FreeTypeFont | ImageFont.ImageFont] = [ImageFont.truetype(f, size) for f in files]
@@ -92,8 +113,17 @@ def drawn_shapes() -> Drawings:
                 shape = shape_of(np.asarray(image) > INK_DIFFERENCE // 3)
                 if shape is not None:
                     shapes.append((char, shape))
-    return Drawings([c for c, _ in shapes], np.array([s.pieces for _, s in shapes]),
-                    np.array([s.aspect for _, s in shapes]), np.stack([s.mask.ravel() for _, s in shapes]))
+    drawn = Drawings([c for c, _ in shapes], np.array([s.pieces for _, s in shapes]),
+                     np.array([s.aspect for _, s in shapes]), np.stack([s.mask.ravel() for _, s in shapes]))
+    try:  # a cache that cannot be written costs the drawing again next time, nothing else
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.stem}.{os.getpid()}.npz")
+        np.savez(tmp, chars=np.array("".join(drawn.chars)), pieces=drawn.pieces, aspects=drawn.aspects,
+                 masks=drawn.masks)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return drawn
 
 
 def lone_symbol(crop: np.ndarray) -> tuple[str, float] | None:
