@@ -236,16 +236,13 @@ def leading_icon(crop: np.ndarray) -> slice | None:
 def reading_boxes(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
     """The elements with the boxes the reader reads them in: a row's box starts after the icon
     drawn before its text (``leading_icon``); every other box is the element's own."""
-    rgb: np.ndarray | None = None
     out = list(elements)
     for i, element in enumerate(elements):
         if element.type not in ROW_TYPES:
             continue
-        if rgb is None:
-            rgb = np.asarray(image.convert("RGB"))
         x1, y1, x2, y2 = (int(v) for v in element.bbox)
-        x1, y1 = max(x1, 0), max(y1, 0)
-        icon = leading_icon(rgb[y1:y2, x1:x2])
+        x1, y1, x2, y2 = max(x1, 0), max(y1, 0), min(x2, image.width), min(y2, image.height)
+        icon = leading_icon(np.asarray(image.crop((x1, y1, x2, y2)).convert("RGB")))
         if icon is not None:
             out[i] = element.model_copy(update={"bbox": (x1 + icon.stop, y1, x2, y2)})
     return out

@@ -345,7 +345,8 @@ class VisionObserver:
         """The operator a blank-read key holds alone, told by its shape (``caap.observe.symbols``:
         PP-OCR reads ``÷`` as ``+`` and ``−`` as ``1``, unsure), with how well it matched."""
         x1, y1, x2, y2 = (int(v) for v in element.bbox)
-        crop = np.asarray(image.convert("RGB").crop((max(x1, 0), max(y1, 0), x2, y2)))
+        box = (max(x1, 0), max(y1, 0), min(x2, image.width), min(y2, image.height))
+        crop = np.asarray(image.crop(box).convert("RGB"))
         return lone_symbol(crop)
 
     @staticmethod
