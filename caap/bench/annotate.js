@@ -21,7 +21,8 @@
 //   widgets: true                       ARIA and HTML widgets: input[type=range]/role=slider -> slider,
 //                                       role=tab -> tab, role=treeitem/<summary> -> tree_item (expanded),
 //                                       <progress>/role=progressbar -> progress_bar, role=scrollbar
-//                                       (a drawn one) -> scrollbar, role=switch -> checkbox; date and time fields read as Chromium shows them
+//                                       (a drawn one) -> scrollbar, role=switch -> checkbox; date and
+//                                       time fields read as Chromium shows them
 //   whole: true                         nothing cut by a clipping ancestor or the region is labelled
 //   covers: CSS selector                popups drawn over the page: what they overlap is not labelled
 // Plain SVG shapes (circle, ellipse, rect, polygon with 3 corners, line) are shapes everywhere.

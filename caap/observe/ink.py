@@ -197,7 +197,7 @@ def leading_icon(crop: np.ndarray) -> slice | None:
     """The columns from a row's left edge to the end of a coloured icon drawn before its grey or
     black text (H × W × 3), or None. The icon is the first run of coloured ink, at most
     ``LEAD_ICON_MAX_HEIGHTS`` ink heights wide and at most that far in (a tree's dotted guide or
-    expander may come before it: painted with it), set off from the text by blank columns; the text
+    expander may come before it: left out with it), set off from the text by blank columns; the text
     after it must be mostly uncoloured, so a link or a coloured word is never cut, and the row's
     background grey or white (a coloured badge, or a highlight from edge to edge, is no icon)."""
     if crop.shape[0] < 3 or crop.shape[1] < 8:
@@ -210,8 +210,8 @@ def leading_icon(crop: np.ndarray) -> slice | None:
     if rows.size == 0:
         return None
     height = int(rows[-1] - rows[0] + 1)
-    spread = crop.max(axis=2).astype(np.int16) - crop.min(axis=2)
-    coloured = (ink & (spread > COLOURFUL)).any(axis=0)
+    colour_ink = ink & (crop.max(axis=2).astype(np.int16) - crop.min(axis=2) > COLOURFUL)
+    coloured = colour_ink.any(axis=0)
     first = np.flatnonzero(coloured)
     if first.size == 0 or first[0] > LEAD_ICON_MAX_HEIGHTS * height:
         return None
@@ -220,15 +220,14 @@ def leading_icon(crop: np.ndarray) -> slice | None:
         end += 1
     if end - int(first[0]) + 1 > LEAD_ICON_MAX_HEIGHTS * height:
         return None
-    blob = np.flatnonzero((ink & (spread > COLOURFUL))[:, first[0]:end + 1].any(axis=1))
+    blob = np.flatnonzero(colour_ink[:, first[0]:end + 1].any(axis=1))
     if blob[0] == 0 and blob[-1] == crop.shape[0] - 1:
         return None  # colour from the top edge to the bottom one: a highlight behind words, no icon
     after = ink.any(axis=0)[end + 1:]
     text = np.flatnonzero(after)
     if text.size == 0 or text[0] < LEAD_GAP_PX or text[-1] - text[0] + 1 < height:
         return None
-    rest = ink[:, end + 1:]
-    if (rest & (spread[:, end + 1:] > COLOURFUL)).sum() > TEXT_COLOURFUL_MAX * rest.sum():
+    if colour_ink[:, end + 1:].sum() > TEXT_COLOURFUL_MAX * ink[:, end + 1:].sum():
         return None
     return slice(0, end + 1 + int(text[0]) // 2 + 1)
 

@@ -39,6 +39,16 @@ def background_colour(pixels: np.ndarray) -> np.ndarray:
     return np.array([(v >> 16) & 255, (v >> 8) & 255, v & 255], np.uint8)
 
 
+INK_SUM = 60  # summed |RGB| difference from the background that counts as drawn (colour ink)
+
+
+def ink_mask(pixels: np.ndarray, background: np.ndarray | None = None, threshold: int = INK_SUM) -> np.ndarray:
+    """What is drawn on an RGB array (H, W, 3): pixels whose summed |RGB| difference from
+    ``background`` (default: the array's most common colour) exceeds ``threshold``."""
+    bg = background_colour(pixels) if background is None else background
+    return np.abs(pixels.astype(np.int32) - bg.astype(np.int32)).sum(axis=2) > threshold
+
+
 def _ink(image: Image.Image, inner: tuple[int, int, int, int]) -> np.ndarray:
     grey = np.asarray(image.crop(inner).convert("L"), dtype=np.int16)
     values, counts = np.unique(grey, return_counts=True)

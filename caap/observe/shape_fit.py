@@ -18,12 +18,11 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box
-from caap.observe.lines import background_colour
+from caap.observe.lines import background_colour, ink_mask
 from caap.taxonomy import ElementType
 
 MAX_SIDE = 24  # px: larger figures are boxed well enough by the detector
 MARGIN = 2  # px looked at round the box: a figure the box cuts is seen whole
-INK_DIFFERENCE = 60  # summed |RGB| difference from the background that counts as the figure
 MIN_SHARE = 0.3  # the fitted box keeps at least this share of the detected box's area
 
 
@@ -37,7 +36,7 @@ def fitted_shape_box(pixels: np.ndarray, box: Box) -> Box:
     if region.shape[0] < 3 or region.shape[1] < 3:
         return box
     ring = np.concatenate([region[0], region[-1], region[:, 0], region[:, -1]])
-    ink = np.abs(region - background_colour(ring.reshape(-1, 1, 3)).astype(np.int32)).sum(axis=2) > INK_DIFFERENCE
+    ink = ink_mask(region, background_colour(ring.reshape(-1, 1, 3)))
     cy, cx = (y1 + y2) // 2 - ry1, (x1 + x2) // 2 - rx1
     near = np.argwhere(ink[max(0, cy - 1):cy + 2, max(0, cx - 1):cx + 2])
     if not len(near):

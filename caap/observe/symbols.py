@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
-from caap.observe.lines import background_colour
+from caap.observe.lines import INK_SUM, ink_mask
 from caap.observe.onnx_export import cache_dir
 
 SYMBOLS = "+-×÷=±.%/"
@@ -34,7 +34,6 @@ FONT_FILES = ("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
               "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
               "/usr/share/fonts/truetype/liberation/LiberationSans-Bold.ttf")
 GRID = 16  # px: each shape is compared as a GRID × GRID mask of its ink, its aspect kept
-INK_DIFFERENCE = 60  # summed-channel distance from the key's face that counts as ink
 MIN_MATCH = 0.6  # the ink and the drawing must overlap this much (IoU of the soft masks)
 MAX_SHARE = 0.5  # a lone symbol spans at most this share of the key's smaller side
 ASPECT_TOLERANCE = 0.6  # |log(aspect) - log(drawn aspect)| above this: another symbol
@@ -84,7 +83,7 @@ def _cache_path(files: list[str]) -> Path:
     """The drawings' file in the cache, named for everything that shapes them."""
     import PIL
 
-    key = repr((SYMBOLS, OTHERS, SIZES, GRID, INK_DIFFERENCE, PIL.__version__,
+    key = repr((SYMBOLS, OTHERS, SIZES, GRID, INK_SUM, PIL.__version__,
                 [(f, Path(f).stat().st_size) for f in files]))
     return cache_dir() / f"symbols-{hashlib.sha256(key.encode()).hexdigest()[:16]}.npz"
 
@@ -92,7 +91,7 @@ def _cache_path(files: list[str]) -> Path:
 @lru_cache(maxsize=1)
 def drawn_shapes() -> Drawings:
     """``SYMBOLS`` and ``OTHERS`` drawn at ``SIZES`` in each font there is (Pillow's own where none
-    is), their ink taken as a screen's is (``INK_DIFFERENCE``: anti-aliased edges count). Drawing
+    is), their ink taken as a screen's is (``INK_SUM``: anti-aliased edges count). Drawing
     them takes over a second, so they are kept in the cache (``cache_dir``) and read from there
     by later processes; an unreadable cache file is drawn again."""
     files = [f for f in FONT_FILES if Path(f).is_file()]
@@ -110,7 +109,7 @@ def drawn_shapes() -> Drawings:
             for char in SYMBOLS + OTHERS:
                 image = Image.new("L", (3 * size, 3 * size), 0)
                 ImageDraw.Draw(image).text((size, size // 2), char, fill=255, font=font)
-                shape = shape_of(np.asarray(image) > INK_DIFFERENCE // 3)
+                shape = shape_of(np.asarray(image) > INK_SUM // 3)
                 if shape is not None:
                     shapes.append((char, shape))
     drawn = Drawings([c for c, _ in shapes], np.array([s.pieces for _, s in shapes]),
@@ -132,8 +131,7 @@ def lone_symbol(crop: np.ndarray) -> tuple[str, float] | None:
     inner = crop[MARGIN_PX:-MARGIN_PX, MARGIN_PX:-MARGIN_PX]
     if inner.shape[0] < 6 or inner.shape[1] < 6:
         return None
-    bg = background_colour(inner).astype(np.int16)
-    ink = np.abs(inner.astype(np.int16) - bg).sum(axis=2) > INK_DIFFERENCE
+    ink = ink_mask(inner)  # against the key's face
     ys, xs = np.nonzero(ink)
     if ys.size == 0:
         return None

@@ -63,7 +63,8 @@ def merge_reading(detected: Element, read: Element, type_source: str = DEFAULT_T
     """One element from the detector's box and class and the reader's record of it.
 
     ``reader`` (the paper): the reader's type and attributes; an unreadable generation keeps the
-    detector's class. ``detector``: the detector's class wins a disagreement, and the reader's
+    detector's class. The box is the detector's (the reader may have read a narrower one,
+    ``reading_boxes``). ``detector``: the detector's class wins a disagreement, and the reader's
     attributes are kept where that class carries them too (text, checked, focused, highlighted;
     the subtype only when both agree on the type) — for a reader whose type accuracy is below the
     detector's.
@@ -71,10 +72,10 @@ def merge_reading(detected: Element, read: Element, type_source: str = DEFAULT_T
     if read.type == ElementType.UNKNOWN and not read.text:
         read = read.model_copy(update={"type": detected.type})
     if type_source == "reader" or read.type == detected.type or detected.type == ElementType.UNKNOWN:
-        return read.model_copy(update={"score": detected.score})
+        return read.model_copy(update={"score": detected.score, "bbox": detected.bbox})
     carried = set(attributes_of(detected.type)) & set(attributes_of(read.type)) - {SUBTYPE}
     values = {name: getattr(read, name) for name in carried if getattr(read, name) is not None}
-    return Element(type=detected.type, bbox=read.bbox, score=detected.score, id=read.id, **values)
+    return Element(type=detected.type, bbox=detected.bbox, score=detected.score, id=read.id, **values)
 
 
 def plain_rows_unhighlighted(image: Image.Image, elements: list[Element]) -> list[Element]:
@@ -281,9 +282,7 @@ class VisionObserver:
             read = self.reader.read(image, reading_boxes(image, boxes),  # type: ignore[attr-defined]
                                     type_hints=[b.type for b in boxes],
                                     follow_hints=self.type_source == "detector")
-            # A row read without its icon (reading_boxes) keeps the detector's box.
-            elements = [merge_reading(det, got.model_copy(update={"bbox": det.bbox}), self.type_source)
-                        for det, got in zip(boxes, read, strict=True)]
+            elements = [merge_reading(det, got, self.type_source) for det, got in zip(boxes, read, strict=True)]
             elements = plain_rows_unhighlighted(image, elements)
             t2 = time.perf_counter()
             timings["read"] = round((t2 - t1) * 1000, 2)

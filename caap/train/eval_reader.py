@@ -232,7 +232,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
         read_times.append(t_read * 1000)
         read_elements += len(boxes)
         records = [decode_target(r.record, b) for r, b in zip(reader.last_readings, boxes, strict=True)]
-        merged = [merge_reading(f, r.model_copy(update={"bbox": f.bbox}), type_source) if det is not None else r
+        merged = [merge_reading(f, r, type_source) if det is not None else r
                   for f, r in zip(found, read, strict=True)]
         texty = [i for i, e in enumerate(merged) if TEXT in attributes_of(e.type)]
         ocr_text: dict[int, str] = {}

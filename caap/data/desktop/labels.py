@@ -21,7 +21,7 @@ from PIL import Image
 from caap.data.desktop.session import XWindow
 from caap.elements import Element
 from caap.geometry import Box, area, intersect, uncovered_part
-from caap.observe.lines import background_colour
+from caap.observe.lines import INK_SUM, background_colour, ink_mask
 from caap.taxonomy import ATTRIBUTES, TEXT_ELEMENT_TYPES, ElementType
 
 MIN_SIDE = 5  # px: a box thinner than this is no widget anyone could see or click
@@ -29,7 +29,7 @@ THIN_TYPES = frozenset({"progress_bar", "slider", "scrollbar"})  # these may be 
 MIN_THIN_SIDE = 3
 MIN_AREA = 60  # px²
 MIN_VISIBLE = 0.6  # share of a box that must be left once the windows above it are cut away
-INK_DIFFERENCE = 60  # summed |RGB| difference from the background that counts as drawn
+INK_DIFFERENCE = INK_SUM  # summed |RGB| difference from the background that counts as drawn
 TEXT_TYPES = frozenset(t.value for t in TEXT_ELEMENT_TYPES if t is not ElementType.TABLED_TEXT)
 
 
@@ -106,8 +106,7 @@ def visible_box(c: Candidate, windows: Sequence[XWindow]) -> Box | None:
 
 
 def _ink_mask(pixels: np.ndarray) -> np.ndarray:
-    bg = background_colour(pixels).astype(np.int32)
-    return np.abs(pixels.astype(np.int32) - bg).sum(axis=2) > INK_DIFFERENCE
+    return ink_mask(pixels)
 
 
 def _extent(ink: np.ndarray, box: Box, pad: int) -> Box | None:
