@@ -288,3 +288,52 @@ def test_a_detector_box_on_a_dot_overlaps_its_label_after_fitting():
     loose = Element(type="shape", bbox=(9, 8, 20, 20), score=0.9)
     assert iou(loose.bbox, label) < 0.5
     assert iou(fit_small_shapes(_dots_image(), [loose])[0].bbox, label) == 1.0
+
+
+def _swatch_row(frames: bool = True, gap: int = 6) -> Image.Image:
+    """Three 49×34 colour buttons (a 1 px frame round a face, a 29×24 patch centred in it) on a
+    window's background, or, with ``frames`` False, bare 29×24 patches ``gap`` px apart."""
+    img = Image.new("RGB", (260, 80), (250, 250, 250))
+    d = ImageDraw.Draw(img)
+    for i, colour in enumerate(((200, 40, 40), (40, 160, 60), (30, 60, 200))):
+        x = 10 + i * (49 + gap if frames else 29 + gap)
+        if frames:
+            d.rounded_rectangle((x, 20, x + 48, 53), radius=4, fill=(238, 236, 234), outline=(170, 165, 160))
+            d.rectangle((x + 10, 25, x + 38, 48), fill=colour)
+        else:
+            d.rectangle((x, 25, x + 28, 48), fill=colour)
+    return img
+
+
+def _icon(box: tuple[int, int, int, int]) -> Element:
+    return Element(type=ElementType.ICON, bbox=box, score=0.9)
+
+
+def test_an_icon_inside_a_button_frame_is_boxed_as_the_button():
+    from caap.observe.frames import grow_framed_icons
+
+    # The detector boxes the colour patch, a little off its middle, or loose round it.
+    found = [_icon((12 + 8, 24, 12 + 37, 47)), _icon((65 + 9, 26, 65 + 40, 49)), _icon((120 + 8, 22, 120 + 41, 51))]
+    out = [e.bbox for e in grow_framed_icons(_swatch_row(), found)]
+    assert out == [(10, 20, 59, 54), (65, 20, 114, 54), (120, 20, 169, 54)], out
+
+
+def test_bare_patches_an_empty_frame_and_a_shared_frame_keep_their_boxes():
+    from caap.observe.frames import grow_framed_icons
+
+    bare = [_icon((10, 25, 39, 49)), _icon((45, 25, 74, 49))]  # a palette of bare patches, 6 px apart
+    assert [e.bbox for e in grow_framed_icons(_swatch_row(frames=False), bare)] == [e.bbox for e in bare]
+    assert [e.bbox for e in grow_framed_icons(_swatch_row(frames=False, gap=2), bare)] == [e.bbox for e in bare]
+    # Something else detected inside the frame: the frame is not this icon's alone.
+    img = _swatch_row()
+    crowded = [_icon((20, 25, 49, 49)), Element(type=ElementType.TEXT, bbox=(14, 22, 18, 30), score=0.5)]
+    assert grow_framed_icons(img, crowded)[0].bbox == (20, 25, 49, 49)
+    # Content off the frame's middle (a label beside an icon in a framed panel) is no button face.
+    side = Image.new("RGB", (120, 60), (250, 250, 250))
+    d = ImageDraw.Draw(side)
+    d.rectangle((10, 10, 100, 45), fill=(238, 236, 234), outline=(170, 165, 160))
+    d.rectangle((16, 18, 36, 37), fill=(200, 40, 40))
+    assert grow_framed_icons(side, [_icon((16, 18, 37, 38))])[0].bbox == (16, 18, 37, 38)
+    # A text element is never grown, whatever surrounds it.
+    text = Element(type=ElementType.TEXT, bbox=(20, 25, 49, 49), score=0.9)
+    assert grow_framed_icons(img, [text])[0].bbox == text.bbox

@@ -310,7 +310,8 @@ def test_new_blocks_are_drawn_and_labelled():
 def test_toolkit_blocks_are_labelled_as_the_desktop_labeller_boxes_them():
     """Desktop-toolkit look-alikes (caap.data.synth.toolkit): long scales and bars either way up,
     their drawn value inside the widget's box; drawn scrollbars along a whole track; large text
-    views whose lines are no elements of their own; notebook tabs boxed on their label."""
+    views whose lines are no elements of their own; notebook tabs boxed on their label; colour
+    swatches boxed as the whole framed button, not the patch inside."""
     pytest.importorskip("mss")
     from caap.data.synth.generate import Renderer
     from caap.data.synth.ui import render_page
@@ -319,7 +320,7 @@ def test_toolkit_blocks_are_labelled_as_the_desktop_labeller_boxes_them():
     size = (900, 700)
     labels = {}
     with Renderer(size, scale=1.0) as renderer:
-        for i, kind in enumerate(("gauges", "scrollpane", "textview", "notebook")):
+        for i, kind in enumerate(("gauges", "scrollpane", "textview", "notebook", "swatches")):
             page = build_page(21 + i, size, 1.0, blocks=((kind, 1.0),))
             labels[kind] = (page, render_page(renderer, page).labels)
 
@@ -349,3 +350,10 @@ def test_toolkit_blocks_are_labelled_as_the_desktop_labeller_boxes_them():
     assert len(tabs) >= 2 and 1 <= sum(e.highlighted is True for e in tabs) <= page.body.count('role="tablist"')
     assert all(any(abs(e.bbox[3] - e.bbox[1] - t) <= 1 for t in tall) for e in tabs), (tall, tabs)
     assert all(e.text for e in tabs)
+    page, palette = labels["swatches"]
+    swatches = [e for e in palette if e.type.value == "icon"]
+    drawn = {(int(a), int(b)) for a, b in re.findall(r"inline-block;width:(\d+)px;height:(\d+)px", page.body)}
+    assert len(swatches) >= 3 and not any(inside(e, s) for s in swatches for e in palette if e is not s)
+    # Each box is a drawn button's outer size (frame and padding included), never the patch inside.
+    assert all(any(abs(e.bbox[2] - e.bbox[0] - w) <= 1 and abs(e.bbox[3] - e.bbox[1] - h) <= 1 for w, h in drawn)
+               for e in swatches), (drawn, swatches[:5])

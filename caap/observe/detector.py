@@ -18,6 +18,7 @@ from PIL import Image
 from caap.config import ObserveConfig
 from caap.elements import Element
 from caap.geometry import as_box, clip, iou
+from caap.observe.frames import grow_framed_icons
 from caap.observe.shape_fit import fit_small_shapes
 from caap.observe.snap import SURE_SCORE, add_missed_words, snap_text_boxes, split_links
 from caap.taxonomy import DETECTOR_CLASSES, ElementType
@@ -149,7 +150,7 @@ class Detector:
         # that no box holds (short inline links the network misses).
         if not self.snap:
             return found
-        found = fit_small_shapes(image, found)
+        found = grow_framed_icons(image, fit_small_shapes(image, found))
         return merge_overlapping_words(add_missed_words(image, split_links(image, snap_text_boxes(image, found))))
 
 

@@ -249,3 +249,61 @@ def notebook_block(b: Builder) -> str:
     tabs = notebook(b, vertical)
     return b.card(f'<div style="display:flex;flex-direction:{"row" if vertical else "column"};width:max-content">'
                   f'{tabs}{page}</div>')
+
+
+def _swatch_colour(b: Builder) -> str:
+    rng = b.rng
+    h, s, v = rng.random(), rng.choice((0.15, 0.4, 0.6, 0.8, 1.0)), rng.choice((0.3, 0.5, 0.7, 0.85, 1.0))
+    i, f = int(h * 6), h * 6 - int(h * 6)
+    p, q, t = v * (1 - s), v * (1 - s * f), v * (1 - s * (1 - f))
+    r, g, bl = ((v, t, p), (q, v, p), (p, v, t), (p, q, v), (t, p, v), (v, p, q))[i % 6]
+    return "#" + "".join(f"{round(c * 255):02x}" for c in (r, g, bl))
+
+
+def swatches_block(b: Builder) -> str:
+    """A colour palette: swatch buttons in a grid, each a colour patch inside the button's frame, and
+    the element is the whole framed button (as a toolkit reports a colour button), not the patch.
+    Looks: GTK-like rounded buttons with a bevelled edge, flat square frames, bare patches (the patch
+    is the button), and GNOME's round swatches with the chosen one ticked."""
+    rng = b.rng
+    look = rng.choice(("button", "button", "flat", "bare", "round"))
+    cols, rows = rng.randint(3, 9), rng.randint(1, 5)
+    w = rng.choice((24, 28, 32, 40, 48, 56)) if look != "round" else rng.choice((24, 28, 32, 36))
+    h = w if look == "round" else max(18, round(w * rng.choice((0.6, 0.7, 0.8, 1.0))))
+    pad = 0 if look == "bare" else rng.choice((3, 4, 5, 6, 8)) if look != "round" else 0
+    gap = rng.choice((0, 2, 4, 6, 8)) if look != "bare" else rng.choice((1, 2, 3, 4))
+    if b.t.dark:
+        face, edge = rng.choice(("#353535", "#2d2d2d", b.t.surface2)), rng.choice(("#1b1b1b", "#111", b.t.border))
+    else:
+        face, edge = rng.choice(("#f6f5f4", "#ededed", "#e8e8e7", b.t.surface2)), rng.choice(
+            ("#cdc7c2", "#b6b6b3", "#a0a0a0", b.t.border))
+    chosen = rng.randrange(cols * rows) if rng.random() < 0.5 else -1
+    cells = []
+    for i in range(cols * rows):
+        colour = _swatch_colour(b)
+        tick = (f'<span style="position:absolute;left:0;right:0;top:0;bottom:0;display:flex;align-items:center;'
+                f'justify-content:center;color:#fff;font-size:{max(10, h // 2)}px;text-shadow:0 0 2px #000">'
+                "&#10003;</span>") if i == chosen else ""
+        if look == "round":
+            style = (f"border-radius:50%;background:{colour};border:1px solid rgba(0,0,0,0.25);"
+                     f"{'box-shadow:0 0 0 2px ' + b.t.accent + ';' if i == chosen else ''}")
+            cells.append(f'<span class="ico" style="position:relative;display:inline-block;width:{w}px;'
+                         f'height:{h}px;box-sizing:border-box;{style}">{tick}</span>')
+            continue
+        if look == "bare":
+            cells.append(f'<span class="ico" style="position:relative;display:inline-block;width:{w}px;'
+                         f'height:{h}px;background:{colour};border:1px solid rgba(0,0,0,0.2);'
+                         f'box-sizing:border-box">{tick}</span>')
+            continue
+        radius = rng.choice((4, 5, 6)) if look == "button" else rng.choice((0, 2))
+        shade = ";box-shadow:inset 0 -1px rgba(0,0,0,0.08),0 1px 1px rgba(0,0,0,0.07)" if look == "button" else ""
+        focus = f"border-color:{b.t.accent};" if i == chosen and look == "flat" else ""
+        cells.append(f'<span class="ico" style="position:relative;display:inline-block;width:{w + 2 * pad}px;'
+                     f'height:{h + 2 * pad}px;padding:{pad}px;box-sizing:border-box;background:{face};'
+                     f'border:1px solid {edge};border-radius:{radius}px{shade};{focus}">'
+                     f'<span style="position:relative;display:block;width:100%;height:100%;background:{colour};'
+                     f'border-radius:{rng.choice((0, 0, 2))}px">{tick}</span></span>')
+    grid = (f'<div style="display:grid;grid-template-columns:repeat({cols},max-content);gap:{gap}px;'
+            f'width:max-content">{"".join(cells)}</div>')
+    title = b.title(("Colors", "Palette", "Custom", "Theme", "Background", "Highlight")) if rng.random() < 0.5 else None
+    return b.card(grid, title=title)

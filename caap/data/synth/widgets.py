@@ -1387,4 +1387,5 @@ BLOCKS: dict[str, tuple[Callable[[Builder], str], float]] = {
     "levels": (Builder.levels_block, 1.5),
     "gauges": (toolkit.gauges_block, 1), "scrollpane": (toolkit.scrollpane_block, 1),
     "textview": (toolkit.textview_block, 1), "notebook": (toolkit.notebook_block, 1),
+    "swatches": (toolkit.swatches_block, 1),
 }
