@@ -337,3 +337,27 @@ def test_bare_patches_an_empty_frame_and_a_shared_frame_keep_their_boxes():
     # A text element is never grown, whatever surrounds it.
     text = Element(type=ElementType.TEXT, bbox=(20, 25, 49, 49), score=0.9)
     assert grow_framed_icons(img, [text])[0].bbox == text.bbox
+
+
+def test_a_cell_boxed_whole_is_fitted_to_its_number_and_a_list_row_keeps_its_box():
+    from caap.observe.cells import fit_cells
+
+    img = Image.new("RGB", (320, 90), (255, 255, 255))
+    d = ImageDraw.Draw(img)
+    for y in (10, 40, 70):  # a spreadsheet's grid: rows 30 px, columns 100 px
+        d.line((10, y, 310, y), fill=(200, 200, 200))
+    for x in (10, 110, 210, 310):
+        d.line((x, 10, x, 70), fill=(200, 200, 200))
+    font = _font()
+    right = font.getbbox("8680")
+    d.text((208 - right[2], 18), "8680", font=font, fill=(0, 0, 0))  # set right in its cell
+    d.text((114, 48), "Apples", font=font, fill=(0, 0, 0))  # set left: a list row's look
+    cell = Element(type=ElementType.TABLED_TEXT, bbox=(110, 10, 211, 41), score=0.8)
+    row = Element(type=ElementType.TABLED_TEXT, bbox=(110, 40, 211, 71), score=0.8)
+    text = Element(type=ElementType.TEXT, bbox=(110, 10, 211, 41), score=0.8)
+    fitted, kept, other = fit_cells(img, [cell, row, text])
+    x1, y1, x2, y2 = fitted.bbox
+    ink = (208 - right[2] + right[0], 18 + right[1], 208, 18 + right[3])
+    assert abs(x1 - ink[0]) <= 2 and abs(x2 - ink[2]) <= 2 and abs(y1 - ink[1]) <= 2 and abs(y2 - ink[3]) <= 2, \
+        (fitted.bbox, ink)
+    assert kept.bbox == row.bbox and other.bbox == text.bbox

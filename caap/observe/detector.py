@@ -18,6 +18,7 @@ from PIL import Image
 from caap.config import ObserveConfig
 from caap.elements import Element
 from caap.geometry import as_box, clip, iou
+from caap.observe.cells import fit_cells
 from caap.observe.frames import grow_framed_icons
 from caap.observe.shape_fit import fit_small_shapes
 from caap.observe.snap import SURE_SCORE, add_missed_words, snap_text_boxes, split_links
@@ -151,7 +152,8 @@ class Detector:
         if not self.snap:
             return found
         found = grow_framed_icons(image, fit_small_shapes(image, found))
-        return merge_overlapping_words(add_missed_words(image, split_links(image, snap_text_boxes(image, found))))
+        found = fit_cells(image, snap_text_boxes(image, found))
+        return merge_overlapping_words(add_missed_words(image, split_links(image, found)))
 
 
 def merge_duplicates(elements: list[Element], threshold: float = 0.7) -> list[Element]:

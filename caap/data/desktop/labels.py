@@ -21,6 +21,7 @@ from PIL import Image
 from caap.data.desktop.session import XWindow
 from caap.elements import Element
 from caap.geometry import Box, area, intersect, uncovered_part
+from caap.observe.cells import cell_ink_box, ink_extent
 from caap.observe.lines import INK_SUM, background_colour, ink_mask
 from caap.taxonomy import ATTRIBUTES, TEXT_ELEMENT_TYPES, ElementType
 
@@ -109,16 +110,6 @@ def _ink_mask(pixels: np.ndarray) -> np.ndarray:
     return ink_mask(pixels)
 
 
-def _extent(ink: np.ndarray, box: Box, pad: int) -> Box | None:
-    """The box round the ink of ``box``'s crop, ``pad`` px around and inside ``box``; None: no ink."""
-    x1, y1, x2, y2 = box
-    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
-    if not len(rows):
-        return None
-    return (max(x1, x1 + int(cols[0]) - pad), max(y1, y1 + int(rows[0]) - pad),
-            min(x2, x1 + int(cols[-1]) + 1 + pad), min(y2, y1 + int(rows[-1]) + 1 + pad))
-
-
 def ink_box(image: Image.Image, box: Box, pad: int = 1, ring: int = 0) -> Box | None:
     """The part of ``box`` (image pixels) where something is drawn, ``pad`` px around; None when
     the box shows only its background. The background is the box's most common colour, or with
@@ -130,7 +121,7 @@ def ink_box(image: Image.Image, box: Box, pad: int = 1, ring: int = 0) -> Box | 
         ink = np.abs(pixels.astype(np.int32) - _ring_colour(image, box, ring)).sum(axis=2) > INK_DIFFERENCE
     else:
         ink = _ink_mask(pixels)
-    return _extent(ink, box, pad)
+    return ink_extent(ink, box, pad)
 
 
 def _ring_colour(image: Image.Image, box: Box, ring: int) -> np.ndarray:
@@ -141,26 +132,6 @@ def _ring_colour(image: Image.Image, box: Box, ring: int) -> np.ndarray:
     edge = np.concatenate([around[:ring].reshape(-1, 3), around[-ring:].reshape(-1, 3),
                            around[:, :ring].reshape(-1, 3), around[:, -ring:].reshape(-1, 3)])
     return background_colour(edge.reshape(-1, 1, 3)).astype(np.int32)
-
-
-def cell_ink_box(image: Image.Image, box: Box, pad: int = 1, edge: int = 3) -> Box | None:
-    """Where the text of a table cell, list row or menu entry is drawn inside its ``box``: its ink,
-    less the cell's own rules (grid lines, a focus frame: lines of ink along the outer ``edge`` px
-    covering at least half the box's side), ``pad`` px around; None when nothing else is drawn.
-    The toolkits report whole cells; caap's ``tabled_text`` is boxed like any text, on its words,
-    as the DOM labels, the generated pages and the observer's snapping box it."""
-    pixels = np.asarray(image.crop(box).convert("RGB"))
-    if pixels.size == 0:
-        return None
-    ink = _ink_mask(pixels)
-    h, w = ink.shape
-    for i in [*range(min(edge, h)), *range(max(0, h - edge), h)]:
-        if ink[i].sum() >= 0.5 * w:
-            ink[i] = False
-    for j in [*range(min(edge, w)), *range(max(0, w - edge), w)]:
-        if ink[:, j].sum() >= 0.5 * h:
-            ink[:, j] = False
-    return _extent(ink, box, pad)
 
 
 # Boxed on what they draw, not the whole row or cell the toolkit reports. Tabs keep the toolkit's box:
