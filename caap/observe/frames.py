@@ -20,6 +20,7 @@ from PIL import Image
 from caap.elements import Element
 from caap.geometry import Box
 from caap.observe.lines import INK_SUM
+from caap.observe.shape_fit import rebox
 from caap.taxonomy import ElementType
 
 MAX_SIDE = 64  # px: icons larger than this are panels or pictures, not button faces
@@ -112,19 +113,14 @@ def framed_box(screen: np.ndarray, box: Box) -> Box | None:
 
 def grow_framed_icons(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
     """The elements with each ``icon`` that sits alone inside a drawn button frame boxed as the frame."""
-    icons = [i for i, e in enumerate(elements) if e.type == ElementType.ICON
-             and max(e.bbox[2] - e.bbox[0], e.bbox[3] - e.bbox[1]) <= MAX_SIDE]
-    if not icons:
-        return list(elements)
-    pixels = np.asarray(image.convert("RGB"))
-    out = list(elements)
-    for i in icons:
-        grown = framed_box(pixels, out[i].bbox)
+
+    def alone_in_frame(pixels: np.ndarray, box: Box) -> Box | None:
+        grown = framed_box(pixels, box)
         if grown is None:
-            continue
+            return None
         gx1, gy1, gx2, gy2 = grown
-        crowded = any(j != i and gx1 <= (e.bbox[0] + e.bbox[2]) / 2 <= gx2 and gy1 <= (e.bbox[1] + e.bbox[3]) / 2 <= gy2
-                      for j, e in enumerate(out))
-        if not crowded:
-            out[i] = out[i].model_copy(update={"bbox": grown})
-    return out
+        crowded = any(e.bbox != box and gx1 <= (e.bbox[0] + e.bbox[2]) / 2 <= gx2
+                      and gy1 <= (e.bbox[1] + e.bbox[3]) / 2 <= gy2 for e in elements)
+        return None if crowded else grown
+
+    return rebox(image, elements, ElementType.ICON, MAX_SIDE, alone_in_frame)

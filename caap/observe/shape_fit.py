@@ -11,7 +11,7 @@ or whose blob is much smaller than the box (a ring drawn thin, a figure in parts
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from PIL import Image
@@ -58,16 +58,23 @@ def fitted_shape_box(pixels: np.ndarray, box: Box) -> Box:
     return fitted
 
 
-def fit_small_shapes(image: Image.Image, elements: Sequence[Element], max_side: int = MAX_SIDE) -> list[Element]:
-    """The elements with each small ``shape`` box (no side over ``max_side`` px) fitted to its figure."""
-    small = [i for i, e in enumerate(elements) if e.type == ElementType.SHAPE
+def rebox(image: Image.Image, elements: Sequence[Element], kind: ElementType, max_side: int,
+          fit: Callable[[np.ndarray, Box], Box | None]) -> list[Element]:
+    """The elements with each ``kind`` box of no side over ``max_side`` px moved to where ``fit``
+    (the screenshot's RGB array, the box) puts it; None keeps the box."""
+    small = [i for i, e in enumerate(elements) if e.type == kind
              and max(e.bbox[2] - e.bbox[0], e.bbox[3] - e.bbox[1]) <= max_side]
     if not small:
         return list(elements)
     pixels = np.asarray(image.convert("RGB"))
     out = list(elements)
     for i in small:
-        box = fitted_shape_box(pixels, out[i].bbox)
-        if box != out[i].bbox:
+        box = fit(pixels, out[i].bbox)
+        if box is not None and box != out[i].bbox:
             out[i] = out[i].model_copy(update={"bbox": box})
     return out
+
+
+def fit_small_shapes(image: Image.Image, elements: Sequence[Element], max_side: int = MAX_SIDE) -> list[Element]:
+    """The elements with each small ``shape`` box (no side over ``max_side`` px) fitted to its figure."""
+    return rebox(image, elements, ElementType.SHAPE, max_side, fitted_shape_box)
