@@ -4,8 +4,10 @@ Measured on the desktop training apps' conventions (AT-SPI boxes, ``caap.data.de
 a GTK scale is boxed with the value it draws beside its trough, long vertical scales and bars run
 300-400 px, scrollbars are classic (arrows), flat (a rounded thumb in a 15 px trough) or overlay
 indicators 5 px thin, text views are large frameless or framed areas holding a few lines, and a
-notebook tab is boxed on its label with the tab's height, not the drawn tab. Each block draws those
-with ARIA roles the DOM annotator labels (``annotate.js``: slider, progressbar, scrollbar, tab).
+notebook tab is boxed on its label with the tab's height, not the drawn tab, and a colour button is
+boxed as the whole framed button, not the patch it shows. Each block draws those with ARIA roles
+the DOM annotator labels (``annotate.js``: slider, progressbar, scrollbar, tab) or, for the
+palettes' swatches, as icons (the ``ico`` class).
 """
 
 from __future__ import annotations
