@@ -86,8 +86,6 @@ class _Tuning:
     min_margin: int = 2
     interpolation: str = "linear"  # upscaling to the recogniser's height
     gray_pad: int = 16             # zero (mid-grey) columns after every crop, batched or not
-    width_step: int = 1            # px: padded widths are multiples of this (1: every crop gets gray_pad
-                                   # alone; 32 read 0.5 % fewer texts exactly outside the 67)
     batch: int = 16                # crops of one padded width per recogniser call
     cut_control: bool = True       # drop the checkbox/radio control before reading the label
     frame_fraction: float = 0.85   # an edge row/column with this much ink is a frame line
@@ -327,14 +325,14 @@ class PPOCR:
 
     # --- recognition ------------------------------------------------------------------------------
     def _recognise(self, crops: list[np.ndarray]) -> list[tuple[str, float]]:
-        """Batched recognition of crops already at the recogniser's height. Every crop is padded to
-        its own width rounded up to ``width_step`` (after ``gray_pad`` columns) and a batch holds
-        crops of one padded width only, so a crop reads the same whatever else is read with it
-        (the recogniser mixes along the whole padded line: padding a crop to another crop's width
-        changed a doubtful reading) and a narrow crop never pays for a wide one."""
+        """Batched recognition of crops already at the recogniser's height. Every crop gets exactly
+        ``gray_pad`` columns of padding and a batch holds crops of one width only, so a crop reads
+        the same whatever else is read with it (the recogniser mixes along the whole padded line:
+        padding a crop to another crop's width changed a doubtful reading; rounding widths up to
+        32 px read 0.5 % fewer texts exactly outside the 67) and a narrow crop never pays for a wide one."""
         t = self.tuning
         out: list[tuple[str, float]] = [("", 0.0)] * len(crops)
-        widths = [-(-(c.shape[1] + t.gray_pad) // t.width_step) * t.width_step for c in crops]
+        widths = [c.shape[1] + t.gray_pad for c in crops]
         groups: dict[int, list[int]] = {}
         for i in sorted(range(len(crops)), key=lambda i: widths[i]):
             groups.setdefault(widths[i], []).append(i)

@@ -106,10 +106,6 @@ def visible_box(c: Candidate, windows: Sequence[XWindow]) -> Box | None:
     return box
 
 
-def _ink_mask(pixels: np.ndarray) -> np.ndarray:
-    return ink_mask(pixels)
-
-
 def ink_box(image: Image.Image, box: Box, pad: int = 1, ring: int = 0) -> Box | None:
     """The part of ``box`` (image pixels) where something is drawn, ``pad`` px around; None when
     the box shows only its background. The background is the box's most common colour, or with
@@ -120,7 +116,7 @@ def ink_box(image: Image.Image, box: Box, pad: int = 1, ring: int = 0) -> Box | 
     if ring:
         ink = np.abs(pixels.astype(np.int32) - _ring_colour(image, box, ring)).sum(axis=2) > INK_DIFFERENCE
     else:
-        ink = _ink_mask(pixels)
+        ink = ink_mask(pixels)
     return ink_extent(ink, box, pad)
 
 
@@ -251,7 +247,7 @@ def ink_bands(image: Image.Image, box: Box, min_height: int = 4) -> list[Box]:
     pixels = np.asarray(image.crop(box).convert("RGB"))
     if pixels.size == 0:
         return []
-    ink = _ink_mask(pixels)
+    ink = ink_mask(pixels)
     rows: list[bool] = np.asarray(ink.any(axis=1), dtype=bool).tolist()
     bands: list[Box] = []
     top = None
@@ -271,7 +267,7 @@ def ink_cells(image: Image.Image, box: Box, gap: int = 14) -> list[Box]:
     least ``gap`` px separates two columns."""
     cells: list[Box] = []
     for x1, y1, x2, y2 in ink_bands(image, box, min_height=6):
-        ink = _ink_mask(np.asarray(image.crop((x1, y1, x2, y2)).convert("RGB")))
+        ink = ink_mask(np.asarray(image.crop((x1, y1, x2, y2)).convert("RGB")))
         cols = ink.any(axis=0)
         start, blank = None, 0
         for x, inked in enumerate([*np.asarray(cols, dtype=bool).tolist(), *([False] * gap)]):
@@ -359,7 +355,7 @@ def _text_cut(image: Image.Image, box: Box, whole: Box, shown: Box, edge: int = 
     pixels = np.asarray(image.crop(box).convert("RGB"))
     if pixels.size == 0:
         return True
-    ink = _ink_mask(pixels)
+    ink = ink_mask(pixels)
     strips = (ink[:, :edge], ink[:edge, :], ink[:, -edge:], ink[-edge:, :])
     return any(cut and bool(strip.any()) for cut, strip in zip(cut_sides, strips, strict=True))
 

@@ -15,6 +15,9 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
+from caap.data.synth.page import _hex
+from caap.data.synth.themes import _hsv
+
 if TYPE_CHECKING:
     from caap.data.synth.widgets import Builder
 
@@ -256,10 +259,7 @@ def notebook_block(b: Builder) -> str:
 def _swatch_colour(b: Builder) -> str:
     rng = b.rng
     h, s, v = rng.random(), rng.choice((0.15, 0.4, 0.6, 0.8, 1.0)), rng.choice((0.3, 0.5, 0.7, 0.85, 1.0))
-    i, f = int(h * 6), h * 6 - int(h * 6)
-    p, q, t = v * (1 - s), v * (1 - s * f), v * (1 - s * (1 - f))
-    r, g, bl = ((v, t, p), (q, v, p), (p, v, t), (p, q, v), (t, p, v), (v, p, q))[i % 6]
-    return "#" + "".join(f"{round(c * 255):02x}" for c in (r, g, bl))
+    return _hex(_hsv(h, s, v))
 
 
 def swatches_block(b: Builder) -> str:
