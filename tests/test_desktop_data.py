@@ -307,6 +307,47 @@ def test_tree_rows_are_boxed_on_what_they_draw_not_the_whole_row():
     assert 26 <= out["Cursors"][0] <= 28 and out["Cursors"][2] >= 64, out  # its cut letters, not the arrow
 
 
+def test_check_boxes_drawn_round_are_labelled_radio_buttons():
+    """GTK 4 reports its grouped check buttons (radio buttons) as check boxes: a check box whose
+    control is round is labelled a radio button; a rounded square stays a check box."""
+    from PIL import Image, ImageDraw
+
+    from caap.data.desktop.labels import finish
+
+    image = Image.new("RGB", (200, 60), (36, 36, 36))
+    draw = ImageDraw.Draw(image)
+    draw.ellipse([6, 6, 21, 21], fill=(53, 132, 228))
+    draw.ellipse([11, 11, 16, 16], fill="white")
+    draw.text((28, 8), "radiobutton", fill="white")
+    draw.rounded_rectangle([6, 36, 21, 51], radius=4, fill=(53, 132, 228))
+    draw.text((28, 38), "checkbutton", fill="white")
+    boxes = [Candidate("checkbox", (4, 4, 100, 24), text="radiobutton", checked=True),
+             Candidate("checkbox", (4, 34, 100, 54), text="checkbutton", checked=False)]
+    out = [e for e, _ in finish(boxes, [_win(1, (0, 0, 200, 60))], (0, 0, 200, 60), image)]
+    assert [(e.type.value, e.text, e.checked) for e in out] == [
+        ("radio", "radiobutton", True), ("checkbox", "checkbutton", False)]
+
+
+def test_an_empty_grey_cell_is_no_icon_but_a_swatch_is():
+    """A table cell with no text is labelled an icon (a picture or a colour swatch to pick), except
+    where it shows one colour only: Qt's spreadsheet fills its unused rows grey."""
+    from PIL import Image, ImageDraw
+
+    from caap.data.desktop.labels import finish
+
+    image = Image.new("RGB", (200, 80), "white")
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([10, 10, 90, 39], fill=(192, 192, 192))  # an empty cell, grey
+    draw.rectangle([110, 10, 190, 39], fill=(192, 192, 192))  # a cell with a picture on its fill
+    draw.ellipse([140, 15, 160, 34], fill=(200, 30, 30))
+    cells = [Candidate("icon", (10, 10, 91, 40), source="table cell"),
+             Candidate("icon", (110, 10, 191, 40), source="table cell"),
+             Candidate("icon", (10, 50, 31, 71), source="push button")]
+    draw.rectangle([10, 50, 30, 70], fill=(53, 132, 228))  # a swatch button: one colour, kept
+    out = [e for e, _ in finish(cells, [_win(1, (0, 0, 200, 80))], (0, 0, 200, 80), image)]
+    assert [e.bbox for e in out] == [(110, 10, 191, 40), (10, 50, 31, 71)]
+
+
 def test_refit_tool_gives_old_datasets_the_labellers_cell_boxes(tmp_path):
     import sys
 

@@ -12,7 +12,16 @@ from PIL import Image, ImageDraw, ImageFont
 from caap.elements import Element
 from caap.observe.colour import dominant_colour, on_page_colour
 from caap.observe.detector import drop_spanning_rows, merge_overlapping_words
-from caap.observe.figures import control_kinds, corner_fill, lone_glyphs, plain_bar, solid_figure, solid_figures
+from caap.observe.figures import (
+    control_kind,
+    control_kinds,
+    lone_glyphs,
+    lone_letter,
+    plain_bar,
+    small_figures,
+    solid_figure,
+    solid_figures,
+)
 from caap.observe.grips import find_grip, grip_of, resize_grips
 from caap.observe.ink import (
     blank_placeholders,
@@ -329,12 +338,24 @@ def test_a_round_control_is_a_radio_button_and_a_square_one_a_checkbox():
     draw.rounded_rectangle([6, 36, 18, 48], radius=2, outline=(118, 118, 118), width=1)
     draw.text((24, 36), "Hh8", fill="black")
     rgb = np.asarray(image)
-    assert corner_fill(rgb, [4, 4, 60, 21]) < 0.35 < corner_fill(rgb, [4, 34, 60, 51])
+    assert control_kind(rgb, [4, 4, 60, 21]).value == "radio"
+    assert control_kind(rgb, [4, 34, 60, 51]).value == "checkbox"
     found = control_kinds(image, [Element(type="checkbox", bbox=[4, 4, 60, 21], text="GDK", checked=False),
                                   Element(type="radio", bbox=[4, 34, 60, 51], text="Hh8", checked=False),
                                   Element(type="checkbox", bbox=[4, 34, 60, 51], text="Hh8")])
     assert [(e.type.value, e.text, e.checked) for e in found] == [
         ("radio", "GDK", False), ("checkbox", "Hh8", False), ("checkbox", "Hh8", None)]
+
+
+def test_a_rounded_square_is_a_checkbox_and_a_circle_a_radio_button():
+    """GTK 3 draws its check boxes as squares rounded so much that their corners alone look like a
+    radio button's (0.33 of the corner squares inked); the outline encloses more than a circle's."""
+    image = Image.new("RGB", (80, 60), (246, 245, 244))
+    draw = ImageDraw.Draw(image)
+    draw.rounded_rectangle([6, 6, 21, 21], radius=4, outline=(190, 180, 170), width=1, fill="white")
+    draw.ellipse([6, 36, 21, 51], outline=(53, 132, 228), width=4)
+    rgb = np.asarray(image)
+    assert [control_kind(rgb, [4, 4, 70, 24]), control_kind(rgb, [4, 34, 70, 54])] == ["checkbox", "radio"]
 
 
 def test_click_widget_radio_buttons_are_not_checkboxes(observer):
@@ -501,6 +522,54 @@ def test_identify_shapes_lone_letters_read_as_letters(observer, name, text):
     found = observer.observe(Image.open(SCREENS / name))
     lone = [e for e in found if e.type.value in ("text", "shape") and 60 <= e.bbox[1] <= 110]
     assert [(e.type.value, e.text) for e in lone] == [("text", text)]
+
+
+def test_one_letter_reads_only_where_both_readers_agree():
+    assert lone_letter("x", "X", 0.99) == "X"      # case aside; PP-OCR's case stands
+    assert lone_letter("C", "C", 0.92) is None     # a refresh arrow PP-OCR reads as a C, unsure
+    assert lone_letter("2", "Z", 0.99) is None     # the two disagree
+    assert lone_letter("W", "WW", 0.99) is None    # one character only
+
+
+@needs_font
+def test_small_letters_boxed_as_shapes_become_texts(observer):
+    """click-shape-like page: 11 px letters boxed as shapes become texts of their letter; a filled
+    square, a large icon-sized box and a box the reader reads as two letters stay as they are."""
+    image = Image.new("RGB", (160, 210), "white")
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.truetype(FONT, 11)
+    boxes = {}
+    for text, (x, y) in {"3": (40, 140), "8": (70, 180), "k": (90, 80), "ab": (20, 40)}.items():
+        draw.text((x, y), text, font=font, fill=(0, 0, 0))
+        boxes[text] = draw.textbbox((x, y), text, font=font)
+    draw.rectangle([120, 100, 131, 111], fill=(0, 120, 255))
+    shapes = [Element(type="shape", bbox=box, score=0.5) for box in boxes.values()]
+    shapes.append(Element(type="shape", bbox=[120, 100, 132, 112], score=0.5))
+    shapes.append(Element(type="icon", bbox=[60, 120, 100, 160], score=0.5))
+    observer.reader.read(image, shapes)
+    out = observer.letters(image, shapes)
+    assert [(e.type.value, e.text) for e in out] == [
+        ("text", "3"), ("text", "8"), ("text", "k"), ("shape", None), ("shape", None), ("icon", None)]
+    assert [e.bbox for e in out] == [e.bbox for e in shapes]
+
+
+def test_small_figures_are_dots_on_lines_no_box_touches():
+    image = Image.new("RGB", (200, 120), "white")
+    draw = ImageDraw.Draw(image)
+    draw.line([20, 20, 150, 90], fill=(0, 0, 0), width=2)             # a drawn line, dots at its ends
+    draw.ellipse([16, 16, 24, 24], fill=(0, 0, 255), outline=(0, 0, 0))
+    draw.ellipse([146, 86, 154, 94], fill=(0, 0, 0))
+    draw.rectangle([100, 10, 109, 19], fill=(200, 30, 30))            # a small square alone
+    draw.ellipse([60, 95, 68, 103], fill=(0, 0, 0))                   # a dot a box already holds
+    draw.ellipse([170, 20, 190, 40], outline=(0, 0, 0), width=2)      # a ring: thin all round
+    for x in range(160, 200, 2):                                      # a hatched patch of picture...
+        draw.line([x, 80, x, 119], fill=(90, 120, 60))
+    draw.ellipse([175, 95, 183, 103], fill=(20, 40, 10))              # ...with a dark spot in it
+    held = Element(type="text", bbox=[55, 90, 90, 108], text="x", score=0.8)
+    out = small_figures(image, [held])
+    assert out[0] is held
+    assert sorted((e.type.value, e.bbox) for e in out[1:]) == [
+        ("shape", (16, 16, 25, 25)), ("shape", (100, 10, 110, 20)), ("shape", (146, 86, 155, 95))]
 
 
 def test_lone_glyphs_are_only_large_blobs_standing_alone():

@@ -6,7 +6,8 @@ The toolkit's boxes are kept once, under ``labels-whole-cells/`` beside ``labels
 derives ``labels/`` from them afresh, so running it again after the rule changed (tree rows were
 added to it after table cells) gives what the labeller gives, and a second run changes nothing.
 A row whose text is not drawn, or whose ink is smaller than the labeller keeps, is dropped, as the
-labeller drops it. Other elements are untouched.
+labeller drops it. A check box that draws a radio button's round control becomes a radio button,
+as the labeller types it now (``caap.data.desktop.labels.drawn_kind``). Other elements are untouched.
 
     python tools/refit_cells.py data/desktop-train data/desktop-eval
 """
@@ -20,8 +21,9 @@ from pathlib import Path
 
 from PIL import Image
 
-from caap.data.desktop.labels import DRAWN_TYPES, big_enough, drawn_box
+from caap.data.desktop.labels import DRAWN_TYPES, big_enough, drawn_box, drawn_kind
 from caap.data.format import Annotation, Dataset, DatasetError, open_dataset
+from caap.taxonomy import ElementType
 
 BACKUP = "labels-whole-cells"
 
@@ -31,6 +33,9 @@ def refit(ann: Annotation, image: Image.Image) -> tuple[Annotation, int, int]:
     were dropped."""
     kept, moved, dropped = [], 0, 0
     for e in ann.elements:
+        kind = drawn_kind(e.type.value, image, e.bbox)
+        if kind != e.type.value:
+            e = e.model_copy(update={"type": ElementType(kind)})
         if e.type.value in DRAWN_TYPES:
             box = drawn_box(e.type.value, e.text, image, e.bbox)
             if box is None or not big_enough(e.type.value, box):
@@ -64,7 +69,7 @@ def refit_dataset(root: Path) -> None:
     rows = moved = dropped = 0
     for path in sorted(backup.rglob("*.json")):
         ann = ds.load(path)
-        if not any(e.type.value in DRAWN_TYPES for e in ann.elements):
+        if not any(e.type.value in DRAWN_TYPES or e.type is ElementType.CHECKBOX for e in ann.elements):
             continue
         with Image.open(ds.image_path(ann)) as im:
             image = im.convert("RGB")

@@ -28,7 +28,16 @@ from caap.geometry import Box
 from caap.observe.colour import dominant_colour, on_page_colour
 from caap.observe.ctc import normalise
 from caap.observe.detector import Detector
-from caap.observe.figures import bars_as_letters, control_kinds, lone_glyphs, solid_figures
+from caap.observe.figures import (
+    bars_as_letters,
+    control_kinds,
+    letter_candidate,
+    lone_glyphs,
+    lone_letter,
+    page_ink,
+    small_figures,
+    solid_figures,
+)
 from caap.observe.grips import resize_grips
 from caap.observe.ink import blank_placeholders, reading_boxes, without_foreign_ink
 from caap.observe.symbols import lone_symbol
@@ -269,10 +278,7 @@ class VisionObserver:
 
     def _observe(self, image: Image.Image) -> list[Element]:
         t0 = time.perf_counter()
-        assert self.detector is not None  # made without one only for its text steps (caap.train.eval_reader)
-        boxes = self.detector.detect(image)
-        if self.reader is not None:
-            boxes = lone_glyphs(image, boxes)  # a large glyph the detector left alone, for the reader
+        boxes = self.propose(image)
         t1 = time.perf_counter()
         timings: dict[str, float] = {}
         if self.reader is None or not boxes:
@@ -289,21 +295,57 @@ class VisionObserver:
             elements = self.texts(image, elements)
             if self.ocr is not None:
                 timings["ocr"] = round((time.perf_counter() - t2) * 1000, 2)
-            # Rules on the pixels around the networks' readings, each traced to benchmark failures.
-            elements = solid_figures(image, without_trailing_chevrons(elements))
-            elements = resize_grips(image, control_kinds(image, bars_as_letters(image, elements)))
+            elements = self.rules(image, elements)
         t3 = time.perf_counter()
         self.last_timings_ms = {"detect": round((t1 - t0) * 1000, 2), "read": timings.get("read", 0.0),
                                 **({"ocr": timings["ocr"]} if "ocr" in timings else {}),
                                 "total": round((t3 - t0) * 1000, 2)}
         return elements
 
+    def propose(self, image: Image.Image) -> list[Element]:
+        """The boxes the reader reads: the detector's, and with a reader every large glyph standing
+        alone and every small filled figure that no box holds."""
+        assert self.detector is not None  # made without one only for its text steps (caap.train.eval_reader)
+        boxes = self.detector.detect(image)
+        if self.reader is None:
+            return boxes
+        ink = page_ink(image)
+        return small_figures(image, lone_glyphs(image, boxes, ink), ink)
+
     def texts(self, image: Image.Image, elements: list[Element]) -> list[Element]:
-        """The texts the observer reports for read elements: PP-OCR's where the text source gives
-        them to it, and none for a field that shows only its placeholder."""
+        """The texts the observer reports for read elements (in the order of the latest read): PP-OCR's
+        where the text source gives them to it, small icons that hold one letter as that letter, and
+        none for a field that shows only its placeholder."""
         if self.ocr is not None:
-            elements = self._ocr_texts(image, elements)
+            elements = self.letters(image, self._ocr_texts(image, elements))
         return blank_placeholders(image, elements)
+
+    @staticmethod
+    def rules(image: Image.Image, elements: list[Element]) -> list[Element]:
+        """Rules on the pixels around the networks' readings, each traced to benchmark failures."""
+        elements = solid_figures(image, without_trailing_chevrons(elements))
+        return resize_grips(image, control_kinds(image, bars_as_letters(image, elements)))
+
+    def letters(self, image: Image.Image, elements: list[Element]) -> list[Element]:
+        """Small icons and shapes that hold one letter or digit become texts of it where the reader's
+        CTC head (in the latest read) and PP-OCR read the same one (``caap.observe.figures.lone_letter``)."""
+        readings = getattr(self.reader, "last_readings", [])
+        if self.ocr is None or len(readings) != len(elements):
+            return elements
+        rgb = np.asarray(image.convert("RGB"))
+        wanted = [i for i, e in enumerate(elements) if letter_candidate(rgb, e, readings[i].text)]
+        if not wanted:
+            return elements
+        got = self.ocr.read(image, [elements[i].bbox for i in wanted],  # type: ignore[attr-defined]
+                            [ElementType.TEXT.value] * len(wanted))
+        out = list(elements)
+        for i, reading in zip(wanted, got, strict=True):
+            letter = lone_letter(readings[i].text, reading.text, float(reading.confidence))
+            if letter is not None:
+                e = out[i]
+                out[i] = Element(type=ElementType.TEXT, bbox=e.bbox, score=e.score, id=e.id, text=letter,
+                                 text_confidence=min(max(float(reading.confidence), 0.0), 1.0))
+        return out
 
     def _ocr_texts(self, image: Image.Image, elements: list[Element]) -> list[Element]:
         """PP-OCR's text for the elements the text source gives to it (all texts, or the doubtful

@@ -56,7 +56,13 @@ from caap.files import write_atomic
 from caap.observe.ink import reading_boxes, without_foreign_ink
 from caap.observe.reader import Reader, ReaderError, decode_target, same_record
 from caap.observe.text_choice import levenshtein
-from caap.observe.vision import DEFAULT_OCR_THRESHOLD, DEFAULT_TEXT_SOURCE, DEFAULT_TYPE_SOURCE, merge_reading
+from caap.observe.vision import (
+    DEFAULT_OCR_THRESHOLD,
+    DEFAULT_TEXT_SOURCE,
+    DEFAULT_TYPE_SOURCE,
+    merge_reading,
+    plain_rows_unhighlighted,
+)
 from caap.taxonomy import CHECKED, FOCUSED, HIGHLIGHTED, SUBTYPE, TEXT, attributes_of
 from caap.train.eval_detector import match_boxes
 
@@ -205,7 +211,8 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             golds: list[Element | None] = list(ann.elements)
         else:
             t0 = time.perf_counter()
-            found = det.detect(image)
+            # The observer's proposals (the detector's boxes and the lone glyphs it adds) where it runs.
+            found = observer.propose(image) if observer is not None else det.detect(image)
             t_detect = time.perf_counter() - t0
             matched = match_boxes([(e.score or 0.0, e.bbox) for e in found], [e.bbox for e in ann.elements], iou_match)
             golds = [ann.elements[j] if j >= 0 else None for j in matched]
@@ -245,12 +252,12 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             ocr_text = {i: g.text for i, g in zip(texty, got, strict=True)}
             ocr_confidence = {i: round(float(g.confidence), 4) for i, g in zip(texty, got, strict=True)}
         # The observer's own output under the configured text source, timed as it runs (only the
-        # doubtful texts go to PP-OCR under auto).
+        # doubtful texts go to PP-OCR under auto), its rules on the pixels included.
         default = merged
         t_ocr = 0.0
         if observer is not None:
             t0 = time.perf_counter()
-            default = observer.texts(image, merged)
+            default = observer.rules(image, observer.texts(image, plain_rows_unhighlighted(image, merged)))
             t_ocr = time.perf_counter() - t0
         if det is not None:
             observe_times.append(((t_detect + t_read + t_ocr) * 1000, len(boxes)))

@@ -22,6 +22,7 @@ from caap.data.desktop.session import XWindow
 from caap.elements import Element
 from caap.geometry import Box, area, intersect, uncovered_part
 from caap.observe.cells import cell_ink_box, ink_extent
+from caap.observe.figures import control_kind
 from caap.observe.lines import INK_SUM, background_colour, ink_mask
 from caap.taxonomy import ATTRIBUTES, TEXT_ELEMENT_TYPES, ElementType
 
@@ -118,6 +119,12 @@ def ink_box(image: Image.Image, box: Box, pad: int = 1, ring: int = 0) -> Box | 
     else:
         ink = ink_mask(pixels)
     return ink_extent(ink, box, pad)
+
+
+def _one_colour(image: Image.Image, box: Box) -> bool:
+    """Whether ``box`` shows one colour only (a fill, no picture on it)."""
+    pixels = np.asarray(image.crop(box).convert("RGB")).reshape(-1, 3).astype(np.int32)
+    return bool(pixels.size) and bool((np.abs(pixels - pixels[0]).sum(axis=1) <= INK_DIFFERENCE).all())
 
 
 def _ring_colour(image: Image.Image, box: Box, ring: int) -> np.ndarray:
@@ -385,8 +392,8 @@ def finish(candidates: Iterable[Candidate], windows: Sequence[XWindow], capture:
             parts = [(None, cell) for cell in ink_cells(image, box)]
         if c.type == "icon":  # the picture, not the flat button round it
             fitted = ink_box(image, box, ring=3)
-            if fitted is None:
-                continue
+            if fitted is None or (c.source == "table cell" and _one_colour(image, box)):
+                continue  # nothing drawn; or an empty cell's fill (Qt's spreadsheet greys its unused rows)
             if min(fitted[2] - fitted[0], fitted[3] - fitted[1]) >= MIN_SIDE:
                 parts = [(c.text, fitted)]
         if c.type in DRAWN_TYPES and not c.cells:
@@ -406,11 +413,23 @@ def finish(candidates: Iterable[Candidate], windows: Sequence[XWindow], capture:
             key = (c.type, part)
             if key in seen:
                 continue
-            element = _element(replace(c, text=text), part)
+            element = _element(replace(c, text=text, type=drawn_kind(c.type, image, part)), part)
             if element is not None:
                 seen.add(key)
                 out.append((element, c))
     return _without_stray_icons(out)
+
+
+def drawn_kind(kind: str, image: Image.Image, box: Box) -> str:
+    """The type a widget the toolkit reports as ``kind`` has by what it draws: a check box whose
+    control is a radio button's round one is a radio button (GTK 4 reports its grouped check
+    buttons, its radio buttons, as check boxes; gtk4-widget-factory's 51 radio buttons were
+    labelled check boxes), told as the observer tells the two (``caap.observe.figures.control_kind``)."""
+    if kind != ElementType.CHECKBOX.value:
+        return kind
+    crop = np.asarray(image.crop(box).convert("RGB"))
+    round_control = control_kind(crop, (0, 0, box[2] - box[0], box[3] - box[1])) is ElementType.RADIO
+    return ElementType.RADIO.value if round_control else kind
 
 
 def _without_stray_icons(labelled: list[tuple[Element, Candidate]]) -> list[tuple[Element, Candidate]]:
