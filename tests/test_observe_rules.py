@@ -356,6 +356,9 @@ def test_a_rounded_square_is_a_checkbox_and_a_circle_a_radio_button():
     draw.ellipse([6, 36, 21, 51], outline=(53, 132, 228), width=4)
     rgb = np.asarray(image)
     assert [control_kind(rgb, [4, 4, 70, 24]), control_kind(rgb, [4, 34, 70, 54])] == ["checkbox", "radio"]
+    # A box that cuts the check box's left edge off leaves an open outline whose corners look
+    # round: it is not judged.
+    assert control_kind(rgb, [8, 4, 70, 24]) is None
 
 
 def test_click_widget_radio_buttons_are_not_checkboxes(observer):

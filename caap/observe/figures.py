@@ -121,6 +121,7 @@ ROUND_CORNERS = 0.35  # ink share of a control's corner squares: a radio's circl
                       # (labelled test/validation/agent screens: radios ≤ 0.3, checkboxes ≥ 0.4)
 SQUARE_FILL = 0.9     # share of a closed outline's bounding box it encloses: a circle π/4, a rounded
                       # square more (GTK 3's check boxes 0.95, its radio buttons 0.81, GTK 4's 0.70)
+OPEN_OUTLINE = 0.5    # an outline enclosing less is open (cut by the box, or too faint): it tells nothing
 
 
 def _control(rgb: np.ndarray, box: Sequence[int]) -> np.ndarray | None:
@@ -176,11 +177,16 @@ def _enclosed(control: np.ndarray) -> float:
 def control_kind(rgb: np.ndarray, box: Sequence[int]) -> ElementType | None:
     """Radio button or checkbox by the control drawn at the left of ``box``: round corners and an
     outline enclosing less than a rounded square does make a radio button; None where no control
-    shows. GTK draws its check boxes as rounded squares whose corners alone look round."""
+    shows whole. GTK draws its check boxes as rounded squares whose corners alone look round, and a
+    box that cuts the control's edge off (the detector's, by 5 px) leaves corners that look round
+    too: only a closed outline is judged."""
     control = _control(rgb, box)
     if control is None:
         return None
-    if _corners(control) <= ROUND_CORNERS and _enclosed(control) < SQUARE_FILL:
+    enclosed = _enclosed(control)
+    if enclosed < OPEN_OUTLINE:
+        return None
+    if _corners(control) <= ROUND_CORNERS and enclosed < SQUARE_FILL:
         return ElementType.RADIO
     return ElementType.CHECKBOX
 
