@@ -568,11 +568,17 @@ def test_small_figures_are_dots_on_lines_no_box_touches():
     for x in range(160, 200, 2):                                      # a hatched patch of picture...
         draw.line([x, 80, x, 119], fill=(90, 120, 60))
     draw.ellipse([175, 95, 183, 103], fill=(20, 40, 10))              # ...with a dark spot in it
+    draw.line([30, 60, 90, 60], fill=(128, 128, 128), width=2)       # an axis, a marker on it and
+    draw.ellipse([46, 56, 54, 64], fill=(0, 0, 255), outline=(0, 0, 0))
+    draw.text((46, 65), "-1", fill=(0, 0, 0))                          # its tick label just below
     held = Element(type="text", bbox=[55, 90, 90, 108], text="x", score=0.8)
-    out = small_figures(image, [held])
-    assert out[0] is held
-    assert sorted((e.type.value, e.bbox) for e in out[1:]) == [
-        ("shape", (16, 16, 25, 25)), ("shape", (100, 10, 110, 20)), ("shape", (146, 86, 155, 95))]
+    label = Element(type="text", bbox=[44, 63, 58, 76], text="-1", score=0.8)  # runs 2 px into the marker
+    button = Element(type="button", bbox=[95, 5, 104, 14], text="", score=0.8)  # a square a button holds part of
+    out = small_figures(image, [held, label, button])
+    assert out[0] is held and out[2] is button
+    assert out[1].bbox == (44, 65, 58, 76)  # the label gives way to the marker
+    assert sorted((e.type.value, e.bbox) for e in out[3:]) == [
+        ("shape", (16, 16, 25, 25)), ("shape", (46, 56, 55, 65)), ("shape", (146, 86, 155, 95))]
 
 
 def test_lone_glyphs_are_only_large_blobs_standing_alone():

@@ -18,8 +18,9 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
+from caap.geometry import Box, area
 from caap.observe.lines import background_colour
-from caap.taxonomy import ElementType
+from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
 
 MIN_SIDE = 12        # px: smaller solid blobs are glyph strokes or bullets
 INK = 60             # a channel this far from the background is the figure's
@@ -272,11 +273,14 @@ DOT_SIDES = (6, 24)    # px: a dot's or small square's side
 DOT_FILL = 0.6         # least share of its box the opened blob fills (a ring or a glyph's stroke fills less)
 DOT_RING = 3           # px round the blob looked at
 DOT_RING_INK = 0.12    # most ink share of that ring: background with at most thin lines through it
+DOT_TOUCH = 0.3        # a text box may overlap this share of a figure (a tick label's box runs into its marker)
 
 
 def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray | None = None) -> list[Element]:
     """The elements with a shape added for every small filled figure (a dot, a small square) that
-    no box touches: the ends of a drawn line, the points of a plotted grid, a marker on an axis.
+    no box holds: the ends of a drawn line, the points of a plotted grid, a marker on an axis. A
+    text box may run a little into it (a tick label under its marker, less than ``DOT_TOUCH`` of the
+    figure): the text box gives way, and the label's glyphs do not count as the figure's surroundings.
     The detector misses dots drawn on lines (the MiniWoB++ tasks outside the 67: bisect-angle's,
     find-midpoint's and right-angle's, 9 of 52 found). Rolling a 5 px disc through the ink (an
     opening) wipes lines and strokes away and leaves blobs at least that thick; a blob 6-24 px a
@@ -292,25 +296,47 @@ def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray |
     n, _, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
     if n < 2:
         return elements
-    taken = _taken(elements, h, w)
     lo, hi = DOT_SIDES
     bw, bh, blob = stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT], stats[:, cv2.CC_STAT_AREA]
     sized = np.flatnonzero((bw >= lo) & (bw <= hi) & (bh >= lo) & (bh <= hi) & (bw <= 1.4 * bh) & (bh <= 1.4 * bw)
                            & (blob >= DOT_FILL * bw * bh))
     added: list[Element] = []
+    out = list(elements)
     r = DOT_RING
     for k in sized[sized > 0].tolist():
         x, y = int(stats[k, cv2.CC_STAT_LEFT]), int(stats[k, cv2.CC_STAT_TOP])
-        x2, y2 = x + int(bw[k]), y + int(bh[k])
-        if taken[y:y2, x:x2].any():
+        figure = (x, y, x + int(bw[k]), y + int(bh[k]))
+        touching = [i for i, e in enumerate(out) if _overlap(e.bbox, figure) > 0]
+        if any(_overlap(out[i].bbox, figure) > DOT_TOUCH * area(figure) or out[i].type not in TEXT_ELEMENT_TYPES
+               for i in touching):
             continue
-        rx1, ry1, rx2, ry2 = max(0, x - r), max(0, y - r), min(w, x2 + r), min(h, y2 + r)
-        around = int(ink[ry1:ry2, rx1:rx2].sum()) - int(ink[y:y2, x:x2].sum())
-        if around > DOT_RING_INK * ((ry2 - ry1) * (rx2 - rx1) - (y2 - y) * (x2 - x)):
+        rx1, ry1, rx2, ry2 = max(0, x - r), max(0, y - r), min(w, figure[2] + r), min(h, figure[3] + r)
+        ring = ink[ry1:ry2, rx1:rx2].copy()
+        ring[y - ry1:figure[3] - ry1, x - rx1:figure[2] - rx1] = 0
+        for i in touching:  # a touching label's glyphs are its text's, not the figure's surroundings
+            bx1, by1, bx2, by2 = out[i].bbox
+            ring[max(0, by1 - ry1):max(0, by2 - ry1), max(0, bx1 - rx1):max(0, bx2 - rx1)] = 0
+        if int(ring.sum()) > DOT_RING_INK * (ring.size - area(figure)):
             continue
-        added.append(Element(type=ElementType.SHAPE, bbox=(x, y, x2, y2),
+        for i in touching:  # a tick label's box that runs into the marker gives way
+            out[i] = out[i].model_copy(update={"bbox": _without(out[i].bbox, figure)})
+        added.append(Element(type=ElementType.SHAPE, bbox=figure,
                              score=min((e.score or 0.0 for e in elements), default=0.25)))
-    return [*elements, *added] if added else elements
+    return [*out, *added] if added else elements
+
+
+def _overlap(a: Sequence[int], b: Sequence[int]) -> int:
+    return max(0, min(a[2], b[2]) - max(a[0], b[0])) * max(0, min(a[3], b[3]) - max(a[1], b[1]))
+
+
+def _without(box: Box, figure: Box) -> Box:
+    """``box`` with the side the figure runs into moved off it (the side it cuts least)."""
+    x1, y1, x2, y2 = box
+    cuts = {"top": (figure[3] - y1, (x1, figure[3], x2, y2)), "bottom": (y2 - figure[1], (x1, y1, x2, figure[1])),
+            "left": (figure[2] - x1, (figure[2], y1, x2, y2)), "right": (x2 - figure[0], (x1, y1, figure[0], y2))}
+    fits = [(cut, moved) for cut, moved in cuts.values()
+            if cut > 0 and moved[2] - moved[0] >= 2 and moved[3] - moved[1] >= 2]
+    return min(fits)[1] if fits else box
 
 
 # --- small letters taken for icons --------------------------------------------------------------------

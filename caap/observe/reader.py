@@ -598,7 +598,8 @@ class Reader:
                     if generate[i]:
                         hidden[i] = memory[row, : int(mask[row].sum().item())]  # type: ignore[index]
             records: list[str | None] = [None] * len(crops)
-            wanted = sorted(hidden)
+            # Chunks of like lengths: a chunk's cross-attention pads every crop to its longest.
+            wanted = sorted(hidden, key=lambda i: (hidden[i].shape[0], i))
             for lo in range(0, len(wanted), self.chunk_size):
                 chunk = wanted[lo:lo + self.chunk_size]
                 records_of = self._generate([hidden[i] for i in chunk],
