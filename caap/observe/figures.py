@@ -18,7 +18,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.geometry import Box, area
+from caap.geometry import area, intersection, uncovered_part
 from caap.observe.lines import background_colour
 from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
 
@@ -306,8 +306,8 @@ def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray |
     for k in sized[sized > 0].tolist():
         x, y = int(stats[k, cv2.CC_STAT_LEFT]), int(stats[k, cv2.CC_STAT_TOP])
         figure = (x, y, x + int(bw[k]), y + int(bh[k]))
-        touching = [i for i, e in enumerate(out) if _overlap(e.bbox, figure) > 0]
-        if any(_overlap(out[i].bbox, figure) > DOT_TOUCH * area(figure) or out[i].type not in TEXT_ELEMENT_TYPES
+        touching = [i for i, e in enumerate(out) if intersection(e.bbox, figure) > 0]
+        if any(intersection(out[i].bbox, figure) > DOT_TOUCH * area(figure) or out[i].type not in TEXT_ELEMENT_TYPES
                for i in touching):
             continue
         rx1, ry1, rx2, ry2 = max(0, x - r), max(0, y - r), min(w, figure[2] + r), min(h, figure[3] + r)
@@ -319,24 +319,10 @@ def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray |
         if int(ring.sum()) > DOT_RING_INK * (ring.size - area(figure)):
             continue
         for i in touching:  # a tick label's box that runs into the marker gives way
-            out[i] = out[i].model_copy(update={"bbox": _without(out[i].bbox, figure)})
+            out[i] = out[i].model_copy(update={"bbox": uncovered_part(out[i].bbox, figure)})
         added.append(Element(type=ElementType.SHAPE, bbox=figure,
                              score=min((e.score or 0.0 for e in elements), default=0.25)))
     return [*out, *added] if added else elements
-
-
-def _overlap(a: Sequence[int], b: Sequence[int]) -> int:
-    return max(0, min(a[2], b[2]) - max(a[0], b[0])) * max(0, min(a[3], b[3]) - max(a[1], b[1]))
-
-
-def _without(box: Box, figure: Box) -> Box:
-    """``box`` with the side the figure runs into moved off it (the side it cuts least)."""
-    x1, y1, x2, y2 = box
-    cuts = {"top": (figure[3] - y1, (x1, figure[3], x2, y2)), "bottom": (y2 - figure[1], (x1, y1, x2, figure[1])),
-            "left": (figure[2] - x1, (figure[2], y1, x2, y2)), "right": (x2 - figure[0], (x1, y1, figure[0], y2))}
-    fits = [(cut, moved) for cut, moved in cuts.values()
-            if cut > 0 and moved[2] - moved[0] >= 2 and moved[3] - moved[1] >= 2]
-    return min(fits)[1] if fits else box
 
 
 # --- small letters taken for icons --------------------------------------------------------------------
@@ -344,13 +330,14 @@ LETTER_MAX_SIDE = 24   # px: a box this size at most may hold one UI-sized lette
 LETTER_OCR = 0.95      # PP-OCR's confidence from which the two readers' agreement stands
 
 
-def letter_candidate(rgb: np.ndarray, element: Element, ctc_text: str) -> bool:
-    """Whether an icon or shape box may be one letter or digit the detector took for a figure: small,
-    read by the reader's CTC head as one letter or digit, and not a filled figure."""
+def may_be_letter(element: Element, ctc_text: str) -> bool:
+    """Whether an icon or shape box may be one letter or digit the detector took for a figure: small
+    and read by the reader's CTC head as one letter or digit (``solid_figure`` then tells a filled
+    figure, which is no letter)."""
     x1, y1, x2, y2 = element.bbox
     text = ctc_text.strip()
     return (element.type in (ElementType.ICON, ElementType.SHAPE) and max(x2 - x1, y2 - y1) <= LETTER_MAX_SIDE
-            and len(text) == 1 and text.isalnum() and solid_figure(rgb, element.bbox) is None)
+            and len(text) == 1 and text.isalnum())
 
 
 def lone_letter(ctc_text: str, ocr_text: str, ocr_confidence: float) -> str | None:

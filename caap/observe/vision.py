@@ -31,11 +31,12 @@ from caap.observe.detector import Detector
 from caap.observe.figures import (
     bars_as_letters,
     control_kinds,
-    letter_candidate,
     lone_glyphs,
     lone_letter,
+    may_be_letter,
     page_ink,
     small_figures,
+    solid_figure,
     solid_figures,
 )
 from caap.observe.grips import resize_grips
@@ -332,8 +333,11 @@ class VisionObserver:
         readings = getattr(self.reader, "last_readings", [])
         if self.ocr is None or len(readings) != len(elements):
             return elements
+        wanted = [i for i, e in enumerate(elements) if may_be_letter(e, readings[i].text)]
+        if not wanted:
+            return elements
         rgb = np.asarray(image.convert("RGB"))
-        wanted = [i for i, e in enumerate(elements) if letter_candidate(rgb, e, readings[i].text)]
+        wanted = [i for i in wanted if solid_figure(rgb, elements[i].bbox) is None]
         if not wanted:
             return elements
         got = self.ocr.read(image, [elements[i].bbox for i in wanted],  # type: ignore[attr-defined]

@@ -121,12 +121,6 @@ def ink_box(image: Image.Image, box: Box, pad: int = 1, ring: int = 0) -> Box | 
     return ink_extent(ink, box, pad)
 
 
-def _one_colour(image: Image.Image, box: Box) -> bool:
-    """Whether ``box`` shows one colour only (a fill, no picture on it)."""
-    pixels = np.asarray(image.crop(box).convert("RGB")).reshape(-1, 3).astype(np.int32)
-    return bool(pixels.size) and bool((np.abs(pixels - pixels[0]).sum(axis=1) <= INK_DIFFERENCE).all())
-
-
 def _ring_colour(image: Image.Image, box: Box, ring: int) -> np.ndarray:
     """The most common colour of the ``ring`` px round ``box`` (int32 RGB)."""
     x1, y1, x2, y2 = box
@@ -392,8 +386,8 @@ def finish(candidates: Iterable[Candidate], windows: Sequence[XWindow], capture:
             parts = [(None, cell) for cell in ink_cells(image, box)]
         if c.type == "icon":  # the picture, not the flat button round it
             fitted = ink_box(image, box, ring=3)
-            if fitted is None or (c.source == "table cell" and _one_colour(image, box)):
-                continue  # nothing drawn; or an empty cell's fill (Qt's spreadsheet greys its unused rows)
+            if fitted is None or (c.source == "table cell" and ink_box(image, box) is None):
+                continue  # nothing drawn; or an empty cell's fill alone (Qt's spreadsheet greys its unused rows)
             if min(fitted[2] - fitted[0], fitted[3] - fitted[1]) >= MIN_SIDE:
                 parts = [(c.text, fitted)]
         if c.type in DRAWN_TYPES and not c.cells:
