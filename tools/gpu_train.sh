@@ -12,7 +12,9 @@
 # (the canvases refuse tasks reserved for evaluation, and miniwob lists the tasks).
 # Settings: training/detector-any-gpu.yaml (detector), training/reader.yaml + the flags below.
 # Environment: PY (python), SITE (where the wheels go), DEVICE (cuda; cpu for a dry run here),
-# READER_MIN (reader minutes), DET_HOURS (detector hours), OUT (results folder).
+# READER_MIN (reader minutes; READER_MIN=0 trains the detector alone), DET_HOURS (detector hours),
+# DET_PARTS (the canvas parts, space-separated NAME=DATASET[,DATASET...]; the first takes the
+# validation sets), DET_VAL (validation datasets, comma-separated), OUT (results folder).
 set -euo pipefail
 phase=$1; shift
 PY=${PY:-python3}
@@ -66,6 +68,7 @@ PYEOF
   fi
   "$PY" -c "import torch, ultralytics, transformers, caap.cli; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), 'ultralytics', ultralytics.__version__, 'transformers', transformers.__version__)"
   unpack "$@"
+  if [ "${READER_MIN:-8}" = 0 ]; then exit 0; fi
   # The reader fine-tune runs in its own session so that it outlives this call.
   setsid nohup "$PY" -m caap.cli train reader --data data/miniwob-train --data data/desktop-train \
     --data data/synth-ui-extra-t --base models/reader --device "$DEVICE" --batch "${READER_BATCH:-64}" \
@@ -83,12 +86,18 @@ if [ "$phase" = train ]; then
   unpack "$@"
   t0=$(date +%s)
   # The generated pages travel as several tiled parts (data/synth-ui-train-tiles-N): one process each.
-  synth=()
-  for d in data/synth-ui-train-tiles-*; do synth+=(--part "$(basename "$d")=$d"); done
-  "$PY" tools/gpu_canvases.py runs/gpu/canvases --size 480 --max-tiles 2 \
-    --part mw=data/miniwob-train,data/miniwob-train,data/miniwob-train \
-    --part mix=data/desktop-train,data/desktop-train,data/synth-ui-extra-t "${synth[@]}" \
-    --val-data data/synth-ui-val-tiles-s
+  parts=()
+  if [ -n "${DET_PARTS:-}" ]; then
+    for p in $DET_PARTS; do parts+=(--part "$p"); done
+  else  # stage 4's mix
+    parts=(--part mw=data/miniwob-train,data/miniwob-train,data/miniwob-train
+           --part mix=data/desktop-train,data/desktop-train,data/synth-ui-extra-t)
+    for d in data/synth-ui-train-tiles-*; do parts+=(--part "$(basename "$d")=$d"); done
+  fi
+  vals=()
+  IFS=, read -ra vs <<< "${DET_VAL:-data/synth-ui-val-tiles-s}"
+  for v in "${vs[@]}"; do vals+=(--val-data "$v"); done
+  "$PY" tools/gpu_canvases.py runs/gpu/canvases --size 480 --max-tiles 2 "${parts[@]}" "${vals[@]}"
   echo "canvases: $(( $(date +%s) - t0 )) s"
   # A dry run (here, on a CPU) shortens the recipe's time and batch through the environment.
   sed -e "s/^time: .*/time: ${DET_HOURS:-0.1}/" -e "s/^batch: .*/batch: ${DET_BATCH:-64}/" \
@@ -99,6 +108,11 @@ if [ "$phase" = train ]; then
   cp runs/gpu/detector/weights/best.pt "$OUT/detector-best.pt" || true
   cp runs/gpu/detector/weights/last.pt "$OUT/detector-last.pt" || true
   cp runs/gpu/detector/results.csv "$OUT/detector-results.csv" || true
+  if [ ! -f runs/gpu/reader.pid ]; then
+    tar czf "$OUT/logs.tar.gz" runs/gpu/detector.log runs/gpu/canvases/parts.json 2>/dev/null || true
+    ls -la "$OUT"
+    exit 0
+  fi
   # Wait for the reader (it stops itself at READER_MIN), then ship its best checkpoint as float16.
   while kill -0 "$(cat runs/gpu/reader.pid)" 2>/dev/null; do sleep 5; done
   tail -3 runs/gpu/reader.log
