@@ -21,6 +21,7 @@ from caap.observe.figures import (
     small_figures,
     solid_figure,
     solid_figures,
+    thin_bars,
 )
 from caap.observe.grips import find_grip, grip_of, resize_grips
 from caap.observe.ink import (
@@ -579,6 +580,28 @@ def test_small_figures_are_dots_on_lines_no_box_touches():
     assert out[1].bbox == (44, 65, 58, 76)  # the label gives way to the marker
     assert sorted((e.type.value, e.bbox) for e in out[3:]) == [
         ("shape", (16, 16, 25, 25)), ("shape", (46, 56, 55, 65)), ("shape", (146, 86, 155, 95))]
+
+
+def test_thin_bars_are_lone_long_bars_no_box_holds():
+    image = Image.new("RGB", (400, 200), (246, 245, 244))           # a GTK-like light window
+    draw = ImageDraw.Draw(image)
+    draw.rounded_rectangle([20, 20, 219, 25], radius=2, fill=(225, 222, 219))  # a faint trough...
+    draw.rounded_rectangle([20, 20, 120, 25], radius=2, fill=(53, 132, 228))   # ...half filled
+    draw.rectangle([300, 20, 304, 179], fill=(53, 132, 228))         # a vertical bar
+    draw.line([20, 60, 219, 60], fill=(200, 200, 200), width=1)      # a separator: too thin
+    for y in (80, 87, 94):                                           # stacked lines of a list icon
+        draw.rectangle([20, y, 63, y + 3], fill=(60, 60, 60))
+    draw.rectangle([100, 120, 250, 124], fill=(150, 150, 150))       # a slider's trough, in its box
+    draw.ellipse([160, 114, 174, 130], fill=(255, 255, 255), outline=(150, 150, 150))
+    draw.rectangle([20, 150, 39, 155], fill=(0, 0, 0))               # short: a dash, not a bar
+    draw.rectangle([100, 150, 250, 156], fill=(53, 132, 228))        # a bar with a caption 2 px under it
+    draw.rectangle([100, 158, 140, 166], fill=(0, 0, 0))
+    slider = Element(type="slider", bbox=[95, 110, 255, 134], score=0.8)
+    out = thin_bars(image, [slider])
+    assert out[0] is slider
+    assert sorted((e.type.value, e.bbox) for e in out[1:]) == [
+        ("progress_bar", (20, 20, 220, 26)), ("progress_bar", (300, 20, 305, 180))]
+    assert thin_bars(image, out) == out  # each bar is held by its own box now
 
 
 def test_lone_glyphs_are_only_large_blobs_standing_alone():

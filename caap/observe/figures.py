@@ -210,8 +210,9 @@ LONE_CLEARANCE = 10    # px of background all round, free of other ink and of ev
 GLYPH_GAP = 3          # px between the pieces of one glyph
 
 
-def page_ink(image: Image.Image) -> np.ndarray:
-    """Where the screenshot differs from its page's background colour (uint8 0/1, H × W)."""
+def page_difference(image: Image.Image) -> np.ndarray:
+    """How far each pixel is from its page's background colour: the largest channel difference
+    (uint8, H × W). The ink masks below are thresholds of it, so a screen computes it once."""
     import cv2  # the vision extra's
 
     rgb = np.asarray(image.convert("RGB"))
@@ -219,7 +220,15 @@ def page_ink(image: Image.Image) -> np.ndarray:
     bg = background_colour(rgb[:: max(1, h // 64), :: max(1, w // 64)]).astype(np.uint8)
     # uint8 arithmetic in OpenCV: this runs on every screen, full-size ones included.
     d = cv2.absdiff(np.ascontiguousarray(rgb), np.ascontiguousarray(np.broadcast_to(bg, rgb.shape)))
-    return (np.maximum(np.maximum(d[:, :, 0], d[:, :, 1]), d[:, :, 2]) > INK).astype(np.uint8)
+    return np.maximum(np.maximum(d[:, :, 0], d[:, :, 1]), d[:, :, 2])
+
+
+def page_ink(image: Image.Image, threshold: int = INK, difference: np.ndarray | None = None) -> np.ndarray:
+    """Where the screenshot differs from its page's background colour by more than ``threshold`` in
+    some channel (uint8 0/1, H × W). ``difference``: the screen's ``page_difference`` where the
+    caller has it."""
+    d = page_difference(image) if difference is None else difference
+    return (d > threshold).astype(np.uint8)
 
 
 def _taken(elements: Sequence[Element], h: int, w: int) -> np.ndarray:
@@ -323,6 +332,50 @@ def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray |
         added.append(Element(type=ElementType.SHAPE, bbox=figure,
                              score=min((e.score or 0.0 for e in elements), default=0.25)))
     return [*out, *added] if added else elements
+
+
+# --- thin bars ---------------------------------------------------------------------------------------
+THIN_BAR_FAINT = 12          # a trough this far from the background counts (GTK's light-grey troughs differ by ~20)
+THIN_BAR_THICKNESS = (3, 8)  # px: GTK's progress bars are 4-6 px thick; 1-2 px lines are separators and underlines
+THIN_BAR_MIN_LENGTH = 40     # px, and at least 8 thicknesses
+THIN_BAR_FILL = 0.85         # least share of its box the bar fills (rounded ends leave a little out)
+THIN_BAR_RING = 4            # px round the bar looked at: stacked lines (a list icon's) are closer than that
+THIN_BAR_RING_INK = 0.05     # most share of that ring that differs from the background
+THIN_BAR_HELD = 0.3          # a box holding this share of the bar has it already (a slider's trough, a button)
+
+
+def thin_bars(image: Image.Image, elements: list[Element], difference: np.ndarray | None = None) -> list[Element]:
+    """The elements with a progress bar added for every long thin bar standing alone on the page
+    that no box holds. GTK draws its progress bars 4-6 px thick (a trough with its fill); the
+    detector, which learns from 480 px canvases, rarely boxes them. A bar is one 4-connected blob of
+    pixels that differ, even faintly, from the background: 3-8 px thick, at least 40 px and eight
+    thicknesses long, filling most of its box, with background all round (traced on the training
+    apps' screens: zenity's progress bar is found, a list icon's stacked lines are not).
+    ``difference``: the screen's ``page_difference`` where the caller has it."""
+    import cv2  # the vision extra's
+
+    faint = page_ink(image, THIN_BAR_FAINT, difference)
+    h, w = faint.shape
+    _, _, stats, _ = cv2.connectedComponentsWithStats(faint, connectivity=4)
+    lo, hi = THIN_BAR_THICKNESS
+    bw, bh, blob = stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT], stats[:, cv2.CC_STAT_AREA]
+    thin, long_ = np.minimum(bw, bh), np.maximum(bw, bh)
+    sized = np.flatnonzero((thin >= lo) & (thin <= hi) & (long_ >= np.maximum(THIN_BAR_MIN_LENGTH, 8 * thin))
+                           & (blob >= THIN_BAR_FILL * bw * bh))
+    added: list[Element] = []
+    r = THIN_BAR_RING
+    for k in sized[sized > 0].tolist():
+        x, y = int(stats[k, cv2.CC_STAT_LEFT]), int(stats[k, cv2.CC_STAT_TOP])
+        bar = (x, y, x + int(bw[k]), y + int(bh[k]))
+        if any(intersection(e.bbox, bar) > THIN_BAR_HELD * area(bar) for e in elements):
+            continue
+        rx1, ry1, rx2, ry2 = max(0, x - r), max(0, y - r), min(w, bar[2] + r), min(h, bar[3] + r)
+        ring = int(faint[ry1:ry2, rx1:rx2].sum()) - int(faint[y:bar[3], x:bar[2]].sum())
+        if ring > THIN_BAR_RING_INK * ((rx2 - rx1) * (ry2 - ry1) - area(bar)):
+            continue
+        added.append(Element(type=ElementType.PROGRESS_BAR, bbox=bar,
+                             score=min((e.score or 0.0 for e in elements), default=0.25)))
+    return [*elements, *added] if added else elements
 
 
 # --- small letters taken for icons --------------------------------------------------------------------

@@ -34,10 +34,12 @@ from caap.observe.figures import (
     lone_glyphs,
     lone_letter,
     may_be_letter,
+    page_difference,
     page_ink,
     small_figures,
     solid_figure,
     solid_figures,
+    thin_bars,
 )
 from caap.observe.grips import resize_grips
 from caap.observe.ink import blank_placeholders, reading_boxes, without_foreign_ink
@@ -310,8 +312,9 @@ class VisionObserver:
         boxes = self.detector.detect(image)
         if self.reader is None:
             return boxes
-        ink = page_ink(image)
-        return small_figures(image, lone_glyphs(image, boxes, ink), ink)
+        difference = page_difference(image)
+        ink = page_ink(image, difference=difference)
+        return thin_bars(image, small_figures(image, lone_glyphs(image, boxes, ink), ink), difference)
 
     def texts(self, image: Image.Image, elements: list[Element]) -> list[Element]:
         """The texts the observer reports for read elements (in the order of the latest read): PP-OCR's
