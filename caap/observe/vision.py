@@ -307,7 +307,7 @@ class VisionObserver:
 
     def propose(self, image: Image.Image) -> list[Element]:
         """The boxes the reader reads: the detector's, and with a reader every large glyph standing
-        alone and every small filled figure that no box holds."""
+        alone, every small filled figure and every long thin bar (a progress bar) that no box holds."""
         assert self.detector is not None  # made without one only for its text steps (caap.train.eval_reader)
         boxes = self.detector.detect(image)
         if self.reader is None:
