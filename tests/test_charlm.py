@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from caap.observe.charlm import CharLM, CharLMError, Fusion
-from caap.observe.ctc import BLANK, Alphabet, beam_decode, greedy_decode
+from caap.observe.ctc import BLANK, Alphabet, _logaddexp, beam_decode, greedy_decode
 
 TEXTS = ["Select Austin and click Submit.", "Select the checkbox and click Submit.", "Select Iaculis.",
          "click Submit.", "Enter the password"] * 3
@@ -116,3 +116,13 @@ def test_beam_search_follows_only_the_likeliest_characters_of_a_spread_frame() -
     clear = _frames(alphabet, [{"x": 0.99}, {}, {"7": 0.6, "T": 0.3}, {"#": 0.98}, {}, {"Q": 0.99}])
     assert beam_decode(clear, len(clear), alphabet, lm, weight=0.3, bonus=1.0, top=2) == \
         beam_decode(clear, len(clear), alphabet, lm, weight=0.3, bonus=1.0, top=None)
+
+
+def test_the_searchs_logaddexp_is_numpys():
+    inf = math.inf
+    pairs = [(0.0, 0.0), (-1.5, -0.2), (-0.2, -1.5), (-700.0, -1.0), (-3.0, -inf), (-inf, -3.0), (-inf, -inf),
+             (2.0, 2.0 + 1e-12), (-1e-300, -2e-300)]
+    for x, y in pairs:
+        assert _logaddexp(x, y) == float(np.logaddexp(x, y))
+    assert math.isnan(_logaddexp(math.nan, 0.0))
+
