@@ -125,4 +125,3 @@ def test_the_searchs_logaddexp_is_numpys():
     for x, y in pairs:
         assert _logaddexp(x, y) == float(np.logaddexp(x, y))
     assert math.isnan(_logaddexp(math.nan, 0.0))
-

@@ -85,11 +85,12 @@ fi
 if [ "$phase" = train ]; then
   unpack "$@"
   t0=$(date +%s)
-  # The generated pages travel as several tiled parts (data/synth-ui-train-tiles-N): one process each.
+  # One process cuts each part's canvases. Without DET_PARTS, stage 4's mix: the generated pages
+  # travelled as several tiled parts (data/synth-ui-train-tiles-N), one part each.
   parts=()
   if [ -n "${DET_PARTS:-}" ]; then
     for p in $DET_PARTS; do parts+=(--part "$p"); done
-  else  # stage 4's mix
+  else
     parts=(--part mw=data/miniwob-train,data/miniwob-train,data/miniwob-train
            --part mix=data/desktop-train,data/desktop-train,data/synth-ui-extra-t)
     for d in data/synth-ui-train-tiles-*; do parts+=(--part "$(basename "$d")=$d"); done
@@ -108,19 +109,20 @@ if [ "$phase" = train ]; then
   cp runs/gpu/detector/weights/best.pt "$OUT/detector-best.pt" || true
   cp runs/gpu/detector/weights/last.pt "$OUT/detector-last.pt" || true
   cp runs/gpu/detector/results.csv "$OUT/detector-results.csv" || true
-  if [ ! -f runs/gpu/reader.pid ]; then
-    tar czf "$OUT/logs.tar.gz" runs/gpu/detector.log runs/gpu/canvases/parts.json 2>/dev/null || true
-    ls -la "$OUT"
-    exit 0
+  if [ -f runs/gpu/reader.pid ]; then  # prep started a reader fine-tune (READER_MIN > 0)
+    # Wait for the reader (it stops itself at READER_MIN), then ship its best checkpoint as float16.
+    while kill -0 "$(cat runs/gpu/reader.pid)" 2>/dev/null; do sleep 5; done
+    tail -3 runs/gpu/reader.log
+    if [ -d runs/gpu/reader/best ]; then
+      "$PY" tools/export_reader.py runs/gpu/reader/best runs/gpu/reader-ship
+      tar czf "$OUT/reader.tar.gz" -C runs/gpu reader-ship reader/metrics.jsonl
+    fi
   fi
-  # Wait for the reader (it stops itself at READER_MIN), then ship its best checkpoint as float16.
-  while kill -0 "$(cat runs/gpu/reader.pid)" 2>/dev/null; do sleep 5; done
-  tail -3 runs/gpu/reader.log
-  if [ -d runs/gpu/reader/best ]; then
-    "$PY" tools/export_reader.py runs/gpu/reader/best runs/gpu/reader-ship
-    tar czf "$OUT/reader.tar.gz" -C runs/gpu reader-ship reader/metrics.jsonl
-  fi
-  tar czf "$OUT/logs.tar.gz" runs/gpu/reader.log runs/gpu/detector.log runs/gpu/canvases/parts.json 2>/dev/null || true
+  logs=()
+  for f in runs/gpu/reader.log runs/gpu/detector.log runs/gpu/canvases/parts.json; do
+    if [ -f "$f" ]; then logs+=("$f"); fi
+  done
+  tar czf "$OUT/logs.tar.gz" "${logs[@]}" || true
   ls -la "$OUT"
   exit 0
 fi

@@ -285,6 +285,19 @@ DOT_RING_INK = 0.12    # most ink share of that ring: background with at most th
 DOT_TOUCH = 0.3        # a text box may overlap this share of a figure (a tick label's box runs into its marker)
 
 
+def _ring_ink(mask: np.ndarray, box: Sequence[int], r: int, cleared: Sequence[Sequence[int]] = ()) -> tuple[int, int]:
+    """Ink pixels in the ``r`` px round ``box`` (the image's edge cuts the ring) and how many pixels
+    that ring holds; ink inside the ``cleared`` boxes does not count."""
+    h, w = mask.shape
+    x1, y1, x2, y2 = (int(v) for v in box)
+    rx1, ry1, rx2, ry2 = max(0, x1 - r), max(0, y1 - r), min(w, x2 + r), min(h, y2 + r)
+    ring = mask[ry1:ry2, rx1:rx2].copy()
+    ring[y1 - ry1:y2 - ry1, x1 - rx1:x2 - rx1] = 0
+    for bx1, by1, bx2, by2 in cleared:
+        ring[max(0, int(by1) - ry1):max(0, int(by2) - ry1), max(0, int(bx1) - rx1):max(0, int(bx2) - rx1)] = 0
+    return int(ring.sum()), ring.size - (x2 - x1) * (y2 - y1)
+
+
 def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray | None = None) -> list[Element]:
     """The elements with a shape added for every small filled figure (a dot, a small square) that
     no box holds: the ends of a drawn line, the points of a plotted grid, a marker on an axis. A
@@ -299,7 +312,6 @@ def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray |
     import cv2  # the vision extra's
 
     ink = page_ink(image) if ink is None else ink
-    h, w = ink.shape
     disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (DOT_OPENING, DOT_OPENING))
     opened = cv2.morphologyEx(ink, cv2.MORPH_OPEN, disc)
     n, _, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
@@ -311,7 +323,6 @@ def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray |
                            & (blob >= DOT_FILL * bw * bh))
     added: list[Element] = []
     out = list(elements)
-    r = DOT_RING
     for k in sized[sized > 0].tolist():
         x, y = int(stats[k, cv2.CC_STAT_LEFT]), int(stats[k, cv2.CC_STAT_TOP])
         figure = (x, y, x + int(bw[k]), y + int(bh[k]))
@@ -319,13 +330,9 @@ def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray |
         if any(intersection(out[i].bbox, figure) > DOT_TOUCH * area(figure) or out[i].type not in TEXT_ELEMENT_TYPES
                for i in touching):
             continue
-        rx1, ry1, rx2, ry2 = max(0, x - r), max(0, y - r), min(w, figure[2] + r), min(h, figure[3] + r)
-        ring = ink[ry1:ry2, rx1:rx2].copy()
-        ring[y - ry1:figure[3] - ry1, x - rx1:figure[2] - rx1] = 0
-        for i in touching:  # a touching label's glyphs are its text's, not the figure's surroundings
-            bx1, by1, bx2, by2 = out[i].bbox
-            ring[max(0, by1 - ry1):max(0, by2 - ry1), max(0, bx1 - rx1):max(0, bx2 - rx1)] = 0
-        if int(ring.sum()) > DOT_RING_INK * (ring.size - area(figure)):
+        # A touching label's glyphs are its text's, not the figure's surroundings.
+        inked, size = _ring_ink(ink, figure, DOT_RING, [out[i].bbox for i in touching])
+        if inked > DOT_RING_INK * size:
             continue
         for i in touching:  # a tick label's box that runs into the marker gives way
             out[i] = out[i].model_copy(update={"bbox": uncovered_part(out[i].bbox, figure)})
@@ -355,7 +362,6 @@ def thin_bars(image: Image.Image, elements: list[Element], difference: np.ndarra
     import cv2  # the vision extra's
 
     faint = page_ink(image, THIN_BAR_FAINT, difference)
-    h, w = faint.shape
     _, _, stats, _ = cv2.connectedComponentsWithStats(faint, connectivity=4)
     lo, hi = THIN_BAR_THICKNESS
     bw, bh, blob = stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT], stats[:, cv2.CC_STAT_AREA]
@@ -363,15 +369,13 @@ def thin_bars(image: Image.Image, elements: list[Element], difference: np.ndarra
     sized = np.flatnonzero((thin >= lo) & (thin <= hi) & (long_ >= np.maximum(THIN_BAR_MIN_LENGTH, 8 * thin))
                            & (blob >= THIN_BAR_FILL * bw * bh))
     added: list[Element] = []
-    r = THIN_BAR_RING
     for k in sized[sized > 0].tolist():
         x, y = int(stats[k, cv2.CC_STAT_LEFT]), int(stats[k, cv2.CC_STAT_TOP])
         bar = (x, y, x + int(bw[k]), y + int(bh[k]))
         if any(intersection(e.bbox, bar) > THIN_BAR_HELD * area(bar) for e in elements):
             continue
-        rx1, ry1, rx2, ry2 = max(0, x - r), max(0, y - r), min(w, bar[2] + r), min(h, bar[3] + r)
-        ring = int(faint[ry1:ry2, rx1:rx2].sum()) - int(faint[y:bar[3], x:bar[2]].sum())
-        if ring > THIN_BAR_RING_INK * ((rx2 - rx1) * (ry2 - ry1) - area(bar)):
+        inked, size = _ring_ink(faint, bar, THIN_BAR_RING)
+        if inked > THIN_BAR_RING_INK * size:
             continue
         added.append(Element(type=ElementType.PROGRESS_BAR, bbox=bar,
                              score=min((e.score or 0.0 for e in elements), default=0.25)))

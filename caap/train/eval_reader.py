@@ -211,7 +211,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             golds: list[Element | None] = list(ann.elements)
         else:
             t0 = time.perf_counter()
-            # The observer's proposals (the detector's boxes, the lone glyphs and small figures it adds) where it runs.
+            # The observer's proposals (the detector's boxes and what its pixel rules add) where it runs.
             found = observer.propose(image) if observer is not None else det.detect(image)
             t_detect = time.perf_counter() - t0
             matched = match_boxes([(e.score or 0.0, e.bbox) for e in found], [e.bbox for e in ann.elements], iou_match)
