@@ -20,8 +20,8 @@ from caap.elements import Element
 from caap.geometry import as_box, clip, iou
 from caap.observe.cells import fit_cells
 from caap.observe.frames import grow_framed_icons
-from caap.observe.shape_fit import fit_small_shapes
-from caap.observe.snap import SURE_SCORE, add_missed_words, snap_text_boxes, split_links
+from caap.observe.shape_fit import fit_icons, fit_small_shapes
+from caap.observe.snap import SURE_SCORE, add_missed_rows, add_missed_words, snap_text_boxes, split_links
 from caap.taxonomy import DETECTOR_CLASSES, ElementType
 
 _OBSERVE = ObserveConfig.model_fields  # the config section is the one place defaults live
@@ -151,9 +151,9 @@ class Detector:
         # that no box holds (short inline links the network misses).
         if not self.snap:
             return found
-        found = grow_framed_icons(image, fit_small_shapes(image, found))
+        found = fit_icons(image, grow_framed_icons(image, fit_small_shapes(image, found)))
         found = fit_cells(image, snap_text_boxes(image, found))
-        return merge_overlapping_words(add_missed_words(image, split_links(image, found)))
+        return add_missed_rows(image, merge_overlapping_words(add_missed_words(image, split_links(image, found))))
 
 
 def merge_duplicates(elements: list[Element], threshold: float = 0.7) -> list[Element]:

@@ -284,19 +284,15 @@ class PPOCR:
         resized = Image.fromarray(canvas).resize((width, REC_HEIGHT), _INTERPOLATION[t.interpolation])
         return np.asarray(resized)
 
-    def _detect_lines(self, crop: np.ndarray, ink: np.ndarray, bg: np.ndarray) -> list[tuple[int, np.ndarray]]:
-        """The text lines inside a crop, in reading order, as masks of ``ink``: the detector finds the
-        lines, and each glyph (connected component) goes to the line whose box holds its centre
-        (the nearest one vertically where boxes overlap), so a line never takes its neighbours'
-        ascenders or descenders."""
-        import cv2  # a rapidocr dependency
-
+    def find_lines(self, crop: np.ndarray, bg: np.ndarray, scale: float) -> list[tuple[float, float, float, float]]:
+        """PP-OCR's text detector on an RGB array enlarged ``scale`` times (UI text is smaller than
+        the text it learned from), padded with ``bg`` to the multiple of 32 the network needs: the box
+        of each line of text it sees, in the array's pixels."""
         t = self.tuning
         ch, cw = crop.shape[:2]
-        dh, dw = max(32, math.ceil(ch * t.det_scale / 32) * 32), max(32, math.ceil(cw * t.det_scale / 32) * 32)
-        scaled = Image.fromarray(crop).resize((round(cw * t.det_scale), round(ch * t.det_scale)),
-                                              Image.Resampling.BICUBIC)
-        canvas = np.empty((dh, dw, 3), np.uint8)  # pad (not stretch) to the multiple of 32 the net needs
+        dh, dw = max(32, math.ceil(ch * scale / 32) * 32), max(32, math.ceil(cw * scale / 32) * 32)
+        scaled = Image.fromarray(crop).resize((round(cw * scale), round(ch * scale)), Image.Resampling.BICUBIC)
+        canvas = np.empty((dh, dw, 3), np.uint8)  # pad (not stretch)
         canvas[:] = bg
         canvas[:scaled.height, :scaled.width] = np.asarray(scaled)
         x = (canvas[:, :, ::-1].astype(np.float32) / 127.5 - 1.0).transpose(2, 0, 1)[None]  # BGR, [-1, 1]
@@ -304,8 +300,32 @@ class PPOCR:
         post = self._db_post(thresh=0.3, box_thresh=t.det_box_thresh, max_candidates=1000,
                              unclip_ratio=t.det_unclip, use_dilation=True, score_mode="fast")
         quads, _ = post(pred, (dh, dw))
-        boxes = [(q[:, 0].min() / t.det_scale, q[:, 1].min() / t.det_scale,
-                  q[:, 0].max() / t.det_scale, q[:, 1].max() / t.det_scale) for q in quads]
+        return [(float(q[:, 0].min()) / scale, float(q[:, 1].min()) / scale,
+                 float(q[:, 0].max()) / scale, float(q[:, 1].max()) / scale) for q in quads]
+
+    def region_lines(self, rgb: np.ndarray, regions: Sequence[Sequence[int]],
+                     scale: float) -> list[list[tuple[float, float, float, float]]]:
+        """The lines of text ``find_lines`` sees in each region of a screenshot (each on its own, so a
+        region's lines depend on its pixels alone), in the region's pixels; remembered by the
+        region's pixels where the engine keeps a memo."""
+        crops = [rgb[int(y1):int(y2), int(x1):int(x2)] for x1, y1, x2, y2 in regions]
+
+        def detect(todo: list[int]) -> list[list[tuple[float, float, float, float]]]:
+            return [self.find_lines(crops[i], background_colour(crops[i]), scale) for i in todo]
+
+        if self.memo is None:
+            return detect(list(range(len(crops))))
+        keys = [pixel_key(crop, "lines", scale, self.tuning) for crop in crops]
+        return self.memo.read_through(keys, detect)
+
+    def _detect_lines(self, crop: np.ndarray, ink: np.ndarray, bg: np.ndarray) -> list[tuple[int, np.ndarray]]:
+        """The text lines inside a crop, in reading order, as masks of ``ink``: the detector finds the
+        lines, and each glyph (connected component) goes to the line whose box holds its centre
+        (the nearest one vertically where boxes overlap), so a line never takes its neighbours'
+        ascenders or descenders."""
+        import cv2  # a rapidocr dependency
+
+        boxes = self.find_lines(crop, bg, self.tuning.det_scale)
         n, labels, _, centres = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
         owner = np.full(n, -1)
         for k in range(1, n):

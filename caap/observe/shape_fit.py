@@ -7,6 +7,12 @@ one blob of ink on a plain background. ``fit_small_shapes`` moves each side of a
 box to the blob under the box's middle. A side where the blob runs out of the box (a grid line or
 an axis through the figure) stays where the detector put it, and a box whose middle holds no ink,
 or whose blob is much smaller than the box (a ring drawn thin, a figure in parts), is left as it is.
+
+Icons are boxed on their picture, as the desktop labeller boxes them (``ink_box`` with a ring: what
+differs from the colour round the toolkit's box). The detector often boxes a flat icon button's
+padding with it: a 10 px glyph in a 15 px box overlaps its label by less than one half.
+``fit_icons`` fits each icon box the same way, so a framed button (``caap.observe.frames``), whose
+frame is ink, keeps its box and a flat one shrinks to its glyph.
 """
 
 from __future__ import annotations
@@ -18,12 +24,16 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box
-from caap.observe.lines import background_colour, ink_mask
+from caap.observe.cells import ink_extent
+from caap.observe.lines import INK_SUM, background_colour, ink_mask
 from caap.taxonomy import ElementType
 
 MAX_SIDE = 24  # px: larger figures are boxed well enough by the detector
 MARGIN = 2  # px looked at round the box: a figure the box cuts is seen whole
 MIN_SHARE = 0.3  # the fitted box keeps at least this share of the detected box's area
+ICON_MAX_SIDE = 48  # px: larger icon boxes are pictures and panels, fitted well enough
+ICON_RING = 2  # px round an icon box whose colour is its background
+ICON_MIN_SIDE = 6  # px: a fitted icon thinner than this (with its 1 px pad) is one stroke of it (a dash)
 
 
 def fitted_shape_box(pixels: np.ndarray, box: Box) -> Box:
@@ -78,3 +88,40 @@ def rebox(image: Image.Image, elements: Sequence[Element], kind: ElementType, ma
 def fit_small_shapes(image: Image.Image, elements: Sequence[Element], max_side: int = MAX_SIDE) -> list[Element]:
     """The elements with each small ``shape`` box (no side over ``max_side`` px) fitted to its figure."""
     return rebox(image, elements, ElementType.SHAPE, max_side, fitted_shape_box)
+
+
+def ring_colour(image: Image.Image, box: Box, ring: int) -> np.ndarray:
+    """The most common colour of the ``ring`` px round ``box`` (int32 RGB)."""
+    x1, y1, x2, y2 = box
+    around = np.asarray(image.crop((max(0, x1 - ring), max(0, y1 - ring), min(image.width, x2 + ring),
+                                    min(image.height, y2 + ring))).convert("RGB"))
+    edge = np.concatenate([around[:ring].reshape(-1, 3), around[-ring:].reshape(-1, 3),
+                           around[:, :ring].reshape(-1, 3), around[:, -ring:].reshape(-1, 3)])
+    return background_colour(edge.reshape(-1, 1, 3)).astype(np.int32)
+
+
+def ink_box(image: Image.Image, box: Box, pad: int = 1, ring: int = 0) -> Box | None:
+    """The part of ``box`` (image pixels) where something is drawn, ``pad`` px around; None when
+    the box shows only its background. The background is the box's most common colour, or with
+    ``ring`` that of the ``ring`` px round it (a picture may fill its box: a colour swatch)."""
+    pixels = np.asarray(image.crop(box).convert("RGB"))
+    if pixels.size == 0:
+        return None
+    if ring:
+        ink = np.abs(pixels.astype(np.int32) - ring_colour(image, box, ring)).sum(axis=2) > INK_SUM
+    else:
+        ink = ink_mask(pixels)
+    return ink_extent(ink, box, pad)
+
+
+def fit_icons(image: Image.Image, elements: Sequence[Element], max_side: int = ICON_MAX_SIDE) -> list[Element]:
+    """The elements with each icon box (no side over ``max_side`` px) fitted to what differs from
+    the colour round it, 1 px around; a fit thinner than ``ICON_MIN_SIDE`` keeps the box."""
+
+    def fit(_: np.ndarray, box: Box) -> Box | None:
+        fitted = ink_box(image, box, ring=ICON_RING)
+        if fitted is None or min(fitted[2] - fitted[0], fitted[3] - fitted[1]) < ICON_MIN_SIDE:
+            return None
+        return fitted
+
+    return rebox(image, elements, ElementType.ICON, max_side, fit)

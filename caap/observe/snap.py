@@ -20,6 +20,7 @@ dataset's labelled boxes.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
@@ -332,6 +333,106 @@ def _add_band(pixels: np.ndarray, elements: Sequence[Element], out: list[Element
             score = min((elements[i].score or 0.0) for i in line)
             added.append(Element(type=kind, bbox=as_box((m[0], y1, min(width, m[1] + RIGHT_PAD), y2)), score=score))
             spans.append((m[0], m[1], None))
+
+
+# --- rows of a list ---------------------------------------------------------------------------------
+ROW_TYPES = frozenset({ElementType.TABLED_TEXT, ElementType.TREE_ITEM})
+ROW_EDGE_PX = 2  # rows of one list start within this many px of one left edge
+ROW_STEPS = 4    # a gap of up to this many rows between two found rows is filled
+ROW_REACH = 30   # rows looked for beyond a list's first and last found rows, one after another
+MIN_ROW_PITCH = 8  # px
+
+
+def _columns(elements: Sequence[Element]) -> list[list[int]]:
+    """Indexes of the sure one-line rows (list entries, table cells, tree rows) that stand in one
+    column, by type: a shared left edge and one height; top to bottom."""
+    columns: list[list[int]] = []
+    for i, e in enumerate(elements):
+        h = e.bbox[3] - e.bbox[1]
+        if e.type not in ROW_TYPES or (e.score or 0.0) < SURE_SCORE or not 6 <= h <= 40:
+            continue
+        for column in columns:
+            first = elements[column[0]].bbox
+            if elements[column[0]].type == e.type and abs(first[0] - e.bbox[0]) <= ROW_EDGE_PX \
+                    and abs(first[3] - first[1] - h) <= 2:
+                column.append(i)
+                break
+        else:
+            columns.append([i])
+    return [sorted(c, key=lambda i: elements[i].bbox[1]) for c in columns]
+
+
+def _row_at(pixels: np.ndarray, taken: list[Box], top: float, height: int, left: int, right: int) -> Box | None:
+    """The box of a list row whose text starts at ``left`` on the band from ``top``, ``height`` px
+    high: its words from the left edge on, a word space apart; None where the band is taken by a
+    box, or holds no text that starts at the edge, or its text runs on past ``right`` (not a row)."""
+    y1 = round(top)
+    y2 = y1 + height
+    if y1 < 0 or y2 > pixels.shape[0]:
+        return None
+    x0, x9 = max(0, left - 2 * ROW_EDGE_PX), min(pixels.shape[1], right + 3 * height)
+    if any(min(y2, b[3]) - max(y1, b[1]) > 0.3 * height and min(x9, b[2]) > max(left, b[0]) for b in taken):
+        return None
+    words = _words(pixels[y1:y2, x0:x9], max(3, round(height * 0.25)))
+    if not words or abs(words[0].start + x0 - left) > ROW_EDGE_PX + 1:
+        return None
+    space, end = max(3, round(WORD_SPACE * height)), words[0].end
+    for w in words[1:]:
+        if w.start - end > space:
+            break
+        end = w.end
+    if end + x0 >= x9 or end - words[0].start < max(6, height // 2):
+        return None
+    return as_box((words[0].start + x0, y1, min(pixels.shape[1], end + x0 + RIGHT_PAD), y2))
+
+
+def add_missed_rows(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
+    """The elements with the rows of a list that no box holds.
+
+    The detector may box a few rows of a plain list and miss the rest (Qt's list views: 4 of 17
+    rows found). A list's rows are easy to follow from the ones found: three or more sure rows of
+    one type at one left edge and one height, two of them one pitch apart, give the pitch. One
+    pitch after another, within a gap between found rows (up to ``ROW_STEPS`` rows) and beyond the
+    first and last found rows (while each band holds one), a band whose text starts at the list's
+    left edge and that no box overlaps is a missed row: a new element of the list's type, boxed on
+    its words, as tall as the found rows, with their lowest score."""
+    pixels = np.asarray(image.convert("RGB"))
+    out = list(elements)
+    for column in _columns(elements):
+        if len(column) < 3:
+            continue
+        boxes = [elements[i].bbox for i in column]
+        steps = [b[1] - a[1] for a, b in itertools.pairwise(boxes) if b[1] > a[1]]
+        if not steps:
+            continue
+        shortest = min(steps)
+        one_row = [s for s in steps if abs(s - shortest) <= 1]
+        if shortest < MIN_ROW_PITCH or len(one_row) < 2:
+            continue
+        pitch = float(np.mean(one_row))
+        height = int(np.median([b[3] - b[1] for b in boxes]))
+        left, right = int(np.median([b[0] for b in boxes])), max(b[2] for b in boxes)
+        if height > pitch:
+            continue
+        kind = elements[column[0]].type
+        score = min(elements[i].score or 0.0 for i in column)
+        tops: list[float] = []
+        for a, b in itertools.pairwise(boxes):
+            rows = round((b[1] - a[1]) / pitch)
+            if 2 <= rows <= ROW_STEPS and abs(b[1] - a[1] - rows * pitch) <= rows:
+                tops += [a[1] + j * (b[1] - a[1]) / rows for j in range(1, rows)]
+        for top in tops:
+            row = _row_at(pixels, [e.bbox for e in out], top, height, left, right)
+            if row is not None:
+                out.append(Element(type=kind, bbox=row, score=score))
+        for direction, top in ((-1, boxes[0][1]), (1, boxes[-1][1])):
+            for _ in range(ROW_REACH):
+                top += direction * pitch
+                row = _row_at(pixels, [e.bbox for e in out], top, height, left, right)
+                if row is None:
+                    break
+                out.append(Element(type=kind, bbox=row, score=score))
+    return out
 
 
 # --- links that run into each other ----------------------------------------------------------------

@@ -43,6 +43,8 @@ from caap.observe.figures import (
 )
 from caap.observe.grips import resize_grips
 from caap.observe.ink import blank_placeholders, reading_boxes, without_foreign_ink
+from caap.observe.missed_text import missed_lines
+from caap.observe.scrollbars import arrow_scrollbars
 from caap.observe.symbols import lone_symbol
 from caap.observe.text_choice import resolve_lookalikes
 from caap.taxonomy import SUBTYPE, TEXT, TEXT_ELEMENT_TYPES, ElementType, attributes_of
@@ -307,14 +309,18 @@ class VisionObserver:
 
     def propose(self, image: Image.Image) -> list[Element]:
         """The boxes the reader reads: the detector's, and with a reader every large glyph standing
-        alone, every small filled figure and every long thin bar (a progress bar) that no box holds."""
+        alone, every small filled figure, every long thin bar (a progress bar) and every scrollbar shown
+        by its two arrow buttons that no box holds; with PP-OCR, every line of text its detector
+        finds where no box stands (``caap.observe.missed_text``)."""
         assert self.detector is not None  # made without one only for its text steps (caap.train.eval_reader)
         boxes = self.detector.detect(image)
         if self.reader is None:
             return boxes
         difference = page_difference(image)
         ink = page_ink(image, difference=difference)
-        return thin_bars(image, small_figures(image, lone_glyphs(image, boxes, ink), ink), difference)
+        boxes = thin_bars(image, small_figures(image, lone_glyphs(image, boxes, ink), ink), difference)
+        boxes = arrow_scrollbars(image, boxes, ink)
+        return boxes if self.ocr is None else missed_lines(image, boxes, self.ocr)  # type: ignore[arg-type]
 
     def texts(self, image: Image.Image, elements: list[Element]) -> list[Element]:
         """The texts the observer reports for read elements (in the order of the latest read): PP-OCR's

@@ -21,9 +21,10 @@ from PIL import Image
 from caap.data.desktop.session import XWindow
 from caap.elements import Element
 from caap.geometry import Box, area, intersect, uncovered_part
-from caap.observe.cells import cell_ink_box, ink_extent
+from caap.observe.cells import cell_ink_box
 from caap.observe.figures import control_kind
 from caap.observe.lines import INK_SUM, background_colour, ink_mask
+from caap.observe.shape_fit import ink_box
 from caap.taxonomy import ATTRIBUTES, TEXT_ELEMENT_TYPES, ElementType
 
 MIN_SIDE = 5  # px: a box thinner than this is no widget anyone could see or click
@@ -105,30 +106,6 @@ def visible_box(c: Candidate, windows: Sequence[XWindow]) -> Box | None:
     if area(box) < MIN_VISIBLE * whole:
         return None
     return box
-
-
-def ink_box(image: Image.Image, box: Box, pad: int = 1, ring: int = 0) -> Box | None:
-    """The part of ``box`` (image pixels) where something is drawn, ``pad`` px around; None when
-    the box shows only its background. The background is the box's most common colour, or with
-    ``ring`` that of the ``ring`` px round it (a picture may fill its box: a colour swatch)."""
-    pixels = np.asarray(image.crop(box).convert("RGB"))
-    if pixels.size == 0:
-        return None
-    if ring:
-        ink = np.abs(pixels.astype(np.int32) - _ring_colour(image, box, ring)).sum(axis=2) > INK_DIFFERENCE
-    else:
-        ink = ink_mask(pixels)
-    return ink_extent(ink, box, pad)
-
-
-def _ring_colour(image: Image.Image, box: Box, ring: int) -> np.ndarray:
-    """The most common colour of the ``ring`` px round ``box`` (int32 RGB)."""
-    x1, y1, x2, y2 = box
-    around = np.asarray(image.crop((max(0, x1 - ring), max(0, y1 - ring), min(image.width, x2 + ring),
-                                    min(image.height, y2 + ring))).convert("RGB"))
-    edge = np.concatenate([around[:ring].reshape(-1, 3), around[-ring:].reshape(-1, 3),
-                           around[:, :ring].reshape(-1, 3), around[:, -ring:].reshape(-1, 3)])
-    return background_colour(edge.reshape(-1, 1, 3)).astype(np.int32)
 
 
 # Boxed on what they draw, not the whole row or cell the toolkit reports. Tabs keep the toolkit's box:

@@ -1,0 +1,121 @@
+"""Boxes the observer fits or adds from the pixels of toolkit-drawn screens: icons on their picture,
+scrollbars by their arrow buttons, a list's rows from the rows the detector found."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from caap.elements import Element
+from caap.observe.scrollbars import arrow_scrollbars
+from caap.observe.shape_fit import fit_icons
+from caap.observe.snap import add_missed_rows
+
+FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+needs_font = pytest.mark.skipif(not FONT.is_file(), reason="needs fonts-dejavu-core (tools/setup.sh --system)")
+
+
+def icon(box: tuple[int, int, int, int], kind: str = "icon") -> Element:
+    return Element(type=kind, bbox=box, score=0.6)
+
+
+def test_a_flat_icon_is_boxed_on_its_glyph_and_a_framed_one_on_its_frame():
+    image = Image.new("RGB", (200, 80), (246, 245, 244))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([20, 20, 29, 29], outline=(40, 40, 40), width=2)      # a glyph on a flat button
+    draw.rectangle([60, 10, 91, 41], fill=(252, 252, 252), outline=(180, 180, 180))  # a framed button
+    draw.rectangle([70, 20, 81, 31], fill=(200, 40, 40))
+    draw.rectangle([120, 24, 129, 25], fill=(40, 40, 40))                # a dash: one stroke
+    draw.rectangle([150, 10, 199, 69], fill=(30, 90, 200))               # a picture larger than an icon
+    out = fit_icons(image, [icon((16, 16, 34, 34)), icon((60, 10, 92, 42)), icon((116, 18, 134, 32)),
+                            icon((148, 8, 200, 71)), icon((16, 50, 34, 68), "button")])
+    assert [e.bbox for e in out] == [(19, 19, 31, 31), (60, 10, 92, 42), (116, 18, 134, 32),
+                                     (148, 8, 200, 71), (16, 50, 34, 68)]
+
+
+def _scrollbar(draw: ImageDraw.ImageDraw, x: int, top: int, bottom: int, width: int = 15) -> None:
+    """A Chromium-style vertical scrollbar: a light trough, arrow buttons at both ends, a thumb."""
+    draw.rectangle([x, top, x + width - 1, bottom - 1], fill=(241, 241, 241))
+    mid = x + width // 2
+    draw.polygon([(mid - 3, top + 9), (mid + 3, top + 9), (mid, top + 6)], fill=(80, 80, 80))
+    draw.polygon([(mid - 3, bottom - 10), (mid + 3, bottom - 10), (mid, bottom - 7)], fill=(80, 80, 80))
+    draw.rectangle([x + 2, top + 40, x + width - 3, top + 90], fill=(193, 193, 193))
+
+
+def test_a_scrollbar_is_found_by_its_two_arrow_buttons():
+    image = Image.new("RGB", (300, 220), "white")
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([0, 0, 144, 219], fill=(210, 225, 239))     # a panel right up against the trough
+    _scrollbar(draw, 145, 10, 210)
+    # A spin box's stacked arrows: a pair too close together to hold a trough between them.
+    draw.polygon([(200, 26), (206, 26), (203, 23)], fill=(80, 80, 80))
+    draw.polygon([(200, 32), (206, 32), (203, 35)], fill=(80, 80, 80))
+    out = arrow_scrollbars(image, [])
+    assert [(e.type.value, e.bbox) for e in out] == [("scrollbar", (145, 10, 160, 210))]
+    assert arrow_scrollbars(image, out) == out                 # held by a box: not added twice
+
+
+def test_a_horizontal_scrollbar_is_found_by_its_arrows():
+    image = Image.new("RGB", (300, 100), "white")
+    bar = Image.new("RGB", (100, 300), "white")
+    _scrollbar(ImageDraw.Draw(bar), 40, 20, 280)
+    image.paste(bar.transpose(Image.Transpose.ROTATE_90), (0, 0))  # the same bar, lying down
+    out = arrow_scrollbars(image, [])
+    assert [(e.type.value, e.bbox) for e in out] == [("scrollbar", (20, 45, 280, 60))]
+
+
+@needs_font
+def test_a_lists_missed_rows_are_found_from_the_rows_found():
+    font = ImageFont.truetype(str(FONT), 12)
+    image = Image.new("RGB", (300, 330), "white")
+    draw = ImageDraw.Draw(image)
+    rows = []
+    for i in range(17):                                        # Qt's list: one entry every 17 px
+        top = 10 + 17 * i
+        draw.text((26, top), f"Application {i + 1}", font=font, fill=(0, 0, 0))
+        x1, _, x2, _ = draw.textbbox((26, top), f"Application {i + 1}", font=font)
+        rows.append((x1, top + 1, x2 + 1, top + 14))
+    draw.text((60, 310), "Always use it", font=font, fill=(0, 0, 0))  # under the list, off its edge
+    found = [Element(type="tabled_text", bbox=rows[i], score=0.5) for i in (5, 6, 9, 10)]
+    out = add_missed_rows(image, found)
+    assert out[:4] == found
+    assert sorted(e.bbox[1] for e in out) == [r[1] for r in rows]
+    assert all(e.type.value == "tabled_text" and e.score == 0.5 for e in out)
+    assert all(abs(e.bbox[0] - 26) <= 1 for e in out)
+    # Two found rows are no list to follow, and a low-confidence row sets nothing off.
+    assert add_missed_rows(image, found[:2]) == found[:2]
+    unsure = [e.model_copy(update={"score": 0.1}) for e in found]
+    assert add_missed_rows(image, unsure) == unsure
+
+
+@needs_font
+def test_lines_of_text_no_box_holds_are_added_from_pp_ocrs_detector():
+    pytest.importorskip("rapidocr", reason="PP-OCR needs rapidocr (pip install 'caap[vision]')")
+    pytest.importorskip("onnxruntime", reason="PP-OCR needs onnxruntime (pip install 'caap[vision]')")
+    from caap.observe.missed_text import missed_lines
+    from caap.observe.ocr import PPOCR
+
+    font = ImageFont.truetype(str(FONT), 12)
+    image = Image.new("RGB", (400, 240), "white")
+    draw = ImageDraw.Draw(image)
+    draw.text((40, 20), "Navigate the tree", font=font, fill=(0, 0, 0))       # boxed by the detector
+    draw.text((60, 60), "Beaulah", font=font, fill=(0, 0, 0))                 # missed: no box
+    draw.rectangle([40, 58, 52, 72], outline=(200, 150, 60))                  # a folder icon beside it
+    draw.text((60, 90), "Thaddeus", font=font, fill=(0, 0, 0))                # half of it under a box
+    draw.line([10, 130, 390, 130], fill=(120, 120, 120))                      # a rule: no text
+    for x in range(200, 380, 6):                                              # a picture: too big a region
+        draw.line([x, 150, x + 40, 235], fill=(x % 255, 90, 160), width=2)
+    found = [Element(type="text", bbox=(40, 20, 148, 34), score=0.9),
+             Element(type="icon", bbox=(40, 58, 53, 73), score=0.4),
+             Element(type="text", bbox=(60, 90, 95, 105), score=0.8)]
+    out = missed_lines(image, found, PPOCR())
+    assert out[:3] == found
+    added = out[3:]
+    alone = Image.new("L", image.size, 255)
+    ImageDraw.Draw(alone).text((60, 60), "Beaulah", font=font, fill=0)
+    x1, y1, x2, y2 = Image.eval(alone, lambda v: 255 - v).getbbox()       # the word's ink
+    assert [(e.type.value, e.score) for e in added] == [("text", 0.4)]
+    assert added[0].bbox == (x1, y1, x2 + 1, y2 + 1)                       # on its ink, 1 px past it
+    assert missed_lines(image, out, PPOCR(memo=64)) == out                  # each line is held now
