@@ -69,9 +69,9 @@ def uncovered_regions(rgb: np.ndarray, boxes: Sequence[Box]) -> list[Box]:
         return []
     # Long straight runs are frames, rules and grid lines: left in, they join a list's rows, its
     # frame and the panel round it into one region too large to look at.
-    straight = cv2.morphologyEx(edges, cv2.MORPH_OPEN, np.ones((1, STRAIGHT), np.uint8))
-    straight |= cv2.morphologyEx(edges, cv2.MORPH_OPEN, np.ones((STRAIGHT, 1), np.uint8))
-    edges &= 1 - straight
+    across = cv2.morphologyEx(edges, cv2.MORPH_OPEN, np.ones((1, STRAIGHT), np.uint8))
+    down = cv2.morphologyEx(edges, cv2.MORPH_OPEN, np.ones((STRAIGHT, 1), np.uint8))
+    edges[(across > 0) | (down > 0)] = 0
     grouped = cv2.dilate(edges, np.ones(GROUP, np.uint8))
     _, _, stats, _ = cv2.connectedComponentsWithStats(grouped, connectivity=8)
     h, w = rgb.shape[:2]

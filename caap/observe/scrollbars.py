@@ -32,23 +32,26 @@ TROUGH_PROBE = 8         # px past the first arrow where the trough's width is m
 HELD = 0.5               # a box already holding this share of the bar has it
 
 
+def _widening(profile: np.ndarray) -> int:
+    """1 where counts of ink widen steadily along ``profile``, -1 where they narrow, else 0."""
+    steps = np.diff(profile)
+    if not steps.any():
+        return 0
+    return 1 if (steps >= 0).all() else -1 if (steps <= 0).all() else 0
+
+
 def _pointing(blob: np.ndarray) -> str | None:
     """Where a solid triangle (a boolean mask fitted to it) points: up, down, left, right or None.
     Rows (columns) of ink widen steadily from the tip to the base."""
     h, w = blob.shape
-    lo, hi = ARROW_LONG
-    if lo <= w <= hi and ARROW_SHORT[0] <= h <= ARROW_SHORT[1]:
-        rows = np.diff(blob.sum(axis=1))
-        if rows.size and (rows >= 0).all() and rows.any():
-            return "up"
-        if rows.size and (rows <= 0).all() and rows.any():
-            return "down"
-    if lo <= h <= hi and ARROW_SHORT[0] <= w <= ARROW_SHORT[1]:
-        cols = np.diff(blob.sum(axis=0))
-        if cols.size and (cols >= 0).all() and cols.any():
-            return "left"
-        if cols.size and (cols <= 0).all() and cols.any():
-            return "right"
+
+    def sized(long_: int, short: int) -> bool:
+        return ARROW_LONG[0] <= long_ <= ARROW_LONG[1] and ARROW_SHORT[0] <= short <= ARROW_SHORT[1]
+
+    if sized(w, h):
+        return {1: "up", -1: "down"}.get(_widening(blob.sum(axis=1)))
+    if sized(h, w):
+        return {1: "left", -1: "right"}.get(_widening(blob.sum(axis=0)))
     return None
 
 
