@@ -1,8 +1,8 @@
 """The UI element detector used by the observer: YOLOv8 weights loaded once, boxes in
 captured-image pixels, overlapping duplicates merged, one-line text boxes snapped to the words
-they cover and words of their lines that no box holds added (``caap.observe.snap``), small
-figures fitted to their ink (``caap.observe.shape_fit``), the predicted type kept as a hint for the
-reader."""
+they cover and words of their lines and rows of their lists that no box holds added
+(``caap.observe.snap``), small figures and icons fitted to their ink (``caap.observe.shape_fit``),
+the predicted type kept as a hint for the reader."""
 
 from __future__ import annotations
 
