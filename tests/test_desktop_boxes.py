@@ -119,3 +119,14 @@ def test_lines_of_text_no_box_holds_are_added_from_pp_ocrs_detector():
     assert [(e.type.value, e.score) for e in added] == [("text", 0.4)]
     assert added[0].bbox == (x1, y1, x2 + 1, y2 + 1)                       # on its ink, 1 px past it
     assert missed_lines(image, out, PPOCR(memo=64)) == out                  # each line is held now
+    assert missed_lines(Image.new("RGB", (5, 300), "white"), found, PPOCR()) == found  # no room for text
+
+
+def test_the_box_rules_take_tiny_and_blank_screens():
+    pytest.importorskip("cv2", reason="needs the vision extra (pip install 'caap[vision]')")
+    for size in [(1, 1), (1, 40), (40, 1), (9, 9), (160, 210)]:
+        image = Image.new("RGB", size, "white")
+        held = [icon((0, 0, 1, 1))]
+        assert arrow_scrollbars(image, held) == held
+        assert add_missed_rows(image, held) == held
+        assert fit_icons(image, held) == held

@@ -98,6 +98,8 @@ def missed_lines(image: Image.Image, elements: Sequence[Element], ocr: PPOCR) ->
     """The elements with a text element added for every line of text PP-OCR's detector finds where
     no box stands (see the module's docstring); new elements get the lowest score of the others."""
     rgb = np.asarray(image.convert("RGB"))
+    if min(rgb.shape[:2]) < MIN_REGION_HEIGHT:
+        return list(elements)  # too small to hold a line of text
     regions = uncovered_regions(rgb, [e.bbox for e in elements])
     if not regions:
         return list(elements)
