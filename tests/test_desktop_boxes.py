@@ -130,3 +130,17 @@ def test_the_box_rules_take_tiny_and_blank_screens():
         assert arrow_scrollbars(image, held) == held
         assert add_missed_rows(image, held) == held
         assert fit_icons(image, held) == held
+
+
+def test_a_level_bar_drawn_in_segments_is_one_bar():
+    from caap.observe.figures import thin_bars
+
+    image = Image.new("RGB", (400, 120), (250, 250, 250))
+    draw = ImageDraw.Draw(image)
+    for i in range(5):                                         # GTK's discrete level bar: 5 segments, 2 px apart
+        x = 20 + 66 * i
+        draw.rectangle([x, 30, x + 63, 35], fill=(53, 132, 228) if i < 3 else (222, 222, 222))
+    for i in range(4):                                         # a dashed rule: pieces too far apart
+        draw.rectangle([20 + 40 * i, 80, 39 + 40 * i, 83], fill=(120, 120, 120))
+    out = thin_bars(image, [])
+    assert [(e.type.value, e.bbox) for e in out] == [("progress_bar", (20, 30, 348, 36))]

@@ -348,6 +348,7 @@ THIN_BAR_MIN_LENGTH = 40     # px, and at least 8 thicknesses
 THIN_BAR_FILL = 0.85         # least share of its box the bar fills (rounded ends leave a little out)
 THIN_BAR_RING = 4            # px round the bar looked at: stacked lines (a list icon's) are closer than that
 THIN_BAR_RING_INK = 0.05     # most share of that ring that differs from the background
+THIN_BAR_SEGMENT_GAP = 3      # px between the segments of one bar (GTK's level bars: 2)
 THIN_BAR_HELD = 0.3          # a box holding this share of the bar has it already (a slider's trough, a button)
 
 
@@ -357,7 +358,8 @@ def thin_bars(image: Image.Image, elements: list[Element], difference: np.ndarra
     detector, which learns from 480 px canvases, rarely boxes them. A bar is one 4-connected blob of
     pixels that differ, even faintly, from the background: 3-8 px thick, at least 40 px and eight
     thicknesses long, filling most of its box, with background all round (traced on the training
-    apps' screens: zenity's progress bar is found, a list icon's stacked lines are not).
+    apps' screens: zenity's progress bar is found, a list icon's stacked lines are not). Pieces on
+    one line a few px apart are one bar (``_chains``: GTK's level bars are drawn in segments).
     ``difference``: the screen's ``page_difference`` where the caller has it."""
     import cv2  # the vision extra's
 
@@ -366,12 +368,12 @@ def thin_bars(image: Image.Image, elements: list[Element], difference: np.ndarra
     lo, hi = THIN_BAR_THICKNESS
     bw, bh, blob = stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT], stats[:, cv2.CC_STAT_AREA]
     thin, long_ = np.minimum(bw, bh), np.maximum(bw, bh)
-    sized = np.flatnonzero((thin >= lo) & (thin <= hi) & (long_ >= np.maximum(THIN_BAR_MIN_LENGTH, 8 * thin))
-                           & (blob >= THIN_BAR_FILL * bw * bh))
+    pieces = np.flatnonzero((thin >= lo) & (thin <= hi) & (long_ >= 2 * thin) & (blob >= THIN_BAR_FILL * bw * bh))
     added: list[Element] = []
-    for k in sized[sized > 0].tolist():
-        x, y = int(stats[k, cv2.CC_STAT_LEFT]), int(stats[k, cv2.CC_STAT_TOP])
-        bar = (x, y, x + int(bw[k]), y + int(bh[k]))
+    for bar in _chains([(int(stats[k, 0]), int(stats[k, 1]), int(stats[k, 0] + bw[k]), int(stats[k, 1] + bh[k]))
+                        for k in pieces[pieces > 0].tolist()]):
+        if max(bar[2] - bar[0], bar[3] - bar[1]) < max(THIN_BAR_MIN_LENGTH, 8 * min(bar[2] - bar[0], bar[3] - bar[1])):
+            continue
         if any(intersection(e.bbox, bar) > THIN_BAR_HELD * area(bar) for e in elements):
             continue
         inked, size = _ring_ink(faint, bar, THIN_BAR_RING)
@@ -380,6 +382,31 @@ def thin_bars(image: Image.Image, elements: list[Element], difference: np.ndarra
         added.append(Element(type=ElementType.PROGRESS_BAR, bbox=bar,
                              score=min((e.score or 0.0 for e in elements), default=0.25)))
     return [*elements, *added] if added else elements
+
+
+def _chains(pieces: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
+    """Thin pieces joined end to end into one bar where they lie on one line a few px apart (a
+    GTK level bar drawn in segments); a piece alone is a bar of its own."""
+    bars: list[list[int]] = []
+    # Along each bar's length, so that every piece meets the end of the chain before it.
+    def along(p: tuple[int, int, int, int]) -> tuple[int, int, int]:
+        return (0, p[0], p[1]) if p[2] - p[0] >= p[3] - p[1] else (1, p[1], p[0])
+
+    for x1, y1, x2, y2 in sorted(pieces, key=along):
+        across = x2 - x1 >= y2 - y1
+        for bar in bars:
+            bar_across = bar[2] - bar[0] >= bar[3] - bar[1]
+            if across and bar_across and abs(bar[1] - y1) <= 1 and abs(bar[3] - y2) <= 1 \
+                    and 0 <= x1 - bar[2] <= THIN_BAR_SEGMENT_GAP:
+                bar[1:] = [min(bar[1], y1), x2, max(bar[3], y2)]
+                break
+            if not across and not bar_across and abs(bar[0] - x1) <= 1 and abs(bar[2] - x2) <= 1 \
+                    and 0 <= y1 - bar[3] <= THIN_BAR_SEGMENT_GAP:
+                bar[:] = [min(bar[0], x1), bar[1], max(bar[2], x2), y2]
+                break
+        else:
+            bars.append([x1, y1, x2, y2])
+    return [(b[0], b[1], b[2], b[3]) for b in bars]
 
 
 # --- small letters taken for icons --------------------------------------------------------------------
