@@ -348,7 +348,7 @@ THIN_BAR_MIN_LENGTH = 40     # px, and at least 8 thicknesses
 THIN_BAR_FILL = 0.85         # least share of its box the bar fills (rounded ends leave a little out)
 THIN_BAR_RING = 4            # px round the bar looked at: stacked lines (a list icon's) are closer than that
 THIN_BAR_RING_INK = 0.05     # most share of that ring that differs from the background
-THIN_BAR_SEGMENT_GAP = 3      # px between the segments of one bar (GTK's level bars: 2)
+THIN_BAR_SEGMENT_GAP = 3     # px between the segments of one bar (GTK's level bars: 2)
 THIN_BAR_HELD = 0.3          # a box holding this share of the bar has it already (a slider's trough, a button)
 
 

@@ -23,7 +23,9 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box, as_box, intersection
+from caap.observe.cells import ink_extent
 from caap.observe.lines import ink_mask
+from caap.observe.snap import RIGHT_PAD
 from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
 
 if TYPE_CHECKING:
@@ -84,14 +86,13 @@ def uncovered_regions(rgb: np.ndarray, boxes: Sequence[Box]) -> list[Box]:
 
 
 def _fitted(rgb: np.ndarray, box: Box) -> Box | None:
-    """``box`` fitted to the ink inside it (against its most common colour), 1 px around."""
+    """``box`` fitted to the ink inside it (against its most common colour), ending 1 px past the
+    ink on the right and below as the snapped text boxes do (``caap.observe.snap.RIGHT_PAD``)."""
     x1, y1, x2, y2 = box
-    ink = ink_mask(rgb[y1:y2, x1:x2])
-    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
-    if not len(rows):
+    tight = ink_extent(ink_mask(rgb[y1:y2, x1:x2]), box, 0)
+    if tight is None:
         return None
-    return (x1 + int(cols[0]), y1 + int(rows[0]), min(rgb.shape[1], x1 + int(cols[-1]) + 2),
-            min(rgb.shape[0], y1 + int(rows[-1]) + 2))
+    return (tight[0], tight[1], min(rgb.shape[1], tight[2] + RIGHT_PAD), min(rgb.shape[0], tight[3] + RIGHT_PAD))
 
 
 def missed_lines(image: Image.Image, elements: Sequence[Element], ocr: PPOCR) -> list[Element]:
