@@ -1,5 +1,6 @@
 """Boxes the observer fits or adds from the pixels of toolkit-drawn screens: icons on their picture,
-scrollbars by their arrow buttons, a list's rows from the rows the detector found."""
+scrollbars by their arrow buttons, a list's rows from the rows the detector found, framed title
+buttons, markers boxed with their labels, texts joined by a middle dot, slanted lines, switches."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from caap.elements import Element
+from caap.geometry import iou
+from caap.observe.framed_icons import framed_icons
 from caap.observe.scrollbars import arrow_scrollbars
+from caap.observe.segments import drawn_lines
+from caap.observe.separators import split_at_separators
+from caap.observe.switches import toggle_switches
 from caap.observe.shape_fit import fit_icons
 from caap.observe.snap import add_missed_rows
 
@@ -130,6 +136,10 @@ def test_the_box_rules_take_tiny_and_blank_screens():
         assert arrow_scrollbars(image, held) == held
         assert add_missed_rows(image, held) == held
         assert fit_icons(image, held) == held
+        assert framed_icons(image, held) == held
+        assert drawn_lines(image, held) == held
+        assert split_at_separators(image, held) == held
+        assert toggle_switches(image, held) == held
 
 
 def test_a_level_bar_drawn_in_segments_is_one_bar():
@@ -144,3 +154,94 @@ def test_a_level_bar_drawn_in_segments_is_one_bar():
         draw.rectangle([20 + 40 * i, 80, 39 + 40 * i, 83], fill=(120, 120, 120))
     out = thin_bars(image, [])
     assert [(e.type.value, e.bbox) for e in out] == [("progress_bar", (20, 30, 348, 36))]
+
+
+def _framed_glyph(draw: ImageDraw.ImageDraw, x: int, y: int) -> None:
+    """A Fusion dock title button: an 11 px frame with rounded corners round a small glyph."""
+    draw.line([(x + 1, y), (x + 9, y)], fill=(120, 120, 120))
+    draw.line([(x + 1, y + 10), (x + 9, y + 10)], fill=(120, 120, 120))
+    draw.line([(x, y + 1), (x, y + 9)], fill=(120, 120, 120))
+    draw.line([(x + 10, y + 1), (x + 10, y + 9)], fill=(120, 120, 120))
+    draw.line([(x + 3, y + 3), (x + 7, y + 7)], fill=(40, 40, 40), width=2)
+    draw.line([(x + 3, y + 7), (x + 7, y + 3)], fill=(40, 40, 40), width=2)
+
+
+def test_framed_title_buttons_are_icons_and_the_title_box_gives_way():
+    pytest.importorskip("cv2", reason="needs the vision extra (pip install 'caap[vision]')")
+    image = Image.new("RGB", (300, 80), (239, 239, 239))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([10, 14, 60, 24], fill=(30, 30, 30))        # the dock's title
+    _framed_glyph(draw, 250, 15)
+    _framed_glyph(draw, 264, 15)
+    draw.rectangle([100, 50, 110, 60], outline=(120, 120, 120))  # an empty frame: an unticked checkbox
+    draw.rectangle([150, 50, 160, 60], fill=(30, 30, 30))       # a filled square: not a framed glyph
+    title = Element(type="tabled_text", bbox=(8, 12, 276, 28), score=0.3)  # boxed over its buttons
+    out = framed_icons(image, [title])
+    assert [(e.type.value, e.bbox) for e in out] == [("tabled_text", (8, 12, 249, 28)),
+                                                     ("icon", (263, 14, 276, 27)), ("icon", (249, 14, 262, 27))]
+    assert framed_icons(image, out) == out                     # held now
+
+
+def test_a_marker_boxed_with_its_label_is_cut_out_of_the_text_box():
+    pytest.importorskip("cv2", reason="needs the vision extra (pip install 'caap[vision]')")
+    from caap.observe.figures import small_figures
+
+    image = Image.new("RGB", (200, 120), "white")
+    draw = ImageDraw.Draw(image)
+    draw.line([(79, 0), (79, 119)], fill=(128, 128, 128), width=3)  # the y axis through the marker
+    draw.ellipse([75, 30, 83, 38], fill=(0, 0, 255))           # a blue grid point ...
+    draw.rectangle([68, 31, 69, 39], fill=(0, 0, 0))           # ... and its black tick label "1"
+    label = Element(type="text", bbox=(66, 28, 85, 41), score=0.5)  # the detector boxed both as one
+    # A bold letter pair at the end of a word: black like the word, not a marker.
+    draw.rectangle([120, 80, 140, 90], fill=(0, 0, 0))
+    draw.rectangle([150, 80, 157, 88], fill=(0, 0, 0))
+    word = Element(type="text", bbox=(118, 78, 159, 92), score=0.9)
+    out = small_figures(image, [label, word])
+    assert [(e.type.value, e.bbox) for e in out] == [("text", (66, 28, 75, 41)), ("text", (118, 78, 159, 92)),
+                                                     ("shape", (75, 30, 84, 39))]
+
+
+@needs_font
+def test_texts_joined_by_a_middle_dot_are_cut_apart():
+    font = ImageFont.truetype(str(FONT), 13)
+    image = Image.new("RGB", (320, 60), "white")
+    draw = ImageDraw.Draw(image)
+    draw.text((10, 10), "Emelia @deneen · 17h ago", font=font, fill=(60, 60, 60))
+    draw.text((10, 35), "Hi, it is 1.5 o'clock: i.e. late", font=font, fill=(60, 60, 60))  # no middle dot
+    x1, y1, x2, y2 = draw.textbbox((10, 10), "Emelia @deneen · 17h ago", font=font)
+    joined = Element(type="text", bbox=(x1 - 1, y1 - 1, x2 + 1, y2 + 1), score=0.9)
+    plain = Element(type="text", bbox=(8, 34, 300, 52), score=0.9)
+    out = split_at_separators(image, [joined, plain])
+    name_end = draw.textbbox((10, 10), "Emelia @deneen", font=font)[2]
+    date_start = draw.textbbox((10, 10), "Emelia @deneen · ", font=font)[2]
+    assert len(out) == 3 and out[2] == plain
+    assert abs(out[0].bbox[2] - name_end) <= 2 and abs(out[1].bbox[0] - date_start) <= 2
+    assert out[0].bbox[1::2] == out[1].bbox[1::2] == joined.bbox[1::2]
+
+
+def test_slanted_lines_between_points_are_shapes_and_outlines_are_not():
+    pytest.importorskip("cv2", reason="needs the vision extra (pip install 'caap[vision]')")
+    image = Image.new("RGB", (320, 200), "white")
+    draw = ImageDraw.Draw(image)
+    draw.line([(20, 30), (150, 50)], fill=(0, 0, 0), width=2)   # an angle's two arms from one vertex
+    draw.line([(20, 30), (90, 110)], fill=(0, 0, 0), width=2)
+    draw.polygon([(200, 40), (300, 60), (240, 150)], outline=(0, 0, 0))  # a triangle's sides
+    draw.rectangle([20, 160, 300, 166], fill=(50, 120, 220))    # a level bar
+    out = drawn_lines(image, [])
+    arms = [(19, 29, 92, 112), (19, 29, 152, 52)]             # each arm's ends, a pixel round them
+    assert len(out) == 2 and all(max(iou(e.bbox, arm) for e in out) > 0.9 for arm in arms)
+    assert all(e.type.value == "shape" for e in out)
+    assert drawn_lines(image, out) == out
+
+
+def test_an_off_switch_is_found_by_its_faint_pill_and_a_button_is_not():
+    pytest.importorskip("cv2", reason="needs the vision extra (pip install 'caap[vision]')")
+    image = Image.new("RGB", (300, 120), (53, 53, 53))         # a dark theme's window
+    draw = ImageDraw.Draw(image)
+    draw.rounded_rectangle([20, 20, 69, 45], radius=13, fill=(40, 40, 40), outline=(27, 27, 27))
+    draw.ellipse([22, 22, 43, 43], fill=(58, 58, 58))          # the knob, at the "off" end
+    draw.rounded_rectangle([120, 20, 169, 45], radius=4, fill=(70, 70, 70))  # a button as wide
+    draw.rounded_rectangle([20, 70, 69, 95], radius=13, outline=(150, 150, 150))  # an outlined pill
+    out = toggle_switches(image, [])
+    assert [(e.type.value, e.bbox) for e in out] == [("checkbox", (20, 20, 70, 46)), ("checkbox", (20, 70, 70, 96))]
+    assert toggle_switches(image, out) == out

@@ -18,7 +18,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.geometry import area, intersection, uncovered_part
+from caap.geometry import Box, area, intersection, uncovered_part
 from caap.observe.lines import background_colour
 from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
 
@@ -282,7 +282,11 @@ DOT_SIDES = (6, 24)    # px: a dot's or small square's side
 DOT_FILL = 0.6         # least share of its box the opened blob fills (a ring or a glyph's stroke fills less)
 DOT_RING = 3           # px round the blob looked at
 DOT_RING_INK = 0.12    # most ink share of that ring: background with at most thin lines through it
+DOT_RULE = 15          # px: a level or upright run this long through a figure's surroundings is a rule
 DOT_TOUCH = 0.3        # a text box may overlap this share of a figure (a tick label's box runs into its marker)
+DOT_END_PX = 3         # a marker boxed with its label lies within this many px of one end of the text box
+DOT_OWN_COLOUR = 90    # summed |RGB| a marker boxed with its label differs from the box's background and text
+DOT_TEXT_SHARE = 0.2   # ... at most this share of the label's drawn pixels has the marker's colour
 
 
 def _ring_ink(mask: np.ndarray, box: Sequence[int], r: int, cleared: Sequence[Sequence[int]] = ()) -> tuple[int, int]:
@@ -298,11 +302,44 @@ def _ring_ink(mask: np.ndarray, box: Sequence[int], r: int, cleared: Sequence[Se
     return int(ring.sum()), ring.size - (x2 - x1) * (y2 - y1)
 
 
+def _marker_in_label(rgb: np.ndarray, ink: np.ndarray, box: Box, figure: Box) -> bool:
+    """Whether a figure the detector boxed together with its label (grid-coordinate's axis points
+    and their numbers in one text box) is a marker of its own: at one end of the text box, a solid
+    core, no side of it running on into more ink (a highlighted word's start does), and a colour
+    neither the box's background nor its text's."""
+    x1, y1, x2, y2 = (int(v) for v in box)
+    fx1, fy1, fx2, fy2 = (int(v) for v in figure)
+    if not (fx2 >= x2 - DOT_END_PX or fx1 <= x1 + DOT_END_PX) or area(box) < 2 * area(figure):
+        return False
+    w, h = fx2 - fx1, fy2 - fy1
+    if ink[fy1 + h // 4:fy2 - h // 4, fx1 + w // 4:fx2 - w // 4].mean() < 0.97:
+        return False  # white letters inside: a highlight, not a marker
+    height, width = ink.shape
+    sides = (ink[fy1 - 1, fx1:fx2] if fy1 > 0 else None, ink[fy2, fx1:fx2] if fy2 < height else None,
+             ink[fy1:fy2, fx1 - 1] if fx1 > 0 else None, ink[fy1:fy2, fx2] if fx2 < width else None)
+    if any(side is not None and side.mean() > 0.5 for side in sides):
+        return False  # lines cross a marker; a band of ink runs on from a glyph
+    crop, inked = rgb[y1:y2, x1:x2].astype(np.int32), ink[y1:y2, x1:x2] > 0
+    inside = np.zeros(inked.shape, bool)
+    inside[fy1 - y1:fy2 - y1, fx1 - x1:fx2 - x1] = True
+    if not (inside & inked).any():
+        return False
+    colour = np.median(crop[inside & inked], axis=0)
+    background = background_colour(rgb[y1:y2, x1:x2]).astype(np.int32)
+    if np.abs(colour - background).sum() < DOT_OWN_COLOUR:
+        return False
+    text = crop[~inside & (np.abs(crop - background).sum(axis=2) >= DOT_OWN_COLOUR)]  # on the box's own background
+    # Glyphs in the figure's colour: a bold letter pair ("ll"), not a marker.
+    return not len(text) or (np.abs(text - colour).sum(axis=1) < DOT_OWN_COLOUR).mean() < DOT_TEXT_SHARE
+
+
 def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray | None = None) -> list[Element]:
     """The elements with a shape added for every small filled figure (a dot, a small square) that
     no box holds: the ends of a drawn line, the points of a plotted grid, a marker on an axis. A
     text box may run a little into it (a tick label under its marker, less than ``DOT_TOUCH`` of the
     figure): the text box gives way, and the label's glyphs do not count as the figure's surroundings.
+    A text box holding the whole figure at one end gives way too where the figure is a marker of
+    its own (``_marker_in_label``): the detector often boxes an axis point with its number.
     The detector misses dots drawn on lines (the MiniWoB++ tasks outside the 67: bisect-angle's,
     find-midpoint's and right-angle's, 9 of 52 found). Rolling a 5 px disc through the ink (an
     opening) wipes lines and strokes away and leaves blobs at least that thick; a blob 6-24 px a
@@ -323,15 +360,27 @@ def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray |
                            & (blob >= DOT_FILL * bw * bh))
     added: list[Element] = []
     out = list(elements)
+    rgb: np.ndarray | None = None
+    ruled: np.ndarray | None = None
     for k in sized[sized > 0].tolist():
         x, y = int(stats[k, cv2.CC_STAT_LEFT]), int(stats[k, cv2.CC_STAT_TOP])
         figure = (x, y, x + int(bw[k]), y + int(bh[k]))
         touching = [i for i, e in enumerate(out) if intersection(e.bbox, figure) > 0]
-        if any(intersection(out[i].bbox, figure) > DOT_TOUCH * area(figure) or out[i].type not in TEXT_ELEMENT_TYPES
-               for i in touching):
+        if any(out[i].type not in TEXT_ELEMENT_TYPES for i in touching):
             continue
+        if rgb is None:
+            rgb = np.asarray(image.convert("RGB"))
+        if any(intersection(out[i].bbox, figure) > DOT_TOUCH * area(figure)
+               and not _marker_in_label(rgb, ink, out[i].bbox, figure) for i in touching):
+            continue
+        if ruled is None:  # the ink less thin level and upright rules: axes and grid lines run through points
+            rules = np.maximum(cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, DOT_RULE), np.uint8)),
+                               cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((DOT_RULE, 1), np.uint8)))
+            solid = cv2.dilate(cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((DOT_OPENING, DOT_OPENING), np.uint8)),
+                               np.ones((3, 3), np.uint8))  # a picture's inside is no rule
+            ruled = ink & (1 - (rules & (1 - solid)))
         # A touching label's glyphs are its text's, not the figure's surroundings.
-        inked, size = _ring_ink(ink, figure, DOT_RING, [out[i].bbox for i in touching])
+        inked, size = _ring_ink(ruled, figure, DOT_RING, [out[i].bbox for i in touching])
         if inked > DOT_RING_INK * size:
             continue
         for i in touching:  # a tick label's box that runs into the marker gives way

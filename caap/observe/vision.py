@@ -41,10 +41,13 @@ from caap.observe.figures import (
     solid_figures,
     thin_bars,
 )
+from caap.observe.framed_icons import framed_icons
 from caap.observe.grips import resize_grips
 from caap.observe.ink import blank_placeholders, reading_boxes, without_foreign_ink
 from caap.observe.missed_text import missed_lines
 from caap.observe.scrollbars import arrow_scrollbars
+from caap.observe.segments import drawn_lines
+from caap.observe.switches import toggle_switches
 from caap.observe.symbols import lone_symbol
 from caap.observe.text_choice import resolve_lookalikes
 from caap.taxonomy import SUBTYPE, TEXT, TEXT_ELEMENT_TYPES, ElementType, attributes_of
@@ -309,9 +312,10 @@ class VisionObserver:
 
     def propose(self, image: Image.Image) -> list[Element]:
         """The boxes the reader reads: the detector's, and with a reader every large glyph standing
-        alone, every small filled figure, every long thin bar (a progress bar) and every scrollbar shown
-        by its two arrow buttons that no box holds; with PP-OCR, every line of text its detector
-        finds where no box stands (``caap.observe.missed_text``)."""
+        alone, every small filled figure, every long thin bar (a progress bar), every scrollbar shown
+        by its two arrow buttons, every small framed glyph (a dock's title buttons), every slanted
+        line drawn between two points and every toggle switch's pill that no box holds; with PP-OCR,
+        every line of text its detector finds where no box stands (``caap.observe.missed_text``)."""
         assert self.detector is not None  # made without one only for its text steps (caap.train.eval_reader)
         boxes = self.detector.detect(image)
         if self.reader is None:
@@ -319,7 +323,8 @@ class VisionObserver:
         difference = page_difference(image)
         ink = page_ink(image, difference=difference)
         boxes = thin_bars(image, small_figures(image, lone_glyphs(image, boxes, ink), ink), difference)
-        boxes = arrow_scrollbars(image, boxes, ink)
+        boxes = drawn_lines(image, framed_icons(image, arrow_scrollbars(image, boxes, ink), ink), ink)
+        boxes = toggle_switches(image, boxes, difference)
         return boxes if self.ocr is None else missed_lines(image, boxes, self.ocr)  # type: ignore[arg-type]
 
     def texts(self, image: Image.Image, elements: list[Element]) -> list[Element]:

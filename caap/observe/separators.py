@@ -1,0 +1,102 @@
+"""Text boxes cut at a middle dot.
+
+Feeds and lists join items on one line with a middle dot ("Emelia @deneen · 17h ago"): two texts,
+each its own element in the page, that the detector boxes as one line. The dot is easy to tell
+from punctuation: a speck of ink at most 3 px a side, alone in its columns, blank on both sides,
+and raised to the middle of the lowercase letters, where a period or a comma sits on the baseline
+and an "i"'s dot has its stem under it. ``split_at_separators`` cuts each text box at such dots
+and fits the parts to their ink; the dot itself belongs to neither.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+import numpy as np
+from PIL import Image
+
+from caap.elements import Element
+from caap.geometry import Box, as_box
+from caap.observe.lines import background_colour
+from caap.observe.snap import RIGHT_PAD
+from caap.taxonomy import ElementType
+
+INK_SUM = 48          # summed |RGB| from the box's background that counts as ink
+DOT_MAX_PX = 3        # a separator dot's largest side
+DOT_SHARE = 0.25      # ... and at most this share of the letters' height
+SPACE_PX = 2          # blank columns each side of the dot
+MIN_PART_PX = 3       # glyph columns each part keeps
+BASELINE_ROWS = 0.25  # rows with this share of the busiest row's ink lie above the baseline
+RAISED = (0.2, 0.7)   # the dot's centre above the baseline, in letter heights (a period's: ~0)
+MIN_SIZE = (12, 7)    # px (width, height) of a box worth looking into
+
+
+def _cuts(ink: np.ndarray) -> list[tuple[int, int, int]]:
+    """(last glyph column before, first dot column, first glyph column after) of each separator dot
+    in a text box's ink mask."""
+    import cv2  # the vision extra's
+
+    counts = ink.sum(axis=1)
+    rows = np.flatnonzero(counts)
+    if len(rows) < 5:
+        return []
+    top = int(rows[0])
+    baseline = int(np.flatnonzero(counts >= BASELINE_ROWS * counts.max())[-1]) + 1
+    height = baseline - top
+    cols = cast(np.ndarray, ink.any(axis=0))  # numpy types any(axis=...) as bool | array
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
+    cuts = []
+    for k in range(1, n):
+        x, y, w, h = (int(v) for v in stats[k, :4])
+        if max(w, h) > DOT_MAX_PX or max(w, h) > DOT_SHARE * height:
+            continue
+        raised = baseline - (y + h / 2)
+        if not RAISED[0] * height <= raised <= RAISED[1] * height or raised < 1:
+            continue
+        column = ink[:, x:x + w] & (labels[:, x:x + w] != k)
+        if column.any() or x < SPACE_PX + 1 or x + w + SPACE_PX >= ink.shape[1]:
+            continue
+        if cols[x - SPACE_PX:x].any() or cols[x + w:x + w + SPACE_PX].any():
+            continue
+        before, after = np.flatnonzero(cols[:x]), np.flatnonzero(cols[x + w:]) + x + w
+        if len(before) >= MIN_PART_PX and len(after) >= MIN_PART_PX:
+            cuts.append((int(before[-1]), x, int(after[0])))
+    return sorted(cuts, key=lambda c: c[1])
+
+
+def separated_parts(pixels: np.ndarray, box: Box) -> list[tuple[int, int]] | None:
+    """The column spans (screen x, exclusive ends) of the texts a box holds between middle dots,
+    or None where it holds none."""
+    x1, y1, x2, y2 = box
+    band = pixels[y1:y2, x1:x2]
+    if band.shape[1] < MIN_SIZE[0] or band.shape[0] < MIN_SIZE[1]:
+        return None
+    ink = np.abs(band.astype(np.int32) - background_colour(band).astype(np.int32)).sum(axis=2) > INK_SUM
+    cuts = _cuts(ink)
+    if not cuts:
+        return None
+    cols = np.flatnonzero(ink.any(axis=0))
+    parts, start = [], int(cols[0])
+    for last, dot, nxt in cuts:
+        parts.append((x1 + start, x1 + min(last + 1 + RIGHT_PAD, dot)))
+        start = nxt
+    parts.append((x1 + start, x1 + int(cols[-1]) + 1 + RIGHT_PAD))
+    return parts
+
+
+def split_at_separators(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
+    """The elements with every text box that holds texts joined by middle dots cut into them; the
+    parts keep the box's top, bottom, type and score."""
+    texts = {i for i, e in enumerate(elements) if e.type is ElementType.TEXT}
+    if not texts:
+        return list(elements)
+    pixels = np.asarray(image.convert("RGB"))
+    out: list[Element] = []
+    for i, e in enumerate(elements):
+        parts = separated_parts(pixels, e.bbox) if i in texts else None
+        if not parts:
+            out.append(e)
+            continue
+        out += [e.model_copy(update={"bbox": as_box((a, e.bbox[1], b, e.bbox[3]))}) for a, b in parts]
+    return out
