@@ -1,6 +1,7 @@
 """Boxes the observer fits or adds from the pixels of toolkit-drawn screens: icons on their picture,
 scrollbars by their arrow buttons, a list's rows from the rows the detector found, framed title
-buttons, markers boxed with their labels, texts joined by a middle dot, slanted lines, switches."""
+buttons, markers boxed with their labels, texts joined by a middle dot, slanted lines, switches,
+centred labels taken for tabs."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ from PIL import Image, ImageDraw, ImageFont
 from caap.elements import Element
 from caap.geometry import iou
 from caap.observe.framed_icons import framed_icons
+from caap.observe.label_stacks import centred_label_stacks
 from caap.observe.scrollbars import arrow_scrollbars
 from caap.observe.segments import drawn_lines
 from caap.observe.separators import split_at_separators
-from caap.observe.switches import toggle_switches
 from caap.observe.shape_fit import fit_icons
 from caap.observe.snap import add_missed_rows
+from caap.observe.switches import toggle_switches
 
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 needs_font = pytest.mark.skipif(not FONT.is_file(), reason="needs fonts-dejavu-core (tools/setup.sh --system)")
@@ -212,6 +214,12 @@ def test_texts_joined_by_a_middle_dot_are_cut_apart():
     joined = Element(type="text", bbox=(x1 - 1, y1 - 1, x2 + 1, y2 + 1), score=0.9)
     plain = Element(type="text", bbox=(8, 34, 300, 52), score=0.9)
     out = split_at_separators(image, [joined, plain])
+    for text, parts in (("a · · b", 2), ("· b", 1), ("x ·", 1)):   # dots side by side, at an end
+        row = Image.new("RGB", (200, 30), "white")
+        box = ImageDraw.Draw(row).textbbox((5, 5), text, font=font)
+        ImageDraw.Draw(row).text((5, 5), text, font=font, fill=(0, 0, 0))
+        got = split_at_separators(row, [Element(type="text", bbox=(box[0] - 1, box[1] - 1, box[2] + 1, box[3] + 1))])
+        assert len(got) == parts and all(e.bbox[2] > e.bbox[0] for e in got)
     name_end = draw.textbbox((10, 10), "Emelia @deneen", font=font)[2]
     date_start = draw.textbbox((10, 10), "Emelia @deneen · ", font=font)[2]
     assert len(out) == 3 and out[2] == plain
@@ -245,3 +253,23 @@ def test_an_off_switch_is_found_by_its_faint_pill_and_a_button_is_not():
     out = toggle_switches(image, [])
     assert [(e.type.value, e.bbox) for e in out] == [("checkbox", (20, 20, 70, 46)), ("checkbox", (20, 70, 70, 96))]
     assert toggle_switches(image, out) == out
+
+
+@needs_font
+def test_centred_labels_taken_for_tabs_become_texts_and_a_column_of_tabs_stays():
+    image = Image.new("RGB", (400, 260), (53, 53, 53))
+    draw = ImageDraw.Draw(image)
+    found = []
+    for i, (words, size) in enumerate([("Title 2", 20), ("Title 3", 17), ("Heading", 14), ("Body", 13)]):
+        font = ImageFont.truetype(str(FONT), size)
+        x1, y1, x2, y2 = draw.textbbox((0, 0), words, font=font)
+        left, top = 100 - (x2 - x1) // 2 - x1, 20 + 34 * i
+        draw.text((left, top), words, font=font, fill=(238, 238, 236))
+        found.append(Element(type="tab", bbox=(left + x1 - 3, top + y1 - 8, left + x2 + 3, top + y2 + 8), score=0.8))
+    tabs = [Element(type="tab", bbox=(250, 20 + 32 * i, 350, 50 + 32 * i), score=0.8) for i in range(3)]
+    for tab in tabs:
+        draw.text((270, tab.bbox[1] + 8), "page", font=ImageFont.truetype(str(FONT), 13), fill=(238, 238, 236))
+    out = centred_label_stacks(image, found + tabs)
+    assert [e.type.value for e in out] == ["text"] * 4 + ["tab"] * 3
+    assert all(e.bbox[3] - e.bbox[1] < f.bbox[3] - f.bbox[1] - 10 for e, f in zip(out, found, strict=False))
+    assert out[4:] == tabs

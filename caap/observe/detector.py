@@ -20,6 +20,7 @@ from caap.elements import Element
 from caap.geometry import as_box, clip, iou
 from caap.observe.cells import fit_cells
 from caap.observe.frames import grow_framed_icons
+from caap.observe.label_stacks import centred_label_stacks
 from caap.observe.separators import split_at_separators
 from caap.observe.shape_fit import fit_icons, fit_small_shapes
 from caap.observe.snap import SURE_SCORE, add_missed_rows, add_missed_words, snap_text_boxes, split_links
@@ -155,7 +156,7 @@ class Detector:
         found = fit_icons(image, grow_framed_icons(image, fit_small_shapes(image, found)))
         found = fit_cells(image, snap_text_boxes(image, found))
         found = add_missed_words(image, split_at_separators(image, split_links(image, found)))
-        return add_missed_rows(image, merge_overlapping_words(found))
+        return centred_label_stacks(image, add_missed_rows(image, merge_overlapping_words(found)))
 
 
 def merge_duplicates(elements: list[Element], threshold: float = 0.7) -> list[Element]:

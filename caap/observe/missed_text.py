@@ -85,7 +85,7 @@ def uncovered_regions(rgb: np.ndarray, boxes: Sequence[Box]) -> list[Box]:
     return regions
 
 
-def _fitted(rgb: np.ndarray, box: Box) -> Box | None:
+def fit_to_ink(rgb: np.ndarray, box: Box) -> Box | None:
     """``box`` fitted to the ink inside it (against its most common colour), ending 1 px past the
     ink on the right and below as the snapped text boxes do (``caap.observe.snap.RIGHT_PAD``)."""
     x1, y1, x2, y2 = box
@@ -145,7 +145,7 @@ def _line_element(rgb: np.ndarray, line: Box, held: Sequence[Element], score: fl
             x2 = b[0]
     if x2 - x1 < MIN_WIDTH:
         return None
-    fitted = _fitted(rgb, (x1, y1, x2, y2))
+    fitted = fit_to_ink(rgb, (x1, y1, x2, y2))
     if fitted is None:
         return None
     fw, fh = fitted[2] - fitted[0], fitted[3] - fitted[1]

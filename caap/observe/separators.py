@@ -32,9 +32,8 @@ RAISED = (0.2, 0.7)   # the dot's centre above the baseline, in letter heights (
 MIN_SIZE = (12, 7)    # px (width, height) of a box worth looking into
 
 
-def _cuts(ink: np.ndarray) -> list[tuple[int, int, int]]:
-    """(last glyph column before, first dot column, first glyph column after) of each separator dot
-    in a text box's ink mask."""
+def _dots(ink: np.ndarray) -> list[tuple[int, int]]:
+    """Column spans (start, end exclusive) of the separator dots in a text box's ink mask."""
     import cv2  # the vision extra's
 
     counts = ink.sum(axis=1)
@@ -46,7 +45,7 @@ def _cuts(ink: np.ndarray) -> list[tuple[int, int, int]]:
     height = baseline - top
     cols = cast(np.ndarray, ink.any(axis=0))  # numpy types any(axis=...) as bool | array
     n, labels, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
-    cuts = []
+    dots = []
     for k in range(1, n):
         x, y, w, h = (int(v) for v in stats[k, :4])
         if max(w, h) > DOT_MAX_PX or max(w, h) > DOT_SHARE * height:
@@ -59,10 +58,8 @@ def _cuts(ink: np.ndarray) -> list[tuple[int, int, int]]:
             continue
         if cols[x - SPACE_PX:x].any() or cols[x + w:x + w + SPACE_PX].any():
             continue
-        before, after = np.flatnonzero(cols[:x]), np.flatnonzero(cols[x + w:]) + x + w
-        if len(before) >= MIN_PART_PX and len(after) >= MIN_PART_PX:
-            cuts.append((int(before[-1]), x, int(after[0])))
-    return sorted(cuts, key=lambda c: c[1])
+        dots.append((x, x + w))
+    return sorted(dots)
 
 
 def separated_parts(pixels: np.ndarray, box: Box) -> list[tuple[int, int]] | None:
@@ -73,16 +70,19 @@ def separated_parts(pixels: np.ndarray, box: Box) -> list[tuple[int, int]] | Non
     if band.shape[1] < MIN_SIZE[0] or band.shape[0] < MIN_SIZE[1]:
         return None
     ink = np.abs(band.astype(np.int32) - background_colour(band).astype(np.int32)).sum(axis=2) > INK_SUM
-    cuts = _cuts(ink)
-    if not cuts:
+    dots = _dots(ink)
+    if not dots:
         return None
-    cols = np.flatnonzero(ink.any(axis=0))
-    parts, start = [], int(cols[0])
-    for last, dot, nxt in cuts:
-        parts.append((x1 + start, x1 + min(last + 1 + RIGHT_PAD, dot)))
-        start = nxt
-    parts.append((x1 + start, x1 + int(cols[-1]) + 1 + RIGHT_PAD))
-    return parts
+    glyphs = cast(np.ndarray, ink.any(axis=0)).copy()
+    for a, b in dots:
+        glyphs[a:b] = False
+    bounds = [0, *(x for dot in dots for x in dot), ink.shape[1]]
+    parts = []
+    for a, b in zip(bounds[::2], bounds[1::2], strict=True):  # the stretches between dots
+        cols = np.flatnonzero(glyphs[a:b])
+        if len(cols) >= MIN_PART_PX:
+            parts.append((x1 + a + int(cols[0]), x1 + min(b, a + int(cols[-1]) + 1 + RIGHT_PAD)))
+    return parts if len(parts) > 1 else None
 
 
 def split_at_separators(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
