@@ -1,7 +1,7 @@
 """Boxes the observer fits or adds from the pixels of toolkit-drawn screens: icons on their picture,
 scrollbars by their arrow buttons, a list's rows from the rows the detector found, framed title
 buttons, markers boxed with their labels, texts joined by a middle dot, slanted lines, switches,
-centred labels taken for tabs."""
+centred labels taken for tabs, text areas by the panel their lines stand on."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from caap.observe.separators import split_at_separators
 from caap.observe.shape_fit import fit_icons
 from caap.observe.snap import add_missed_rows
 from caap.observe.switches import toggle_switches
+from caap.observe.text_areas import framed_text_areas
 
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 needs_font = pytest.mark.skipif(not FONT.is_file(), reason="needs fonts-dejavu-core (tools/setup.sh --system)")
@@ -142,6 +143,7 @@ def test_the_box_rules_take_tiny_and_blank_screens():
         assert drawn_lines(image, held) == held
         assert split_at_separators(image, held) == held
         assert toggle_switches(image, held) == held
+        assert framed_text_areas(image, held) == held
 
 
 def test_a_level_bar_drawn_in_segments_is_one_bar():
@@ -273,3 +275,23 @@ def test_centred_labels_taken_for_tabs_become_texts_and_a_column_of_tabs_stays()
     assert [e.type.value for e in out] == ["text"] * 4 + ["tab"] * 3
     assert all(e.bbox[3] - e.bbox[1] < f.bbox[3] - f.bbox[1] - 10 for e, f in zip(out, found, strict=False))
     assert out[4:] == tabs
+
+
+@needs_font
+def test_a_text_area_is_found_by_the_panel_its_lines_stand_on():
+    font = ImageFont.truetype(str(FONT), 12)
+    image = Image.new("RGB", (640, 300), (239, 239, 239))     # Qt's window grey
+    draw = ImageDraw.Draw(image)
+    panels = [(10, 10, 300, 140), (330, 10, 620, 140), (10, 160, 300, 290)]
+    for x1, y1, x2, y2 in panels:
+        draw.rectangle([x1, y1, x2, y2], fill="white", outline=(160, 160, 160))
+    def line(x: int, y: int, words: str) -> Element:
+        draw.text((x, y), words, font=font, fill=(0, 0, 0))
+        bx1, by1, bx2, by2 = draw.textbbox((x, y), words, font=font)
+        return Element(type="text", bbox=(bx1 - 1, by1 - 1, bx2 + 1, by2 + 1), score=0.8)
+    found = [line(15, 14, "This widget takes up about two thirds of the grid")]      # a text edit
+    found += [line(335, 14 + 18 * i, name) for i, name in enumerate(["John Doe", "Jane Doe", "Tim", "Sal"])]  # a list
+    found += [line(15, 164, "Name:"), Element(type="button", bbox=(15, 200, 90, 225), score=0.9)]  # a form
+    out = framed_text_areas(image, found)
+    assert [(e.type.value, e.bbox) for e in out[len(found):]] == [("text_area", (10, 10, 301, 141))]
+    assert framed_text_areas(image, out) == out

@@ -49,6 +49,7 @@ from caap.observe.scrollbars import arrow_scrollbars
 from caap.observe.segments import drawn_lines
 from caap.observe.switches import toggle_switches
 from caap.observe.symbols import lone_symbol
+from caap.observe.text_areas import framed_text_areas
 from caap.observe.text_choice import resolve_lookalikes
 from caap.taxonomy import SUBTYPE, TEXT, TEXT_ELEMENT_TYPES, ElementType, attributes_of
 
@@ -315,7 +316,8 @@ class VisionObserver:
         alone, every small filled figure, every long thin bar (a progress bar), every scrollbar shown
         by its two arrow buttons, every small framed glyph (a dock's title buttons), every slanted
         line drawn between two points and every toggle switch's pill that no box holds; with PP-OCR,
-        every line of text its detector finds where no box stands (``caap.observe.missed_text``)."""
+        every line of text its detector finds where no box stands (``caap.observe.missed_text``);
+        last, every text area shown by the panel its lines stand on."""
         assert self.detector is not None  # made without one only for its text steps (caap.train.eval_reader)
         boxes = self.detector.detect(image)
         if self.reader is None:
@@ -325,7 +327,9 @@ class VisionObserver:
         boxes = thin_bars(image, small_figures(image, lone_glyphs(image, boxes, ink), ink), difference)
         boxes = drawn_lines(image, framed_icons(image, arrow_scrollbars(image, boxes, ink), ink), ink)
         boxes = toggle_switches(image, boxes, difference)
-        return boxes if self.ocr is None else missed_lines(image, boxes, self.ocr)  # type: ignore[arg-type]
+        if self.ocr is not None:
+            boxes = missed_lines(image, boxes, self.ocr)  # type: ignore[arg-type]
+        return framed_text_areas(image, boxes)
 
     def texts(self, image: Image.Image, elements: list[Element]) -> list[Element]:
         """The texts the observer reports for read elements (in the order of the latest read): PP-OCR's
