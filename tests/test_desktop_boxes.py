@@ -66,6 +66,16 @@ def test_a_scrollbar_is_found_by_its_two_arrow_buttons():
     assert arrow_scrollbars(image, out) == out                 # held by a box: not added twice
 
 
+def test_a_scrollbar_on_a_coloured_page_is_found_by_its_dark_arrows():
+    image = Image.new("RGB", (160, 210), (217, 229, 240))     # book-flight's pale blue page
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([145, 50, 159, 209], fill=(252, 252, 252))  # the trough differs from the page too
+    draw.polygon([(148, 61), (156, 61), (152, 57)], fill=(139, 139, 139))
+    draw.polygon([(148, 198), (156, 198), (152, 202)], fill=(139, 139, 139))
+    out = arrow_scrollbars(image, [])
+    assert [e.type.value for e in out] == ["scrollbar"] and iou(out[0].bbox, (145, 50, 160, 210)) > 0.9
+
+
 def test_a_horizontal_scrollbar_is_found_by_its_arrows():
     image = Image.new("RGB", (300, 100), "white")
     bar = Image.new("RGB", (100, 300), "white")

@@ -29,6 +29,9 @@ MIN_TRACK = 40           # px between the two arrows: shorter strips are spin bu
 STRIP_WIDTH = (10, 20)   # px: the trough's width across the bar
 TROUGH_STEP = 6          # summed |RGB| between neighbouring pixels of one trough
 TROUGH_PROBE = 8         # px past the first arrow where the trough's width is measured
+GROUND_PX = 15           # px: a closing this big takes an arrow away and leaves the trough round it
+DARK_STEP = 40           # grey levels an arrow lies below its ground
+LIGHT_GROUND = 200       # the ground's least grey level (a light trough)
 HELD = 0.5               # a box already holding this share of the bar has it
 
 
@@ -116,12 +119,27 @@ def _bars(rgb: np.ndarray, first: list[Box], second: list[Box], vertical: bool) 
 def arrow_scrollbars(image: Image.Image, elements: Sequence[Element], ink: np.ndarray | None = None) -> list[Element]:
     """The elements with a scrollbar added for every pair of arrow buttons with a trough between them
     that no box holds yet. ``ink``: the screen's ``page_ink`` where the caller has it."""
-    found = _arrows(page_ink(image) if ink is None else ink)
-    if not (found["up"] and found["down"]) and not (found["left"] and found["right"]):
-        return list(elements)
     rgb = np.asarray(image.convert("RGB"))
-    bars = _bars(rgb, found["up"], found["down"], True) + _bars(rgb, found["left"], found["right"], False)
+    bars: list[Box] = []
+    # On a coloured page the light trough is itself ink against the page, and its arrows merge into
+    # it (book-flight's pale blue form): the arrows are also looked for as dark ink on light ground.
+    for mask in (page_ink(image) if ink is None else ink, _dark_on_light(rgb)):
+        found = _arrows(mask)
+        for bar in _bars(rgb, found["up"], found["down"], True) + _bars(rgb, found["left"], found["right"], False):
+            if not any(intersection(b, bar) > HELD * area(bar) for b in bars):
+                bars.append(bar)
     score = min((e.score or 0.0 for e in elements), default=0.25)
     added = [Element(type=ElementType.SCROLLBAR, bbox=bar, score=score) for bar in bars
              if not any(intersection(e.bbox, bar) > HELD * area(bar) for e in elements)]
     return [*elements, *added]
+
+
+def _dark_on_light(rgb: np.ndarray) -> np.ndarray:
+    """Ink darker than its light surroundings (uint8 0/1): a black-hat of the grey image where the
+    closed image (the ground round each mark) is light. Dark themes' text gives nothing here."""
+    import cv2  # the vision extra's
+
+    grey = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2GRAY)
+    square = np.ones((GROUND_PX, GROUND_PX), np.uint8)
+    ground = cv2.morphologyEx(grey, cv2.MORPH_CLOSE, square)
+    return ((cv2.subtract(ground, grey) > DARK_STEP) & (ground >= LIGHT_GROUND)).astype(np.uint8)
