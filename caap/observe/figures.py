@@ -339,12 +339,14 @@ def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray |
     text box may run a little into it (a tick label under its marker, less than ``DOT_TOUCH`` of the
     figure): the text box gives way, and the label's glyphs do not count as the figure's surroundings.
     A text box holding the whole figure at one end gives way too where the figure is a marker of
-    its own (``_marker_in_label``): the detector often boxes an axis point with its number.
+    its own (``_marker_in_label``): the detector often boxes an axis point with its number. What is
+    left of a label that gave way is fitted to its glyphs, the axis beside them left out.
     The detector misses dots drawn on lines (the MiniWoB++ tasks outside the 67: bisect-angle's,
     find-midpoint's and right-angle's, 9 of 52 found). Rolling a 5 px disc through the ink (an
     opening) wipes lines and strokes away and leaves blobs at least that thick; a blob 6-24 px a
-    side, about square, mostly filled and standing on background (at most thin lines through the
-    3 px round it: not a patch of a photograph, not a glyph of a word) is a figure. ``ink``: the
+    side, about square, mostly filled and standing on background (thin level or upright rules, the
+    axes and grid lines through a plotted point, left aside; at most thin lines through the 3 px
+    round it: not a patch of a photograph, not a glyph of a word) is a figure. ``ink``: the
     screen's ``page_ink`` where the caller has it."""
     import cv2  # the vision extra's
 
@@ -362,6 +364,7 @@ def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray |
     out = list(elements)
     rgb: np.ndarray | None = None
     ruled: np.ndarray | None = None
+    cut: set[int] = set()
     for k in sized[sized > 0].tolist():
         x, y = int(stats[k, cv2.CC_STAT_LEFT]), int(stats[k, cv2.CC_STAT_TOP])
         figure = (x, y, x + int(bw[k]), y + int(bh[k]))
@@ -385,9 +388,31 @@ def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray |
             continue
         for i in touching:  # a tick label's box that runs into the marker gives way
             out[i] = out[i].model_copy(update={"bbox": uncovered_part(out[i].bbox, figure)})
+            cut.add(i)
         added.append(Element(type=ElementType.SHAPE, bbox=figure,
                              score=min((e.score or 0.0 for e in elements), default=0.25)))
-    return [*out, *added] if added else elements
+    if not added:
+        return elements
+    assert ruled is not None  # every figure added was looked at against it
+    for i in cut:  # what is left of a label that gave way, fitted to its glyphs (not the axis beside them)
+        fitted = _label_left(ruled, out[i].bbox, [a.bbox for a in added])
+        if fitted is not None:
+            out[i] = out[i].model_copy(update={"bbox": fitted})
+    return [*out, *added]
+
+
+def _label_left(ruled: np.ndarray, box: Box, figures: Sequence[Box]) -> Box | None:
+    """``box`` fitted to the ink in it, rules and the ``figures`` left out, 1 px past the ink on the
+    right and below as text boxes are; None where no ink is left."""
+    x1, y1, x2, y2 = box
+    ink = ruled[y1:y2, x1:x2].copy()
+    for fx1, fy1, fx2, fy2 in figures:
+        ink[max(0, fy1 - y1):max(0, fy2 - y1), max(0, fx1 - x1):max(0, fx2 - x1)] = 0
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    if not len(rows):
+        return None
+    h, w = ruled.shape
+    return (x1 + int(cols[0]), y1 + int(rows[0]), min(w, x1 + int(cols[-1]) + 2), min(h, y1 + int(rows[-1]) + 2))
 
 
 # --- thin bars ---------------------------------------------------------------------------------------
