@@ -7,8 +7,8 @@ one) and often boxes them into the dock's title as one text. ``framed_icons`` fi
 ink alone: one connected piece of ink 9-24 px square whose four sides are nearly all drawn (the
 frame, less its rounded corners), with a glyph inside that neither leaves it empty (an empty frame
 is an unticked checkbox, the detector's to find) nor fills it, and background all round. A text box
-that holds such a button at one of its ends gives way to it (the title beside its buttons); any
-other box holding it keeps it.
+that holds such a button at its right end gives way to it (the title beside its buttons); any
+other box holding it keeps it (a tree row keeps the expander at its start).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ INSIDE_INK = (0.05, 0.8)  # share of the inside (2 px in from the frame) that th
 RING = 2              # px round the frame that must be background
 RING_INK = 0.1        # ... at most this share of it inked
 HELD = 0.3            # a box holding this share of the frame has it already
-END_PX = 3            # a text box that runs on to within this many px of the frame's far side ends there
+END_PX = 3            # a text box ending within this many px past the frame's right side ends there
 TEXT_AREAS = 4        # a text box giving way is at least this many frames big (not the glyph's own box)
 PASSES = 3            # a row of buttons at a title's end gives way one button per pass
 
@@ -61,9 +61,9 @@ def _frames(ink: np.ndarray) -> list[Box]:
 
 
 def _gives_way(element: Element, frame: Box) -> bool:
-    x1, _, x2, _ = element.bbox
+    # Only at its right end: a tree's expander at a row's start belongs to the row's box.
     return (element.type in TEXT_ELEMENT_TYPES and area(element.bbox) >= TEXT_AREAS * area(frame)
-            and (frame[2] >= x2 - END_PX or frame[0] <= x1 + END_PX))
+            and frame[2] >= element.bbox[2] - END_PX)
 
 
 def framed_icons(image: Image.Image, elements: list[Element], ink: np.ndarray | None = None) -> list[Element]:
