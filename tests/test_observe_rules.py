@@ -577,7 +577,7 @@ def test_small_figures_are_dots_on_lines_no_box_touches():
     button = Element(type="button", bbox=[95, 5, 104, 14], text="", score=0.8)  # a square a button holds part of
     out = small_figures(image, [held, label, button])
     assert out[0] is held and out[2] is button
-    assert out[1].bbox == (44, 65, 58, 76)  # the label gives way to the marker
+    assert out[1].bbox == (46, 67, 54, 76)  # the label gives way to the marker, fitted to its glyphs
     assert sorted((e.type.value, e.bbox) for e in out[3:]) == [
         ("shape", (16, 16, 25, 25)), ("shape", (46, 56, 55, 65)), ("shape", (146, 86, 155, 95))]
 

@@ -283,6 +283,8 @@ DOT_FILL = 0.6         # least share of its box the opened blob fills (a ring or
 DOT_RING = 3           # px round the blob looked at
 DOT_RING_INK = 0.12    # most ink share of that ring: background with at most thin lines through it
 DOT_RULE = 15          # px: a level or upright run this long through a figure's surroundings is a rule
+DOT_RULES_DENSE = 0.45 # share of a DOT_RULE px square that rules fill: more is a hatched picture (two axes
+                       # crossing fill about 0.36)
 DOT_TOUCH = 0.3        # a text box may overlap this share of a figure (a tick label's box runs into its marker)
 DOT_END_PX = 3         # a marker boxed with its label lies within this many px of one end of the text box
 DOT_OWN_COLOUR = 90    # summed |RGB| a marker boxed with its label differs from the box's background and text
@@ -380,8 +382,9 @@ def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray |
             rules = np.maximum(cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, DOT_RULE), np.uint8)),
                                cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((DOT_RULE, 1), np.uint8)))
             solid = cv2.dilate(cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((DOT_OPENING, DOT_OPENING), np.uint8)),
-                               np.ones((3, 3), np.uint8))  # a picture's inside is no rule
-            ruled = ink & (1 - (rules & (1 - solid)))
+                               np.ones((3, 3), np.uint8))  # a picture's inside is no rule ...
+            hatched = cv2.blur(rules.astype(np.float32), (DOT_RULE, DOT_RULE)) > DOT_RULES_DENSE  # ... nor a hatching
+            ruled = ink & (1 - (rules & (1 - solid) & ~hatched))
         # A touching label's glyphs are its text's, not the figure's surroundings.
         inked, size = _ring_ink(ruled, figure, DOT_RING, [out[i].bbox for i in touching])
         if inked > DOT_RING_INK * size:

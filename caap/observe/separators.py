@@ -17,9 +17,9 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.geometry import Box, as_box
+from caap.geometry import Box
 from caap.observe.lines import background_colour
-from caap.observe.snap import RIGHT_PAD
+from caap.observe.snap import RIGHT_PAD, cut_across
 from caap.taxonomy import ElementType
 
 INK_SUM = 48          # summed |RGB| from the box's background that counts as ink
@@ -88,15 +88,4 @@ def separated_parts(pixels: np.ndarray, box: Box) -> list[tuple[int, int]] | Non
 def split_at_separators(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
     """The elements with every text box that holds texts joined by middle dots cut into them; the
     parts keep the box's top, bottom, type and score."""
-    texts = {i for i, e in enumerate(elements) if e.type is ElementType.TEXT}
-    if not texts:
-        return list(elements)
-    pixels = np.asarray(image.convert("RGB"))
-    out: list[Element] = []
-    for i, e in enumerate(elements):
-        parts = separated_parts(pixels, e.bbox) if i in texts else None
-        if not parts:
-            out.append(e)
-            continue
-        out += [e.model_copy(update={"bbox": as_box((a, e.bbox[1], b, e.bbox[3]))}) for a, b in parts]
-    return out
+    return cut_across(image, elements, lambda e: e.type is ElementType.TEXT, separated_parts)

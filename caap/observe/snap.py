@@ -21,7 +21,7 @@ dataset's labelled boxes.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -447,13 +447,21 @@ def split_links(image: Image.Image, elements: Sequence[Element]) -> list[Element
     underline: where the underline under a link box breaks within a blank gap between glyphs, one
     link ends and the next begins (click-collapsible-2's links "eu" and "lobortis." a space apart,
     boxed as one link "eu lobortis."). The parts keep the box's top, bottom and score."""
-    links = [i for i, e in enumerate(elements) if e.type is ElementType.HYPERLINK and (e.score or 0.0) >= SURE_SCORE]
-    if not links:
+    return cut_across(image, elements, lambda e: e.type is ElementType.HYPERLINK and (e.score or 0.0) >= SURE_SCORE,
+                      _link_parts)
+
+
+def cut_across(image: Image.Image, elements: Sequence[Element], chosen: Callable[[Element], bool],
+               spans: Callable[[np.ndarray, Box], list[tuple[int, int]] | None]) -> list[Element]:
+    """The elements with each ``chosen`` one cut into the column ``spans`` (screen x, exclusive
+    ends) found in its box; a part keeps the box's top, bottom, type and score."""
+    picked = {i for i, e in enumerate(elements) if chosen(e)}
+    if not picked:
         return list(elements)
     pixels = np.asarray(image.convert("RGB"))
     out: list[Element] = []
     for i, e in enumerate(elements):
-        parts = _link_parts(pixels, e.bbox) if i in links else None
+        parts = spans(pixels, e.bbox) if i in picked else None
         if not parts:
             out.append(e)
             continue
