@@ -19,7 +19,9 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box, area, intersection, uncovered_part
+from caap.observe.cells import ink_extent
 from caap.observe.lines import background_colour
+from caap.observe.snap import RIGHT_PAD
 from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
 
 MIN_SIDE = 12        # px: smaller solid blobs are glyph strokes or bullets
@@ -335,7 +337,8 @@ def _marker_in_label(rgb: np.ndarray, ink: np.ndarray, box: Box, figure: Box) ->
     return not len(text) or (np.abs(text - colour).sum(axis=1) < DOT_OWN_COLOUR).mean() < DOT_TEXT_SHARE
 
 
-def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray | None = None) -> list[Element]:
+def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray | None = None,
+                  rgb: np.ndarray | None = None) -> list[Element]:
     """The elements with a shape added for every small filled figure (a dot, a small square) that
     no box holds: the ends of a drawn line, the points of a plotted grid, a marker on an axis. A
     text box may run a little into it (a tick label under its marker, less than ``DOT_TOUCH`` of the
@@ -349,7 +352,7 @@ def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray |
     side, about square, mostly filled and standing on background (thin level or upright rules, the
     axes and grid lines through a plotted point, left aside; at most thin lines through the 3 px
     round it: not a patch of a photograph, not a glyph of a word) is a figure. ``ink``: the
-    screen's ``page_ink`` where the caller has it."""
+    screen's ``page_ink``, ``rgb``: its RGB array, where the caller has them."""
     import cv2  # the vision extra's
 
     ink = page_ink(image) if ink is None else ink
@@ -364,7 +367,6 @@ def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray |
                            & (blob >= DOT_FILL * bw * bh))
     added: list[Element] = []
     out = list(elements)
-    rgb: np.ndarray | None = None
     ruled: np.ndarray | None = None
     cut: set[int] = set()
     for k in sized[sized > 0].tolist():
@@ -411,11 +413,11 @@ def _label_left(ruled: np.ndarray, box: Box, figures: Sequence[Box]) -> Box | No
     ink = ruled[y1:y2, x1:x2].copy()
     for fx1, fy1, fx2, fy2 in figures:
         ink[max(0, fy1 - y1):max(0, fy2 - y1), max(0, fx1 - x1):max(0, fx2 - x1)] = 0
-    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
-    if not len(rows):
+    tight = ink_extent(ink, box, 0)
+    if tight is None:
         return None
     h, w = ruled.shape
-    return (x1 + int(cols[0]), y1 + int(rows[0]), min(w, x1 + int(cols[-1]) + 2), min(h, y1 + int(rows[-1]) + 2))
+    return tight[0], tight[1], min(w, tight[2] + RIGHT_PAD), min(h, tight[3] + RIGHT_PAD)
 
 
 # --- thin bars ---------------------------------------------------------------------------------------

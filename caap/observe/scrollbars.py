@@ -116,10 +116,12 @@ def _bars(rgb: np.ndarray, first: list[Box], second: list[Box], vertical: bool) 
     return bars
 
 
-def arrow_scrollbars(image: Image.Image, elements: Sequence[Element], ink: np.ndarray | None = None) -> list[Element]:
+def arrow_scrollbars(image: Image.Image, elements: Sequence[Element], ink: np.ndarray | None = None,
+                     rgb: np.ndarray | None = None) -> list[Element]:
     """The elements with a scrollbar added for every pair of arrow buttons with a trough between them
-    that no box holds yet. ``ink``: the screen's ``page_ink`` where the caller has it."""
-    rgb = np.asarray(image.convert("RGB"))
+    that no box holds yet. ``ink``: the screen's ``page_ink``, ``rgb``: its RGB array, where the caller
+    has them."""
+    rgb = np.asarray(image.convert("RGB")) if rgb is None else rgb
     bars: list[Box] = []
     # On a coloured page the light trough is itself ink against the page, and its arrows merge into
     # it (book-flight's pale blue form): the arrows are also looked for as dark ink on light ground.

@@ -324,12 +324,13 @@ class VisionObserver:
             return boxes
         difference = page_difference(image)
         ink = page_ink(image, difference=difference)
-        boxes = thin_bars(image, small_figures(image, lone_glyphs(image, boxes, ink), ink), difference)
-        boxes = drawn_lines(image, framed_icons(image, arrow_scrollbars(image, boxes, ink), ink), ink)
+        rgb = np.array(image.convert("RGB"))  # one array for every rule below (1080p: ~7 ms a conversion)
+        boxes = thin_bars(image, small_figures(image, lone_glyphs(image, boxes, ink), ink, rgb), difference)
+        boxes = drawn_lines(image, framed_icons(image, arrow_scrollbars(image, boxes, ink, rgb), ink), ink)
         boxes = toggle_switches(image, boxes, difference)
         if self.ocr is not None:
-            boxes = missed_lines(image, boxes, self.ocr)  # type: ignore[arg-type]
-        return framed_text_areas(image, boxes)
+            boxes = missed_lines(image, boxes, self.ocr, rgb)  # type: ignore[arg-type]
+        return framed_text_areas(image, boxes, rgb)
 
     def texts(self, image: Image.Image, elements: list[Element]) -> list[Element]:
         """The texts the observer reports for read elements (in the order of the latest read): PP-OCR's
