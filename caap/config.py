@@ -140,10 +140,11 @@ class ObserveConfig(BaseModel):
     # 354 ms in ONNX Runtime) on a 2-core CPU, where the 224 px the detector trained at found none
     # (models/detector/MODEL_CARD.md).
     detector_max_side: int = Field(default=1920, ge=32, description="longest side (px) the detector looks at")
-    # ONNX Runtime runs the detector in half torch's time on a CPU (caap/observe/onnx_export.py);
-    # auto: ONNX Runtime on the CPU, torch on a GPU.
-    detector_runtime: Literal["auto", "onnx", "torch"] = Field(
-        default="auto", description="what runs the detector: auto | onnx | torch")
+    # ONNX Runtime runs the detector in half torch's time on a CPU (caap/observe/onnx_export.py),
+    # OpenVINO in about four fifths of ONNX Runtime's (caap/observe/openvino_runtime.py);
+    # auto: OpenVINO on the CPU where it is installed, else ONNX Runtime; torch on a GPU.
+    detector_runtime: Literal["auto", "openvino", "onnx", "torch"] = Field(
+        default="auto", description="what runs the detector: auto | openvino | onnx | torch")
     # What the observed application draws at: HiDPI toolkits scale everything by 1.25-2 (GDK_SCALE,
     # QT_SCALE_FACTOR, a browser's device scale factor). The models saw text and widgets at factor 1,
     # so the screen is shrunk by it before observing and the boxes grown back to captured pixels.

@@ -348,6 +348,49 @@ def test_an_empty_grey_cell_is_no_icon_but_a_swatch_is():
     assert [e.bbox for e in out] == [(110, 10, 191, 40), (10, 50, 31, 71)]
 
 
+def _scrollbars_image():
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", (300, 200), (45, 45, 45))  # a dark GTK 4 list
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([20, 10, 25, 189], fill=(60, 60, 60))      # a trough ...
+    draw.rectangle([21, 40, 24, 90], fill=(160, 160, 160))    # ... with its slider
+    draw.rectangle([60, 10, 67, 189], fill=(235, 235, 235))   # a trough the slider fills along ...
+    draw.rectangle([62, 12, 65, 187], fill=(130, 130, 130))   # ... but not across
+    draw.line([100, 100, 106, 100], fill=(27, 27, 27))        # a grid line crossing a hidden bar
+    draw.text((140, 60), "n...", fill=(230, 230, 230))          # text running under another
+    return image
+
+
+def test_scrollbars_with_nothing_drawn_are_not_labelled():
+    from caap.data.desktop.labels import finish, scrollbar_drawn
+
+    image = _scrollbars_image()
+    boxes = {"slider": (20, 10, 26, 190), "full slider": (60, 10, 68, 190), "hidden": (100, 10, 106, 190),
+             "hidden under text": (150, 10, 155, 190), "hidden across": (10, 194, 290, 199)}
+    assert {k: scrollbar_drawn(image, b) for k, b in boxes.items()} == {
+        "slider": True, "full slider": True, "hidden": False, "hidden under text": False, "hidden across": False}
+    cands = [Candidate("scrollbar", b, source="scroll bar") for b in boxes.values()]
+    out = [e for e, _ in finish(cands, [_win(1, (0, 0, 300, 200))], (0, 0, 300, 200), image)]
+    assert [e.bbox for e in out] == [boxes["slider"], boxes["full slider"]]
+
+
+def test_a_gtk4_sliders_box_grows_from_its_trough_to_its_knob():
+    from PIL import Image, ImageDraw
+
+    from caap.data.desktop.labels import grow_to_knob
+
+    image = Image.new("RGB", (300, 120), (53, 53, 53))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([20, 48, 279, 51], fill=(30, 30, 30))          # the trough GTK 4 reports (with 3 px margin)
+    draw.ellipse([100, 40, 119, 59], outline=(20, 20, 20))         # the knob, a ring on the trough
+    draw.text((20, 20), "Volume of the music player", fill=(230, 230, 230))  # a label above, wider than a knob
+    draw.rectangle([200, 80, 203, 110], fill=(30, 30, 30))       # an upright trough ...
+    draw.ellipse([192, 90, 211, 109], outline=(20, 20, 20))       # ... and its knob
+    assert grow_to_knob(image, (20, 45, 280, 55)) == (20, 40, 280, 60)
+    assert grow_to_knob(image, (197, 80, 207, 111)) == (192, 80, 212, 111)
+
+
 def test_refit_tool_gives_old_datasets_the_labellers_cell_boxes(tmp_path):
     import sys
 

@@ -316,6 +316,33 @@ def test_onnx_runtime_finds_what_torch_finds(tmp_path):
             assert abs((x.score or 0) - (y.score or 0)) < 0.01
 
 
+def test_openvino_gives_onnx_runtimes_boxes_and_auto_takes_it(monkeypatch):
+    pytest.importorskip("openvino", reason="needs the vision extra")
+    from PIL import Image
+
+    from caap.observe import openvino_runtime
+    from caap.observe.detector import Detector, DetectorError
+
+    on_onnx, on_openvino = Detector(SHIPPED, runtime="onnx"), Detector(SHIPPED, runtime="openvino")
+    assert (on_onnx.runtime, on_openvino.runtime, Detector(SHIPPED, runtime="auto").runtime) == (
+        "onnx", "openvino", "openvino")
+    small = Image.open(sorted(FIXTURE.glob("**/*.png"))[0]).convert("RGB")
+    for image in (small, _big_screen(), _big_screen().crop((0, 0, 1000, 700))):  # square-padded and a rectangle
+        a, b = on_onnx.detect(image), on_openvino.detect(image)
+        assert len(a) == len(b) > 3
+        for x, y in zip(sorted(a, key=lambda e: e.bbox), sorted(b, key=lambda e: e.bbox), strict=True):
+            assert x.type == y.type and x.bbox == y.bbox
+            assert abs((x.score or 0) - (y.score or 0)) < 0.001
+    two = on_openvino.detect_batch([small, small.transpose(Image.Transpose.ROTATE_90)])  # two shapes, one size
+    assert [len(d) for d in two] == [len(on_openvino.detect(small)),
+                                     len(on_openvino.detect(small.transpose(Image.Transpose.ROTATE_90)))]
+
+    monkeypatch.setattr(openvino_runtime, "available", lambda: False)  # as without the package
+    assert Detector(SHIPPED, runtime="auto").runtime == "onnx"
+    with pytest.raises(DetectorError, match="needs OpenVINO"):
+        Detector(SHIPPED, runtime="openvino")
+
+
 def test_the_onnx_graph_is_exported_once_per_weights_file(tmp_path, monkeypatch):
     pytest.importorskip("onnxruntime", reason="needs the vision extra")
     from ultralytics import YOLO

@@ -164,7 +164,7 @@ def bench_observe(
     detector: Annotated[Path | None, typer.Option(help="Detector weights (default: models/detector/).")] = None,
     reader: Annotated[Path | None, typer.Option(help="Reader checkpoint (default: models/reader/).")] = None,
     detector_runtime: Annotated[str | None, typer.Option(
-        help="auto | onnx | torch: what runs the detector (default from the config's observe section).")] = None,
+        help="auto | openvino | onnx | torch: what runs the detector (default: the config's observe section).")] = None,
     ui_scale: Annotated[float | None, typer.Option(
         help="The device scale factor the screens were drawn at (default from the config's observe section).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per screen.")] = False,

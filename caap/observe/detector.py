@@ -22,6 +22,7 @@ from caap.geometry import as_box, clip
 from caap.observe.cells import fit_cells
 from caap.observe.frames import grow_framed_icons
 from caap.observe.label_stacks import centred_label_stacks
+from caap.observe.pixels import rgb_pixels
 from caap.observe.separators import split_at_separators
 from caap.observe.shape_fit import fit_icons, fit_small_shapes
 from caap.observe.snap import SURE_SCORE, add_missed_rows, add_missed_words, snap_text_boxes, split_links
@@ -29,7 +30,7 @@ from caap.taxonomy import DETECTOR_CLASSES, ElementType
 
 _OBSERVE = ObserveConfig.model_fields  # the config section is the one place defaults live
 STRIDE = 32  # YOLOv8's largest stride: input sizes are multiples of it
-RUNTIMES = ("auto", "onnx", "torch")
+RUNTIMES = ("auto", "openvino", "onnx", "torch")
 
 
 class DetectorError(RuntimeError):
@@ -45,8 +46,10 @@ class Detector:
         """``imgsz``: one input size for every image; None (the observer's way): each image at its
         own resolution (``input_size``), at most ``max_side``. ``runtime``: ``onnx`` runs the
         weights' ONNX graph (exported once, ``caap.observe.onnx_export``) in ONNX Runtime,
-        ``torch`` the weights themselves; ``auto``: ONNX Runtime on the CPU, falling back to torch
-        with one warning where the export cannot be made."""
+        ``openvino`` the same graph in OpenVINO at full float precision
+        (``caap.observe.openvino_runtime``), ``torch`` the weights themselves; ``auto``: on the CPU
+        OpenVINO where it is installed, else ONNX Runtime, falling back to torch with one warning
+        where the export cannot be made."""
         if runtime not in RUNTIMES:
             raise DetectorError(f"detector runtime must be one of {RUNTIMES}, not {runtime!r}")
         os.environ.setdefault("YOLO_OFFLINE", "1")
@@ -76,27 +79,36 @@ class Detector:
                                 f"{[t.value for t in DETECTOR_CLASSES]} (or its first classes)")
         self.path = path
         self.runtime = "torch"
-        if runtime == "onnx" or (runtime == "auto" and str(device) == "cpu"):
-            self._use_onnx(path, required=runtime == "onnx")
+        if runtime in ("onnx", "openvino") or (runtime == "auto" and str(device) == "cpu"):
+            self._use_graph(path, runtime, names)
         self.conf, self.iou, self.merge_iou, self.device, self.snap = conf, iou, merge_iou, device, snap
         self.imgsz, self.max_side = imgsz, max(max_side, STRIDE)
 
-    def _use_onnx(self, path: Path, *, required: bool) -> None:
-        """Swap the torch model for its ONNX graph in ONNX Runtime (same classes, same boxes)."""
+    def _use_graph(self, path: Path, runtime: str, names: dict[int, str]) -> None:
+        """Swap the torch model for its ONNX graph (same classes, same boxes): in OpenVINO or ONNX
+        Runtime as ``runtime`` asks (``auto``: OpenVINO where it is installed)."""
         from ultralytics import YOLO
 
-        from caap.observe.onnx_export import onnx_for
+        from caap.observe import openvino_runtime
+        from caap.observe.onnx_export import cache_dir, onnx_for
 
+        if runtime == "openvino" and not openvino_runtime.available():
+            raise DetectorError("the openvino detector runtime needs OpenVINO: pip install 'caap[vision]'")
+        use = "openvino" if runtime == "openvino" or (runtime == "auto" and openvino_runtime.available()) else "onnx"
+        model: Any
         try:
             graph = onnx_for(path)
-            with contextlib.redirect_stdout(sys.stderr):
-                model = YOLO(str(graph), task="detect")
+            if use == "openvino":
+                model = openvino_runtime.OpenVinoDetector(graph, names, STRIDE, cache_dir() / "openvino")
+            else:
+                with contextlib.redirect_stdout(sys.stderr):
+                    model = YOLO(str(graph), task="detect")
         except Exception as exc:
-            if required:
+            if runtime != "auto":
                 raise DetectorError(str(exc)) from None
             print(f"caap: running the detector in torch: {exc}", file=sys.stderr)
             return
-        self.model, self.runtime = model, "onnx"
+        self.model, self.runtime = model, use
 
     def input_size(self, width: int, height: int) -> int:
         """The network's input size for an image: its long side rounded up to the network's stride,
@@ -126,14 +138,13 @@ class Detector:
             torch.set_num_threads(threads)
 
     def _detect_batch(self, images: Sequence[Image.Image]) -> list[list[Element]]:
-        import numpy as np
 
         # One predict call per input size (ultralytics letterboxes a batch to one size).
         sizes = [self.input_size(img.width, img.height) for img in images]
         results: list[Any] = [None] * len(images)
         for size in dict.fromkeys(sizes):
             index = [i for i, s in enumerate(sizes) if s == size]
-            arrays = [np.asarray(images[i].convert("RGB"))[:, :, ::-1] for i in index]  # ultralytics takes BGR
+            arrays = [rgb_pixels(images[i])[:, :, ::-1] for i in index]  # ultralytics takes BGR
             got = self.model.predict(arrays, conf=self.conf, iou=self.iou, imgsz=size, device=self.device,
                                      agnostic_nms=True, verbose=False)
             for i, r in zip(index, got, strict=True):

@@ -21,6 +21,7 @@ from caap.elements import Element
 from caap.geometry import Box, area, intersection, uncovered_part
 from caap.observe.cells import ink_extent
 from caap.observe.lines import background_colour
+from caap.observe.pixels import rgb_pixels
 from caap.observe.snap import RIGHT_PAD
 from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
 
@@ -97,7 +98,7 @@ def _rewrite(image: Image.Image, elements: list[Element], wanted: Callable[[Elem
     suspects = [i for i, e in enumerate(elements) if wanted(e)]
     if not suspects:
         return elements
-    rgb = np.asarray(image.convert("RGB"))
+    rgb = rgb_pixels(image)
     out = list(elements)
     for i in suspects:
         changed = change(rgb, out[i])
@@ -208,7 +209,9 @@ def control_kinds(image: Image.Image, elements: list[Element]) -> list[Element]:
 # --- lone glyphs ---------------------------------------------------------------------------------------
 LONE_MIN_HEIGHT = 13   # px: a glyph this tall is drawn large on purpose (ascending-numbers: 14 px digits)
 LONE_MAX_SIDE = 80     # px: larger blobs are pictures or panels, not one glyph
-LONE_CLEARANCE = 10    # px of background all round, free of other ink and of every element's box
+LONE_CLEARANCE = 6     # px of background all round, free of other ink and of every element's box (10 left
+                       # form-sequence-2's unchecked radio buttons, 7 px from their neighbours, unboxed)
+LONE_MAX_ASPECT = 6    # a blob taller than this many widths is a rule (a pane's 4 x 36 px divider), no glyph
 GLYPH_GAP = 3          # px between the pieces of one glyph
 
 
@@ -217,11 +220,11 @@ def page_difference(image: Image.Image) -> np.ndarray:
     (uint8, H × W). The ink masks below are thresholds of it, so a screen computes it once."""
     import cv2  # the vision extra's
 
-    rgb = np.asarray(image.convert("RGB"))
+    rgb = rgb_pixels(image)
     h, w = rgb.shape[:2]
     bg = background_colour(rgb[:: max(1, h // 64), :: max(1, w // 64)]).astype(np.uint8)
     # uint8 arithmetic in OpenCV: this runs on every screen, full-size ones included.
-    d = cv2.absdiff(np.ascontiguousarray(rgb), np.ascontiguousarray(np.broadcast_to(bg, rgb.shape)))
+    d = cv2.absdiff(np.ascontiguousarray(rgb), (int(bg[0]), int(bg[1]), int(bg[2]), 0))  # type: ignore[call-overload]  # a scalar: no full-size copy
     return np.maximum(np.maximum(d[:, :, 0], d[:, :, 1]), d[:, :, 2])
 
 
@@ -244,8 +247,8 @@ def _taken(elements: Sequence[Element], h: int, w: int) -> np.ndarray:
 def lone_glyphs(image: Image.Image, elements: list[Element], ink: np.ndarray | None = None) -> list[Element]:
     """The elements with a text element added for every large glyph that stands alone on the page
     and that no box holds (identify-shape's letter "j", drawn 30 px high, was not proposed at all).
-    A glyph is one connected blob of ink LONE_MIN_HEIGHT to LONE_MAX_SIDE px high with background
-    LONE_CLEARANCE px all round; the reader reads it, and ``solid_figures`` makes a filled figure a
+    A glyph is one connected blob of ink LONE_MIN_HEIGHT to LONE_MAX_SIDE px high, at most
+    LONE_MAX_ASPECT times as high as wide, with background LONE_CLEARANCE px all round; the reader reads it, and ``solid_figures`` makes a filled figure a
     shape. ``ink``: the screen's ``page_ink`` where the caller has it."""
     import cv2  # the vision extra's
 
@@ -262,7 +265,8 @@ def lone_glyphs(image: Image.Image, elements: list[Element], ink: np.ndarray | N
     # glyph's size are looked at further (a full-size screen has thousands of small ones).
     sizes = stats[:, [cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT]] - 2 * GLYPH_GAP
     sized = np.flatnonzero((sizes[:, 1] >= LONE_MIN_HEIGHT) & (sizes[:, 1] <= LONE_MAX_SIDE)
-                           & (sizes[:, 0] > 0) & (sizes[:, 0] <= LONE_MAX_SIDE))
+                           & (sizes[:, 0] > 0) & (sizes[:, 0] <= LONE_MAX_SIDE)
+                           & (sizes[:, 1] <= LONE_MAX_ASPECT * sizes[:, 0]))
     for k in sized[sized > 0].tolist():
         x, y = int(stats[k, cv2.CC_STAT_LEFT]) + GLYPH_GAP, int(stats[k, cv2.CC_STAT_TOP]) + GLYPH_GAP
         bw, bh = int(sizes[k, 0]), int(sizes[k, 1])
@@ -376,7 +380,7 @@ def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray |
         if any(out[i].type not in TEXT_ELEMENT_TYPES for i in touching):
             continue
         if rgb is None:
-            rgb = np.asarray(image.convert("RGB"))
+            rgb = rgb_pixels(image)
         if any(intersection(out[i].bbox, figure) > DOT_TOUCH * area(figure)
                and not _marker_in_label(rgb, ink, out[i].bbox, figure) for i in touching):
             continue

@@ -19,6 +19,7 @@ from PIL import Image
 from caap.elements import Element
 from caap.geometry import Box, area, intersection, uncovered_part
 from caap.observe.figures import page_ink
+from caap.observe.pixels import components
 from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
 
 SIDES = (9, 24)       # px: the frame's side (Fusion's dock buttons: 11)
@@ -35,9 +36,7 @@ PASSES = 3            # a row of buttons at a title's end gives way one button p
 
 def _frames(ink: np.ndarray) -> list[Box]:
     """Boxes of the pieces of ink that look like framed glyphs, 1 px of air round each."""
-    import cv2  # the vision extra's
-
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    n, labels, stats = components(ink)
     h, w = ink.shape
     lo, hi = SIDES
     found: list[Box] = []

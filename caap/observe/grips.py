@@ -17,6 +17,7 @@ from PIL import Image
 from caap.elements import Element
 from caap.geometry import intersection
 from caap.observe.lines import background_colour
+from caap.observe.pixels import rgb_pixels
 from caap.taxonomy import ElementType
 
 CORNER_PX = 16      # the grip lies within this many pixels of the field's bottom-right corner
@@ -101,7 +102,7 @@ def resize_grips(image: Image.Image, elements: list[Element]) -> list[Element]:
     fields = [i for i, e in enumerate(elements) if e.type in (ElementType.INPUT_FIELD, ElementType.TEXT_AREA)]
     if not fields:
         return elements
-    rgb = np.asarray(image.convert("RGB"))
+    rgb = rgb_pixels(image)
     h, w = rgb.shape[:2]
     out = list(elements)
     for i in fields:

@@ -26,6 +26,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.observe.lines import background_colour
+from caap.observe.pixels import rgb_pixels
 from caap.taxonomy import ElementType
 
 FIELD_TYPES = frozenset({ElementType.INPUT_FIELD})
@@ -260,7 +261,7 @@ def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Imag
     fields = [e for e in elements if e.type in FIELD_TYPES]
     if not fields:
         return image
-    rgb = np.array(image.convert("RGB"))
+    rgb = np.array(rgb_pixels(image))  # painted below
     painted = False
     for element in fields:
         x1, y1, x2, y2 = _inside_border(element, image)
@@ -308,7 +309,7 @@ def blank_placeholders(image: Image.Image, elements: Sequence[Element]) -> list[
         if e.type not in FIELD_TYPES or not (e.text or "").strip():
             continue
         if rgb is None:
-            rgb = np.asarray(image.convert("RGB"))
+            rgb = rgb_pixels(image)
         x1, y1, x2, y2 = _inside_border(e, image)
         if placeholder_only(rgb[y1:max(y1, y2), x1:max(x1, x2)]):
             out[i] = e.model_copy(update={"text": ""})

@@ -11,11 +11,11 @@ words.
 
 from __future__ import annotations
 
-import numpy as np
 from PIL import Image
 
 from caap.elements import Element
 from caap.observe.missed_text import fit_to_ink
+from caap.observe.pixels import rgb_pixels
 from caap.taxonomy import ElementType
 
 CENTRE_PX = 4       # px the middles of a column's boxes may differ by
@@ -53,7 +53,7 @@ def centred_label_stacks(image: Image.Image, elements: list[Element]) -> list[El
     stacks = _stacks(elements)
     if not stacks:
         return elements
-    rgb = np.asarray(image.convert("RGB"))
+    rgb = rgb_pixels(image)
     out = list(elements)
     for stack in stacks:
         widths = [elements[i].bbox[2] - elements[i].bbox[0] for i in stack]

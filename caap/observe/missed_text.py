@@ -25,6 +25,7 @@ from caap.elements import Element
 from caap.geometry import Box, as_box, intersection
 from caap.observe.cells import ink_extent
 from caap.observe.lines import ink_mask
+from caap.observe.pixels import rgb_pixels
 from caap.observe.snap import RIGHT_PAD
 from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
 
@@ -99,7 +100,7 @@ def missed_lines(image: Image.Image, elements: Sequence[Element], ocr: PPOCR,
                  rgb: np.ndarray | None = None) -> list[Element]:
     """The elements with a text element added for every line of text PP-OCR's detector finds where
     no box stands (see the module's docstring); new elements get the lowest score of the others."""
-    rgb = np.asarray(image.convert("RGB")) if rgb is None else rgb
+    rgb = rgb_pixels(image) if rgb is None else rgb
     if min(rgb.shape[:2]) < MIN_REGION_HEIGHT:
         return list(elements)  # too small to hold a line of text
     regions = uncovered_regions(rgb, [e.bbox for e in elements])

@@ -36,6 +36,7 @@ from PIL import Image
 
 from caap.observe.lines import LINE_SEPARATOR, background_colour
 from caap.observe.memo import memo_of, pixel_key
+from caap.observe.pixels import rgb_pixels
 
 DET_MODEL = "PP-OCRv6_det_small.onnx"
 REC_MODEL = "PP-OCRv6_rec_small.onnx"
@@ -175,7 +176,7 @@ class PPOCR:
         """One ``OcrText`` per box, in order. ``types``: the elements' types (``caap.taxonomy``), or None."""
         if types is not None and len(types) != len(boxes):
             raise ValueError(f"{len(types)} types for {len(boxes)} boxes")
-        rgb = np.asarray(image.convert("RGB"))
+        rgb = rgb_pixels(image)
         kinds = [None if types is None or types[i] is None else str(types[i]) for i in range(len(boxes))]
         if self.memo is None:
             return self._read(rgb, boxes, kinds)

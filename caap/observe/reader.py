@@ -68,6 +68,7 @@ from caap.observe.charlm import LM_FILE, CharLM, CharLMError
 from caap.observe.colour import box_colours
 from caap.observe.lines import LINE_SEPARATOR, text_lines
 from caap.observe.memo import ReadingMemo, memo_of, pixel_key
+from caap.observe.pixels import rgb_pixels
 from caap.observe.semimask import semi_mask
 from caap.observe.text_choice import CHOICE_FILE, TextChoiceError, TextChooser
 from caap.taxonomy import (
@@ -487,7 +488,7 @@ class Reader:
     # -- the model passes -------------------------------------------------------------------------
 
     def _crops(self, image: Image.Image, boxes: Sequence[Box]) -> list[Image.Image]:
-        rgb = np.asarray(image if image.mode == "RGB" else image.convert("RGB"))  # once per screen
+        rgb = rgb_pixels(image)
         return [semi_mask(rgb, box, **self.spec.mask) for box in boxes]
 
     def passes(self, crops: Sequence[Image.Image]) -> list[list[int]]:
@@ -521,7 +522,7 @@ class Reader:
         measured on the screenshot (``box``); None where it comes from the crops themselves."""
         if getattr(self.model, "colour_set", None) != "box":
             return None
-        return box_colours(np.asarray(image.convert("RGB") if image.mode != "RGB" else image), boxes)
+        return box_colours(rgb_pixels(image), boxes)
 
     def infer(self, crops: Sequence[Image.Image], generate: Sequence[bool], max_new_tokens: int,
               types: Sequence[ElementType | None] | None = None,

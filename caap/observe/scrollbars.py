@@ -20,6 +20,7 @@ from PIL import Image
 from caap.elements import Element
 from caap.geometry import Box, area, intersection
 from caap.observe.figures import page_ink
+from caap.observe.pixels import components, rgb_pixels
 from caap.taxonomy import ElementType
 
 ARROW_LONG = (5, 11)     # px: an arrow's base (Chromium 7-9, Fusion 5-7)
@@ -62,7 +63,7 @@ def _arrows(ink: np.ndarray) -> dict[str, list[Box]]:
     """The screen's small solid triangles by where they point."""
     import cv2  # the vision extra's
 
-    _, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    _, labels, stats = components(ink)
     w, h, filled = stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT], stats[:, cv2.CC_STAT_AREA]
     long_, short = np.maximum(w, h), np.minimum(w, h)
     fill = filled / np.maximum(1, w * h)
@@ -121,7 +122,7 @@ def arrow_scrollbars(image: Image.Image, elements: Sequence[Element], ink: np.nd
     """The elements with a scrollbar added for every pair of arrow buttons with a trough between them
     that no box holds yet. ``ink``: the screen's ``page_ink``, ``rgb``: its RGB array, where the caller
     has them."""
-    rgb = np.asarray(image.convert("RGB")) if rgb is None else rgb
+    rgb = rgb_pixels(image) if rgb is None else rgb
     bars: list[Box] = []
     # On a coloured page the light trough is itself ink against the page, and its arrows merge into
     # it (book-flight's pale blue form): the arrows are also looked for as dark ink on light ground.

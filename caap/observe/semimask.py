@@ -13,6 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 from PIL import Image
 
+from caap.observe.pixels import rgb_pixels
+
 Window = tuple[int, int, int, int]
 
 
@@ -57,7 +59,7 @@ def semi_mask(
     Deterministic and never flipped or resized. ``image`` may be the screen's RGB array: a caller
     masking every element of a 1080p screen converts it once, not once per element.
     """
-    rgb = image if isinstance(image, np.ndarray) else np.asarray(image.convert("RGB"))
+    rgb = image if isinstance(image, np.ndarray) else rgb_pixels(image)
     height, width = rgb.shape[:2]
     x1, y1 = max(int(box[0]), 0), max(int(box[1]), 0)
     x2, y2 = min(int(box[2]), width), min(int(box[3]), height)

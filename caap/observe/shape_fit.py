@@ -26,6 +26,7 @@ from caap.elements import Element
 from caap.geometry import Box
 from caap.observe.cells import ink_extent
 from caap.observe.lines import INK_SUM, background_colour, ink_mask
+from caap.observe.pixels import rgb_pixels
 from caap.taxonomy import ElementType
 
 MAX_SIDE = 24  # px: larger figures are boxed well enough by the detector
@@ -76,7 +77,7 @@ def rebox(image: Image.Image, elements: Sequence[Element], kind: ElementType, ma
              and max(e.bbox[2] - e.bbox[0], e.bbox[3] - e.bbox[1]) <= max_side]
     if not small:
         return list(elements)
-    pixels = np.asarray(image.convert("RGB"))
+    pixels = rgb_pixels(image)
     out = list(elements)
     for i in small:
         box = fit(pixels, out[i].bbox)

@@ -31,6 +31,7 @@ from PIL import Image
 from caap.elements import Element
 from caap.geometry import Box, as_box, iou
 from caap.observe.lines import background_colour
+from caap.observe.pixels import rgb_pixels
 from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
 
 SNAPPED_TYPES = TEXT_ELEMENT_TYPES
@@ -164,7 +165,7 @@ def snap_text_boxes(image: Image.Image, elements: Sequence[Element], *, max_shif
                     merge_iou: float = 0.8) -> list[Element]:
     """The elements with the sides of their one-line text boxes moved to the words they cover;
     of boxes that end up covering the same words the most confident is kept."""
-    pixels = np.asarray(image.convert("RGB"))
+    pixels = rgb_pixels(image)
     out: list[Element] = []
     for e in elements:
         if e.type in SNAPPED_TYPES:
@@ -233,7 +234,7 @@ def add_missed_words(image: Image.Image, elements: Sequence[Element]) -> list[El
     the last line of a section): one line pitch below a paragraph's last line (two lines or more at
     one left edge), the words that run on from the paragraph's left edge are found the same way,
     inked like the paragraph's plain text (else links)."""
-    pixels = np.asarray(image.convert("RGB"))
+    pixels = rgb_pixels(image)
     bottom = pixels.shape[0]
     out = list(elements)
     boxes = [e.bbox for e in elements]
@@ -396,7 +397,7 @@ def add_missed_rows(image: Image.Image, elements: Sequence[Element]) -> list[Ele
     first and last found rows (while each band holds one), a band whose text starts at the list's
     left edge and that no box overlaps is a missed row: a new element of the list's type, boxed on
     its words, as tall as the found rows, with their lowest score."""
-    pixels = np.asarray(image.convert("RGB"))
+    pixels = rgb_pixels(image)
     out = list(elements)
     for column in _columns(elements):
         if len(column) < 3:
@@ -458,7 +459,7 @@ def cut_across(image: Image.Image, elements: Sequence[Element], chosen: Callable
     picked = {i for i, e in enumerate(elements) if chosen(e)}
     if not picked:
         return list(elements)
-    pixels = np.asarray(image.convert("RGB"))
+    pixels = rgb_pixels(image)
     out: list[Element] = []
     for i, e in enumerate(elements):
         parts = spans(pixels, e.bbox) if i in picked else None

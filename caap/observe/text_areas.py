@@ -18,6 +18,7 @@ from PIL import Image
 from caap.elements import Element
 from caap.geometry import Box, area, intersection, iou
 from caap.observe.lines import background_colour
+from caap.observe.pixels import rgb_pixels
 from caap.taxonomy import ElementType
 
 SAME = 4              # largest channel difference that is still the panel's colour
@@ -64,7 +65,7 @@ def framed_text_areas(image: Image.Image, elements: list[Element], rgb: np.ndarr
     if not lines:
         return elements
     # Writable: floodFill takes the image as an output, though it fills the mask only.
-    rgb = np.array(image.convert("RGB")) if rgb is None or not rgb.flags.writeable else rgb
+    rgb = np.array(rgb_pixels(image) if rgb is None else rgb)
     h, w = rgb.shape[:2]
     out = list(elements)
     mask = np.zeros((h + 2, w + 2), np.uint8)  # floodFill's: each region filled once, by its label

@@ -45,6 +45,7 @@ from caap.observe.framed_icons import framed_icons
 from caap.observe.grips import resize_grips
 from caap.observe.ink import blank_placeholders, reading_boxes, without_foreign_ink
 from caap.observe.missed_text import missed_lines
+from caap.observe.pixels import one_screen, rgb_pixels
 from caap.observe.scrollbars import arrow_scrollbars
 from caap.observe.segments import drawn_lines
 from caap.observe.switches import toggle_switches
@@ -106,7 +107,7 @@ def plain_rows_unhighlighted(image: Image.Image, elements: list[Element]) -> lis
     suspects = [i for i, e in enumerate(elements) if e.highlighted and e.type == ElementType.TABLED_TEXT]
     if not suspects:
         return elements
-    rgb = np.asarray(image.convert("RGB"))
+    rgb = rgb_pixels(image)
     page = dominant_colour(rgb, step=max(1, max(rgb.shape[:2]) // 256))
     out = list(elements)
     for i in suspects:
@@ -286,6 +287,10 @@ class VisionObserver:
         return elements
 
     def _observe(self, image: Image.Image) -> list[Element]:
+        with one_screen():  # each image's pixels made an array once for every step below
+            return self._observe_screen(image)
+
+    def _observe_screen(self, image: Image.Image) -> list[Element]:
         t0 = time.perf_counter()
         boxes = self.propose(image)
         t1 = time.perf_counter()
@@ -324,7 +329,7 @@ class VisionObserver:
             return boxes
         difference = page_difference(image)
         ink = page_ink(image, difference=difference)
-        rgb = np.array(image.convert("RGB"))  # one array for every rule below (1080p: ~7 ms a conversion)
+        rgb = rgb_pixels(image)
         boxes = thin_bars(image, small_figures(image, lone_glyphs(image, boxes, ink), ink, rgb), difference)
         boxes = drawn_lines(image, framed_icons(image, arrow_scrollbars(image, boxes, ink, rgb), ink), ink)
         boxes = toggle_switches(image, boxes, difference)
@@ -355,7 +360,7 @@ class VisionObserver:
         wanted = [i for i, e in enumerate(elements) if may_be_letter(e, readings[i].text)]
         if not wanted:
             return elements
-        rgb = np.asarray(image.convert("RGB"))
+        rgb = rgb_pixels(image)
         wanted = [i for i in wanted if solid_figure(rgb, elements[i].bbox) is None]
         if not wanted:
             return elements

@@ -74,7 +74,7 @@ TOP_ROLES = frozenset({"frame", "window", "dialog", "alert", "file chooser"})
 HIGHLIGHT_STATES = ("selected",)
 MENU_HIGHLIGHT_STATES = ("selected", "focused", "armed")
 # GTK 4 reports a widget's content box; these types draw a frame round it (ink tells where).
-GROWN = frozenset({"button", "dropdown", "input_field", "text_area"})
+GROWN = frozenset({"button", "dropdown", "input_field", "text_area", "slider"})  # a slider: to its knob
 ICON_BUTTON_SIDE = 56  # px: a button no wider than this whose name does not fit in it shows a picture
 
 

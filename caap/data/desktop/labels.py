@@ -189,6 +189,31 @@ def grow_to_frame(image: Image.Image, box: Box, reach: tuple[int, int] = (20, 10
     return (max(0, out[0]), max(0, out[1]), min(width, out[2]), min(height, out[3]))
 
 
+KNOB_REACH = 16  # px beyond a GTK 4 slider's trough box its knob may reach
+KNOB_SPAN = 48   # px: the widest a knob's row of ink is; a label's line beside the slider is wider
+
+
+def grow_to_knob(image: Image.Image, box: Box) -> Box:
+    """A GTK 4 slider's box (its trough and a little margin) grown across the trough to its knob,
+    which the toolkit leaves outside: on each side, line by line outwards (within KNOB_REACH px),
+    as long as the line has ink no wider than a knob (KNOB_SPAN px). A slider is grabbed by its
+    knob, and GTK 3 and Qt report their sliders with it."""
+    pixels = np.asarray(image.convert("RGB")).astype(np.int32)
+    height, width = pixels.shape[:2]
+    out = list(box)
+    across = (1, 3) if box[2] - box[0] >= box[3] - box[1] else (0, 2)  # the sides the knob stands out of
+    for side in across:
+        for k in range(1, KNOB_REACH + 1):
+            line = _outside(pixels, box, side, k)
+            if line is None or not len(line):
+                break
+            inked = np.flatnonzero(np.abs(line - np.median(line, axis=0)).sum(axis=1) > INK_DIFFERENCE // 2)
+            if not len(inked) or inked[-1] - inked[0] >= KNOB_SPAN:
+                break
+            out[side] = box[side] - k if side in (0, 1) else box[side] + k
+    return (max(0, out[0]), max(0, out[1]), min(width, out[2]), min(height, out[3]))
+
+
 def big_enough(kind: str, box: Box) -> bool:
     """Is a labelled box of this type big enough for anyone to see or click it?"""
     least = MIN_THIN_SIDE if kind in THIN_TYPES else MIN_SIDE
@@ -353,7 +378,7 @@ def finish(candidates: Iterable[Candidate], windows: Sequence[XWindow], capture:
         if box is None:
             continue
         if c.grow:
-            box = grow_to_frame(image, box)
+            box = grow_to_knob(image, box) if c.type == ElementType.SLIDER.value else grow_to_frame(image, box)
         if c.text is not None and _text_cut(image, box, c.box, shown):
             # Part of its text is hidden (under a menu, scrolled out of its view): the text is no
             # longer what shows, and what shows is not known.
@@ -367,6 +392,8 @@ def finish(candidates: Iterable[Candidate], windows: Sequence[XWindow], capture:
                 continue  # nothing drawn; or an empty cell's fill alone (Qt's spreadsheet greys its unused rows)
             if min(fitted[2] - fitted[0], fitted[3] - fitted[1]) >= MIN_SIDE:
                 parts = [(c.text, fitted)]
+        if c.type == ElementType.SCROLLBAR.value and not scrollbar_drawn(image, box):
+            continue  # in the tree, not on the screen (GTK 4's overlay scrollbars)
         if c.type in DRAWN_TYPES and not c.cells:
             fitted = drawn_box(c.type, c.text, image, box)
             if fitted is None:
@@ -389,6 +416,32 @@ def finish(candidates: Iterable[Candidate], windows: Sequence[XWindow], capture:
                 seen.add(key)
                 out.append((element, c))
     return _without_stray_icons(out)
+
+
+SLIDER_STEP = 30  # summed |RGB| a scrollbar's slider (or its trough's end) differs from the trough along it
+SLIDER_RUN = 6    # px: the least run of such a difference along the bar; a line crossing the box is 1-2 px
+
+
+def scrollbar_drawn(image: Image.Image, box: Box) -> bool:
+    """Whether a scrollbar shows anything in ``box``: across it the mean colour along it changes
+    (a slider narrower than its trough, even one as long as the trough), or along its length the
+    mean colour across it changes (a slider, an arrow, the trough's end) for at least SLIDER_RUN px.
+    GTK 4's overlay scrollbars are in the accessibility tree with their full extents while nothing
+    of them is drawn until the pointer comes near (GTK 4 ignores GTK_OVERLAY_SCROLLING)."""
+    pixels = np.asarray(image.crop(box).convert("RGB"), dtype=np.float32)
+    if pixels.size == 0:
+        return False
+    along = 0 if pixels.shape[0] >= pixels.shape[1] else 1  # the bar's long axis in the array
+    across = pixels.mean(axis=along)  # one mean colour per position across the bar
+    if np.abs(across - across.max(axis=0)).sum(axis=1).max() >= SLIDER_STEP:
+        return True
+    profile = pixels.mean(axis=1 - along)  # one mean colour per position along the bar
+    base = np.median(profile, axis=0)
+    differs = np.abs(profile - base).sum(axis=1) >= SLIDER_STEP
+    if not differs.any():
+        return False
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], differs.astype(np.int8), [0]))))
+    return bool((edges[1::2] - edges[::2]).max() >= SLIDER_RUN)
 
 
 def drawn_kind(kind: str, image: Image.Image, box: Box) -> str:
