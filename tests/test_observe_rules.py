@@ -674,3 +674,23 @@ def test_the_symbol_drawings_are_kept_in_the_cache(tmp_path, monkeypatch):
         assert symbols.drawn_shapes().chars == drawn.chars and kept.stat().st_size > 1000
     finally:
         symbols.drawn_shapes.cache_clear()
+
+
+def test_one_screen_converts_each_image_once_and_keeps_it_read_only():
+    pytest.importorskip("cv2", reason="needs the vision extra")
+    from caap.observe.pixels import components, one_screen, rgb_pixels
+
+    image = Image.new("RGBA", (40, 30), (10, 20, 30, 255))
+    other = Image.new("RGB", (40, 30), "white")
+    mask = np.zeros((30, 40), np.uint8)
+    mask[5:10, 5:10] = 1
+    with one_screen():
+        first = rgb_pixels(image)
+        assert rgb_pixels(image) is first and rgb_pixels(other) is not first
+        assert first.shape == (30, 40, 3) and tuple(first[0, 0]) == (10, 20, 30)
+        with pytest.raises(ValueError):
+            first[0, 0] = 0  # every step sees the screen as it was taken
+        n, labels, stats = components(mask)
+        assert components(mask)[1] is labels and n == 2 and tuple(stats[1, :4]) == (5, 5, 5, 5)
+    assert rgb_pixels(image) is not first  # outside the block: converted again, nothing held
+    assert (rgb_pixels(image) == first).all()

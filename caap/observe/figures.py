@@ -18,7 +18,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.geometry import Box, area, intersection, uncovered_part
+from caap.geometry import Box, area, intersection, iou, uncovered_part
 from caap.observe.cells import ink_extent
 from caap.observe.lines import background_colour
 from caap.observe.pixels import rgb_pixels
@@ -248,8 +248,9 @@ def lone_glyphs(image: Image.Image, elements: list[Element], ink: np.ndarray | N
     """The elements with a text element added for every large glyph that stands alone on the page
     and that no box holds (identify-shape's letter "j", drawn 30 px high, was not proposed at all).
     A glyph is one connected blob of ink LONE_MIN_HEIGHT to LONE_MAX_SIDE px high, at most
-    LONE_MAX_ASPECT times as high as wide, with background LONE_CLEARANCE px all round; the reader reads it, and ``solid_figures`` makes a filled figure a
-    shape. ``ink``: the screen's ``page_ink`` where the caller has it."""
+    LONE_MAX_ASPECT times as high as wide, with background LONE_CLEARANCE px all round; the reader
+    reads it, and ``solid_figures`` makes a filled figure a shape. ``ink``: the screen's
+    ``page_ink`` where the caller has it."""
     import cv2  # the vision extra's
 
     ink = page_ink(image) if ink is None else ink
@@ -426,7 +427,8 @@ def _label_left(ruled: np.ndarray, box: Box, figures: Sequence[Box]) -> Box | No
 
 # --- thin bars ---------------------------------------------------------------------------------------
 THIN_BAR_FAINT = 12          # a trough this far from the background counts (GTK's light-grey troughs differ by ~20)
-THIN_BAR_THICKNESS = (3, 8)  # px: GTK's progress bars are 4-6 px thick; 1-2 px lines are separators and underlines
+THIN_BAR_THICKNESS = (3, 10) # px: GTK's progress bars are 4-6 px thick, its framed level bars 9; 1-2 px lines
+                             # are separators and underlines
 THIN_BAR_MIN_LENGTH = 40     # px, and at least 8 thicknesses
 THIN_BAR_FILL = 0.85         # least share of its box the bar fills (rounded ends leave a little out)
 THIN_BAR_RING = 4            # px round the bar looked at: stacked lines (a list icon's) are closer than that
@@ -452,19 +454,29 @@ def thin_bars(image: Image.Image, elements: list[Element], difference: np.ndarra
     bw, bh, blob = stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT], stats[:, cv2.CC_STAT_AREA]
     thin, long_ = np.minimum(bw, bh), np.maximum(bw, bh)
     pieces = np.flatnonzero((thin >= lo) & (thin <= hi) & (long_ >= 2 * thin) & (blob >= THIN_BAR_FILL * bw * bh))
-    added: list[Element] = []
+    bars: list[Box] = []
     for bar in _chains([(int(stats[k, 0]), int(stats[k, 1]), int(stats[k, 0] + bw[k]), int(stats[k, 1] + bh[k]))
                         for k in pieces[pieces > 0].tolist()]):
         if max(bar[2] - bar[0], bar[3] - bar[1]) < max(THIN_BAR_MIN_LENGTH, 8 * min(bar[2] - bar[0], bar[3] - bar[1])):
             continue
-        if any(intersection(e.bbox, bar) > THIN_BAR_HELD * area(bar) for e in elements):
-            continue
         inked, size = _ring_ink(faint, bar, THIN_BAR_RING)
-        if inked > THIN_BAR_RING_INK * size:
-            continue
-        added.append(Element(type=ElementType.PROGRESS_BAR, bbox=bar,
-                             score=min((e.score or 0.0 for e in elements), default=0.25)))
-    return [*elements, *added] if added else elements
+        if inked <= THIN_BAR_RING_INK * size:
+            bars.append(bar)
+    held = {b: [i for i, e in enumerate(elements) if intersection(e.bbox, b) > THIN_BAR_HELD * area(b)] for b in bars}
+    # A box that holds two bars, or a progress bar's box that is not its bar, is the bars it holds
+    # (GTK's stacked level bars came back as one box; a bar's fill alone as the bar).
+    holds: dict[int, list[Box]] = {}
+    for bar, holders in held.items():
+        for i in holders:
+            holds.setdefault(i, []).append(bar)
+    replaced = {i for i, got in holds.items() if elements[i].type not in TEXT_ELEMENT_TYPES and (
+        len(got) >= 2 or (elements[i].type is ElementType.PROGRESS_BAR and iou(elements[i].bbox, got[0]) < 0.5))}
+    new = [b for b, holders in held.items() if not holders or any(i in replaced for i in holders)]
+    if not new:
+        return elements
+    score = min((e.score or 0.0 for e in elements), default=0.25)
+    return [*(e for i, e in enumerate(elements) if i not in replaced),
+            *(Element(type=ElementType.PROGRESS_BAR, bbox=b, score=score) for b in new)]
 
 
 def _chains(pieces: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:

@@ -1,4 +1,4 @@
-"""Scrollbars found by their arrow buttons.
+"""Scrollbars found by their arrow buttons, or by a slider in a trough.
 
 Chromium's classic scrollbars (MiniWoB++'s scrolling pages and panes) and Qt's Fusion style draw a
 scrollbar as a strip 10-20 px wide with an arrow button at each end: a small triangle pointing up
@@ -8,6 +8,12 @@ are easy to see: two small solid triangles of ink, pointing away from each other
 strip of one colour (the trough) between them. ``arrow_scrollbars`` adds a scrollbar box from the
 middle of one arrow button to the middle of the other, grown by half the strip's width at each
 end (the buttons are square), across the trough's width.
+
+GTK 3's scrollbars have no arrow buttons: a trough 11-18 px wide, a shade off the window, with a
+narrower rounded slider in it (gtk3-widget-factory's text and list views; the detector missed 13
+of 16 there). ``trough_scrollbars`` takes a long solid strip of that width standing off the page,
+with a run of another colour along its middle that leaves the trough's colour on both sides, for
+a scrollbar.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box, area, intersection
-from caap.observe.figures import page_ink
+from caap.observe.figures import THIN_BAR_FAINT, page_difference, page_ink
 from caap.observe.pixels import components, rgb_pixels
 from caap.taxonomy import ElementType
 
@@ -34,6 +40,14 @@ GROUND_PX = 15           # px: a closing this big takes an arrow away and leaves
 DARK_STEP = 40           # grey levels an arrow lies below its ground
 LIGHT_GROUND = 200       # the ground's least grey level (a light trough)
 HELD = 0.5               # a box already holding this share of the bar has it
+TROUGH_WIDTH = (11, 18)  # px: a slider's trough across the bar (GTK 3: 15)
+TROUGH_LONG = 100        # px: the least length of a trough, and at least TROUGH_ASPECT widths
+TROUGH_ASPECT = 6
+TROUGH_FILL = 0.9        # least share of its box the trough's strip fills
+SLIDER_STEP = 30         # summed |RGB| the slider differs from the trough along the bar's middle
+SLIDER_MIN = 16          # px: the least length of the slider
+SLIDER_SOLID = 0.9       # least share of the slider's middle half in its own colour
+PIECE_INSIDE = 0.8       # a scrollbar box this much inside a found bar is a piece of it
 
 
 def _widening(profile: np.ndarray) -> int:
@@ -146,3 +160,66 @@ def _dark_on_light(rgb: np.ndarray) -> np.ndarray:
     square = np.ones((GROUND_PX, GROUND_PX), np.uint8)
     ground = cv2.morphologyEx(grey, cv2.MORPH_CLOSE, square)
     return ((cv2.subtract(ground, grey) > DARK_STEP) & (ground >= LIGHT_GROUND)).astype(np.uint8)
+
+
+def _slider_in(rgb: np.ndarray, bar: Box) -> bool:
+    """Whether a trough holds a slider: along the bar's middle a run of at least SLIDER_MIN px of
+    another colour than the trough's ends, with the trough's colour 2 px in from both sides there,
+    solid across the trough's middle half."""
+    x1, y1, x2, y2 = bar
+    crop = rgb[y1:y2, x1:x2].astype(np.int16)
+    if y2 - y1 < x2 - x1:
+        crop = crop.transpose(1, 0, 2)  # along the bar is down the rows
+    trough = crop[2, 2]
+    middle = crop[:, crop.shape[1] // 2]
+    other = np.abs(middle - trough).sum(axis=1) >= SLIDER_STEP
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], other.astype(np.int8), [0]))))
+    runs = [(a, b) for a, b in zip(edges[::2], edges[1::2], strict=True) if b - a >= SLIDER_MIN]
+    if not runs:
+        return False
+    a, b = max(runs, key=lambda r: r[1] - r[0])
+    if b - a >= len(middle) - 4:
+        return False  # one colour end to end: a bar, not a trough with a slider
+    sides = crop[(a + b) // 2, [1, -2]]
+    if not (np.abs(sides - trough).sum(axis=1) < SLIDER_STEP).all():
+        return False
+    # A slider is one solid bar down the trough's middle half, not the glyphs of a shaded row.
+    t = crop.shape[1]
+    body = crop[a + 2:b - 2, t // 4:t - t // 4].reshape(-1, 3)
+    return bool(len(body)) and bool((np.abs(body - np.median(body, axis=0)).sum(axis=1) < SLIDER_STEP).mean()
+                                    >= SLIDER_SOLID)
+
+
+def trough_scrollbars(image: Image.Image, elements: Sequence[Element], difference: np.ndarray | None = None,
+                      rgb: np.ndarray | None = None) -> list[Element]:
+    """The elements with a scrollbar added for every trough with a slider in it that no box holds
+    yet (see the module's docstring); scrollbar boxes lying inside it (pieces of it) give way.
+    ``difference``: the screen's ``page_difference``, ``rgb``: its RGB array, where the caller has them."""
+    import cv2  # the vision extra's
+
+    rgb = rgb_pixels(image) if rgb is None else rgb
+    faint = page_ink(image, THIN_BAR_FAINT, page_difference(image) if difference is None else difference)
+    # The trough meets its view's 1 px frame: an opening along each axis keeps only strips at least
+    # a trough wide and long.
+    lo = TROUGH_WIDTH[0]
+    strips = np.maximum(cv2.morphologyEx(faint, cv2.MORPH_OPEN, np.ones((TROUGH_LONG, lo), np.uint8)),
+                        cv2.morphologyEx(faint, cv2.MORPH_OPEN, np.ones((lo, TROUGH_LONG), np.uint8)))
+    _, _, stats, _ = cv2.connectedComponentsWithStats(strips, connectivity=4)
+    w, h, filled = stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT], stats[:, cv2.CC_STAT_AREA]
+    thick, long_ = np.minimum(w, h), np.maximum(w, h)
+    found = np.flatnonzero((thick >= TROUGH_WIDTH[0]) & (thick <= TROUGH_WIDTH[1]) & (long_ >= TROUGH_LONG)
+                            & (long_ >= TROUGH_ASPECT * thick) & (filled >= TROUGH_FILL * w * h))
+    out = list(elements)
+    score = min((e.score or 0.0 for e in elements), default=0.25)
+    for k in found[found > 0].tolist():
+        x, y = int(stats[k, cv2.CC_STAT_LEFT]), int(stats[k, cv2.CC_STAT_TOP])
+        bar = (x, y, x + int(w[k]), y + int(h[k]))
+        if not _slider_in(rgb, bar):
+            continue
+        pieces = [e for e in out
+                  if e.type is ElementType.SCROLLBAR and intersection(e.bbox, bar) >= PIECE_INSIDE * area(e.bbox)]
+        others = [e for e in out if e not in pieces]
+        if any(intersection(e.bbox, bar) > HELD * area(bar) for e in others):
+            continue
+        out = [*others, Element(type=ElementType.SCROLLBAR, bbox=bar, score=score)]
+    return out

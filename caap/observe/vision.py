@@ -46,7 +46,7 @@ from caap.observe.grips import resize_grips
 from caap.observe.ink import blank_placeholders, reading_boxes, without_foreign_ink
 from caap.observe.missed_text import missed_lines
 from caap.observe.pixels import one_screen, rgb_pixels
-from caap.observe.scrollbars import arrow_scrollbars
+from caap.observe.scrollbars import arrow_scrollbars, trough_scrollbars
 from caap.observe.segments import drawn_lines
 from caap.observe.switches import toggle_switches
 from caap.observe.symbols import lone_symbol
@@ -318,9 +318,10 @@ class VisionObserver:
 
     def propose(self, image: Image.Image) -> list[Element]:
         """The boxes the reader reads: the detector's, and with a reader every large glyph standing
-        alone, every small filled figure, every long thin bar (a progress bar), every scrollbar shown
-        by its two arrow buttons, every small framed glyph (a dock's title buttons), every slanted
-        line drawn between two points and every toggle switch's pill that no box holds; with PP-OCR,
+        alone, every small filled figure, every long thin bar (a progress bar; a box holding two
+        bars is the two), every scrollbar shown by its two arrow buttons or by a slider in its
+        trough, every small framed glyph (a dock's title buttons), every slanted line drawn
+        between two points and every toggle switch's pill that no box holds; with PP-OCR,
         every line of text its detector finds where no box stands (``caap.observe.missed_text``);
         last, every text area shown by the panel its lines stand on."""
         assert self.detector is not None  # made without one only for its text steps (caap.train.eval_reader)
@@ -331,7 +332,8 @@ class VisionObserver:
         ink = page_ink(image, difference=difference)
         rgb = rgb_pixels(image)
         boxes = thin_bars(image, small_figures(image, lone_glyphs(image, boxes, ink), ink, rgb), difference)
-        boxes = drawn_lines(image, framed_icons(image, arrow_scrollbars(image, boxes, ink, rgb), ink), ink)
+        boxes = trough_scrollbars(image, arrow_scrollbars(image, boxes, ink, rgb), difference, rgb)
+        boxes = drawn_lines(image, framed_icons(image, boxes, ink), ink)
         boxes = toggle_switches(image, boxes, difference)
         if self.ocr is not None:
             boxes = missed_lines(image, boxes, self.ocr, rgb)  # type: ignore[arg-type]
