@@ -1,5 +1,6 @@
 """Boxes the observer fits or adds from the pixels of toolkit-drawn screens: icons on their picture,
-scrollbars by their arrow buttons, a list's rows from the rows the detector found, framed title
+scrollbars by their arrow buttons or the slider in their trough, thin bars a box held
+together, a list's rows from the rows the detector found, framed title
 buttons, markers boxed with their labels, texts joined by a middle dot, slanted lines, switches,
 centred labels taken for tabs, text areas by the panel their lines stand on."""
 
@@ -168,6 +169,43 @@ def test_a_level_bar_drawn_in_segments_is_one_bar():
         draw.rectangle([20 + 40 * i, 80, 39 + 40 * i, 83], fill=(120, 120, 120))
     out = thin_bars(image, [])
     assert [(e.type.value, e.bbox) for e in out] == [("progress_bar", (20, 30, 348, 36))]
+
+
+def test_a_box_holding_two_bars_or_not_its_bar_gives_way_to_the_bars():
+    from caap.observe.figures import thin_bars
+
+    image = Image.new("RGB", (400, 160), (246, 245, 244))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([20, 20, 349, 23], fill=(222, 222, 222))    # a progress bar's trough ...
+    draw.rectangle([20, 20, 180, 23], fill=(53, 132, 228))     # ... and its fill
+    draw.rectangle([20, 60, 349, 68], fill=(222, 222, 222))    # two framed level bars, 9 px thick,
+    draw.rectangle([20, 75, 349, 83], fill=(222, 222, 222))    # one under the other
+    draw.rectangle([20, 120, 349, 123], fill=(222, 222, 222))  # a slider's trough under its knob
+    draw.ellipse([150, 111, 171, 132], fill=(250, 250, 250), outline=(150, 150, 150))
+    fill_only = Element(type="progress_bar", bbox=(60, 19, 200, 27), score=0.6)
+    both = Element(type="slider", bbox=(18, 57, 352, 88), score=0.4)
+    slider = Element(type="slider", bbox=(18, 108, 352, 135), score=0.8)
+    out = thin_bars(image, [fill_only, both, slider])
+    assert sorted((e.type.value, e.bbox) for e in out) == [
+        ("progress_bar", (20, 20, 350, 24)), ("progress_bar", (20, 60, 350, 69)), ("progress_bar", (20, 75, 350, 84)),
+        ("slider", (18, 108, 352, 135))]                        # the slider holds one bar and keeps it
+    assert thin_bars(image, out) == out
+
+
+def test_a_scrollbar_without_arrows_is_found_by_the_slider_in_its_trough():
+    from caap.observe.scrollbars import trough_scrollbars
+
+    image = Image.new("RGB", (400, 320), (246, 245, 244))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([20, 20, 370, 290], fill=(255, 255, 255), outline=(205, 205, 205))  # a text view ...
+    draw.rectangle([355, 21, 369, 289], fill=(206, 206, 206))                          # ... its trough
+    draw.rounded_rectangle([359, 30, 366, 120], radius=3, fill=(126, 126, 126))       # ... and slider
+    draw.rectangle([40, 200, 300, 214], fill=(222, 222, 222))                          # a shaded row ...
+    draw.text((50, 202), "First name    Melodee", fill=(30, 30, 30))                   # ... of a table
+    piece = Element(type="scrollbar", bbox=(356, 150, 369, 280), score=0.3)            # the detector's piece
+    out = trough_scrollbars(image, [piece])
+    assert [e.type.value for e in out] == ["scrollbar"] and iou(out[0].bbox, (355, 21, 370, 290)) > 0.9
+    assert trough_scrollbars(image, out) == out
 
 
 def _framed_glyph(draw: ImageDraw.ImageDraw, x: int, y: int) -> None:
