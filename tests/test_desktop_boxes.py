@@ -178,8 +178,10 @@ def test_a_box_holding_two_bars_or_not_its_bar_gives_way_to_the_bars():
     draw = ImageDraw.Draw(image)
     draw.rectangle([20, 20, 349, 23], fill=(222, 222, 222))    # a progress bar's trough ...
     draw.rectangle([20, 20, 180, 23], fill=(53, 132, 228))     # ... and its fill
-    draw.rectangle([20, 60, 349, 68], fill=(222, 222, 222))    # two framed level bars, 9 px thick,
-    draw.rectangle([20, 75, 349, 83], fill=(222, 222, 222))    # one under the other
+    draw.rectangle([20, 60, 349, 68], fill=(222, 222, 222))    # two level bars, 9 px thick,
+    draw.rectangle([20, 75, 349, 83], fill=(255, 255, 255), outline=(205, 205, 205))  # (GTK 3's:
+    draw.rectangle([23, 78, 200, 80], fill=(33, 100, 200))     # a 1 px frame, white, then the fill)
+    draw.rectangle([20, 140, 80, 148], outline=(205, 205, 205))  # a short frame: no bar
     draw.rectangle([20, 120, 349, 123], fill=(222, 222, 222))  # a slider's trough under its knob
     draw.ellipse([150, 111, 171, 132], fill=(250, 250, 250), outline=(150, 150, 150))
     fill_only = Element(type="progress_bar", bbox=(60, 19, 200, 27), score=0.6)

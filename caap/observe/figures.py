@@ -434,6 +434,8 @@ THIN_BAR_FILL = 0.85         # least share of its box the bar fills (rounded end
 THIN_BAR_RING = 4            # px round the bar looked at: stacked lines (a list icon's) are closer than that
 THIN_BAR_RING_INK = 0.05     # most share of that ring that differs from the background
 THIN_BAR_SEGMENT_GAP = 3     # px between the segments of one bar (GTK's level bars: 2)
+THIN_BAR_FRAMED = 7         # px: the least thickness of a bar drawn as an outline (GTK 3's level bars: 9)
+THIN_BAR_SIDES = 0.7         # least share of each side of such an outline that is drawn (rounded corners)
 THIN_BAR_HELD = 0.3          # a box holding this share of the bar has it already (a slider's trough, a button)
 
 
@@ -449,14 +451,19 @@ def thin_bars(image: Image.Image, elements: list[Element], difference: np.ndarra
     import cv2  # the vision extra's
 
     faint = page_ink(image, THIN_BAR_FAINT, difference)
-    _, _, stats, _ = cv2.connectedComponentsWithStats(faint, connectivity=4)
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(faint, connectivity=4)
     lo, hi = THIN_BAR_THICKNESS
     bw, bh, blob = stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT], stats[:, cv2.CC_STAT_AREA]
     thin, long_ = np.minimum(bw, bh), np.maximum(bw, bh)
-    pieces = np.flatnonzero((thin >= lo) & (thin <= hi) & (long_ >= 2 * thin) & (blob >= THIN_BAR_FILL * bw * bh))
+    shaped = (thin >= lo) & (thin <= hi) & (long_ >= 2 * thin)
+    pieces = np.flatnonzero(shaped & (blob >= THIN_BAR_FILL * bw * bh)).tolist()
+    # GTK 3's level bars: a 1 px frame round the fill, a pixel of white between them.
+    outlines = np.flatnonzero(shaped & (thin >= THIN_BAR_FRAMED) & (blob < THIN_BAR_FILL * bw * bh)).tolist()
+    pieces += [k for k in outlines if k > 0 and _outline(labels[stats[k, 1]:stats[k, 1] + bh[k],
+                                                                 stats[k, 0]:stats[k, 0] + bw[k]] == k)]
     bars: list[Box] = []
     for bar in _chains([(int(stats[k, 0]), int(stats[k, 1]), int(stats[k, 0] + bw[k]), int(stats[k, 1] + bh[k]))
-                        for k in pieces[pieces > 0].tolist()]):
+                        for k in pieces if k > 0]):
         if max(bar[2] - bar[0], bar[3] - bar[1]) < max(THIN_BAR_MIN_LENGTH, 8 * min(bar[2] - bar[0], bar[3] - bar[1])):
             continue
         inked, size = _ring_ink(faint, bar, THIN_BAR_RING)
@@ -477,6 +484,13 @@ def thin_bars(image: Image.Image, elements: list[Element], difference: np.ndarra
     score = min((e.score or 0.0 for e in elements), default=0.25)
     return [*(e for i, e in enumerate(elements) if i not in replaced),
             *(Element(type=ElementType.PROGRESS_BAR, bbox=b, score=score) for b in new)]
+
+
+def _outline(piece: np.ndarray) -> bool:
+    """Whether a piece of ink (a boolean mask fitted to it) is a rectangle's outline: all four
+    sides drawn, its inside mostly not."""
+    sides = (piece[0], piece[-1], piece[:, 0], piece[:, -1])
+    return min(float(side.mean()) for side in sides) >= THIN_BAR_SIDES and float(piece[1:-1, 1:-1].mean()) <= 0.5
 
 
 def _chains(pieces: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
