@@ -15,6 +15,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 Box = tuple[int, int, int, int]
 
 
@@ -47,6 +49,17 @@ def iou(a: Box, b: Box) -> float:
     if inter == 0:
         return 0.0
     return inter / float(area(a) + area(b) - inter)
+
+
+def iou_matrix(boxes: Sequence[Box]) -> np.ndarray:
+    """The IoU of every pair of ``boxes`` (n × n floats), as ``iou`` gives it for one pair."""
+    b = np.array(boxes, dtype=np.int64).reshape(-1, 4)
+    w = np.minimum(b[:, None, 2], b[None, :, 2]) - np.maximum(b[:, None, 0], b[None, :, 0])
+    h = np.minimum(b[:, None, 3], b[None, :, 3]) - np.maximum(b[:, None, 1], b[None, :, 1])
+    inter = np.where((w > 0) & (h > 0), w * h, 0)
+    areas = np.maximum(0, b[:, 2] - b[:, 0]) * np.maximum(0, b[:, 3] - b[:, 1])
+    union = areas[:, None] + areas[None, :] - inter
+    return np.where(inter > 0, inter / np.maximum(union, 1), 0.0)
 
 
 def uncovered_part(box: Box, other: Box) -> Box:

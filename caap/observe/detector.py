@@ -13,12 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from PIL import Image
 
 from caap.config import ObserveConfig
 from caap.elements import Element
-from caap.geometry import as_box, clip
+from caap.geometry import as_box, clip, iou_matrix
 from caap.observe.cells import fit_cells
 from caap.observe.frames import grow_framed_icons
 from caap.observe.label_stacks import centred_label_stacks
@@ -176,14 +175,7 @@ def merge_duplicates(elements: list[Element], threshold: float = 0.7) -> list[El
     ranked = sorted(elements, key=lambda e: -(e.score or 0.0))
     if len(ranked) < 2:
         return ranked
-    # The IoU of every pair at once: a full-size screen has hundreds of boxes.
-    b = np.array([e.bbox for e in ranked], dtype=np.int64)
-    w = np.minimum(b[:, None, 2], b[None, :, 2]) - np.maximum(b[:, None, 0], b[None, :, 0])
-    h = np.minimum(b[:, None, 3], b[None, :, 3]) - np.maximum(b[:, None, 1], b[None, :, 1])
-    inter = np.where((w > 0) & (h > 0), w * h, 0)
-    areas = np.maximum(0, b[:, 2] - b[:, 0]) * np.maximum(0, b[:, 3] - b[:, 1])
-    union = areas[:, None] + areas[None, :] - inter
-    overlap = np.where(inter > 0, inter / np.maximum(union, 1), 0.0)
+    overlap = iou_matrix([e.bbox for e in ranked])  # every pair at once: a full-size screen has hundreds of boxes
     kept: list[int] = []
     for i in range(len(ranked)):
         if not kept or overlap[i, kept].max() < threshold:

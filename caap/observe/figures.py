@@ -470,20 +470,38 @@ def thin_bars(image: Image.Image, elements: list[Element], difference: np.ndarra
         if inked <= THIN_BAR_RING_INK * size:
             bars.append(bar)
     held = {b: [i for i, e in enumerate(elements) if intersection(e.bbox, b) > THIN_BAR_HELD * area(b)] for b in bars}
-    # A box that holds two bars, or a progress bar's box that is not its bar, is the bars it holds
-    # (GTK's stacked level bars came back as one box; a bar's fill alone as the bar).
+    # A box that holds two bars one above the other, or a progress bar's box that is not its bar,
+    # is the bars it holds (GTK's stacked level bars came back as one box; a bar's fill alone as
+    # the bar). A slider keeps its trough, cut in two by the knob or not.
     holds: dict[int, list[Box]] = {}
     for bar, holders in held.items():
         for i in holders:
             holds.setdefault(i, []).append(bar)
     replaced = {i for i, got in holds.items() if elements[i].type not in TEXT_ELEMENT_TYPES and (
-        len(got) >= 2 or (elements[i].type is ElementType.PROGRESS_BAR and iou(elements[i].bbox, got[0]) < 0.5))}
+        _stacked(got) or (len(got) == 1 and elements[i].type is ElementType.PROGRESS_BAR
+                          and iou(elements[i].bbox, got[0]) < 0.5))}
     new = [b for b, holders in held.items() if not holders or any(i in replaced for i in holders)]
     if not new:
         return elements
     score = min((e.score or 0.0 for e in elements), default=0.25)
     return [*(e for i, e in enumerate(elements) if i not in replaced),
             *(Element(type=ElementType.PROGRESS_BAR, bbox=b, score=score) for b in new)]
+
+
+def _stacked(bars: Sequence[Box]) -> bool:
+    """Whether two of ``bars`` lie side by side, one above the other (or beside it), along most of
+    the shorter one's length: two bars. Pieces of one bar in a line (a slider's trough cut by its
+    knob) are not."""
+    for k, a in enumerate(bars):
+        for b in bars[k + 1:]:
+            lying = a[2] - a[0] >= a[3] - a[1]
+            along, across = (0, 1) if lying else (1, 0)
+            shared = min(a[along + 2], b[along + 2]) - max(a[along], b[along])
+            apart = max(a[across], b[across]) - min(a[across + 2], b[across + 2])
+            shorter = min(a[along + 2] - a[along], b[along + 2] - b[along])
+            if apart >= 0 and shared >= 0.5 * shorter:
+                return True
+    return False
 
 
 def _outline(piece: np.ndarray) -> bool:

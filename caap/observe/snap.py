@@ -29,7 +29,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.geometry import Box, as_box, iou
+from caap.geometry import Box, as_box, iou_matrix
 from caap.observe.lines import background_colour
 from caap.observe.pixels import rgb_pixels
 from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
@@ -64,9 +64,11 @@ def _underline(ink: np.ndarray, longest: int | None = None) -> np.ndarray:
     for y in range(max(1, height - max(1, height // 3)), height):
         row = np.concatenate([[False], ink[y], [False]])
         edges = np.flatnonzero(row[1:] != row[:-1])
-        for start, end in zip(edges[::2], edges[1::2], strict=True):
+        starts, ends = edges[::2], edges[1::2]
+        for k in np.flatnonzero(ends - starts >= longest).tolist():  # long runs only: few on a line
+            start, end = int(starts[k]), int(ends[k])
             above = ink[y - 1, start:end] & ~out[y - 1, start:end]
-            if end - start >= longest and above.mean() < 0.25:
+            if above.mean() < 0.25:
                 out[y, start:end] = True
     return out
 
@@ -96,14 +98,14 @@ def _words(band: np.ndarray, gap: int) -> list[_Word]:
     uniform = np.abs(band.astype(np.int16) - band[:1].astype(np.int16)).sum(axis=2).max(axis=0) <= INK_DIFFERENCE
     inked = ink.any(axis=0) & ~uniform
     column_colour = (diff * ink[:, :, None]).sum(axis=0)
-    pieces: list[_Word] = []  # glyph clusters
-    for x in np.flatnonzero(inked).tolist():
-        if pieces and pieces[-1].end == x:
-            pieces[-1].end = x + 1
-            pieces[-1].colour = pieces[-1].colour + column_colour[x]
-            pieces[-1].underlined |= bool(under[x])
-        else:
-            pieces.append(_Word(x, x + 1, column_colour[x].copy(), bool(under[x])))
+    # Glyph clusters: runs of inked columns, each with its columns' colours summed and whether an
+    # underline runs under any of them (running sums: one pass, whatever the band's width).
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], inked.astype(np.int8), [0]))))
+    starts, ends = edges[::2], edges[1::2]
+    colour_sums = np.concatenate((np.zeros((1, 3), column_colour.dtype), np.cumsum(column_colour, axis=0)))
+    under_sums = np.concatenate(([0], np.cumsum(under)))
+    pieces = [_Word(int(a), int(b), colour_sums[b] - colour_sums[a], bool(under_sums[b] > under_sums[a]))
+              for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
     words: list[_Word] = []
     for piece in pieces:
         apart = piece.start - words[-1].end if words else gap
@@ -173,11 +175,17 @@ def snap_text_boxes(image: Image.Image, elements: Sequence[Element], *, max_shif
             if box != e.bbox:
                 e = e.model_copy(update={"bbox": box})
         out.append(e)
-    kept: list[Element] = []
-    for e in sorted(out, key=lambda e: -(e.score or 0.0)):
-        if not (e.type in SNAPPED_TYPES and any(
-                k.type in SNAPPED_TYPES and iou(e.bbox, k.bbox) >= merge_iou for k in kept)):
-            kept.append(e)
+    ranked = sorted(out, key=lambda e: -(e.score or 0.0))
+    snapped = [i for i, e in enumerate(ranked) if e.type in SNAPPED_TYPES]
+    overlap = iou_matrix([ranked[i].bbox for i in snapped])  # every pair at once: hundreds on a full screen
+    dropped: set[int] = set()
+    taken: list[int] = []  # rows of ``overlap`` kept so far
+    for row, i in enumerate(snapped):
+        if taken and overlap[row, taken].max() >= merge_iou:
+            dropped.add(i)
+        else:
+            taken.append(row)
+    kept = [e for i, e in enumerate(ranked) if i not in dropped]
     order = {id(e): i for i, e in enumerate(out)}
     return sorted(kept, key=lambda e: order[id(e)])
 
