@@ -434,7 +434,7 @@ THIN_BAR_FILL = 0.85         # least share of its box the bar fills (rounded end
 THIN_BAR_RING = 4            # px round the bar looked at: stacked lines (a list icon's) are closer than that
 THIN_BAR_RING_INK = 0.05     # most share of that ring that differs from the background
 THIN_BAR_SEGMENT_GAP = 3     # px between the segments of one bar (GTK's level bars: 2)
-THIN_BAR_FRAMED = 7         # px: the least thickness of a bar drawn as an outline (GTK 3's level bars: 9)
+THIN_BAR_FRAMED = 7          # px: the least thickness of a bar drawn as an outline (GTK 3's level bars: 9)
 THIN_BAR_SIDES = 0.7         # least share of each side of such an outline that is drawn (rounded corners)
 THIN_BAR_HELD = 0.3          # a box holding this share of the bar has it already (a slider's trough, a button)
 
@@ -443,11 +443,13 @@ def thin_bars(image: Image.Image, elements: list[Element], difference: np.ndarra
     """The elements with a progress bar added for every long thin bar standing alone on the page
     that no box holds. GTK draws its progress bars 4-6 px thick (a trough with its fill); the
     detector, which learns from 480 px canvases, rarely boxes them. A bar is one 4-connected blob of
-    pixels that differ, even faintly, from the background: 3-8 px thick, at least 40 px and eight
-    thicknesses long, filling most of its box, with background all round (traced on the training
-    apps' screens: zenity's progress bar is found, a list icon's stacked lines are not). Pieces on
-    one line a few px apart are one bar (``_chains``: GTK's level bars are drawn in segments).
-    ``difference``: the screen's ``page_difference`` where the caller has it."""
+    pixels that differ, even faintly, from the background: 3-10 px thick, at least 40 px and eight
+    thicknesses long, filling most of its box or drawn as a rectangle's outline (GTK 3's level
+    bars: a 1 px frame, white, the fill), with background all round (traced on the training apps'
+    screens: zenity's progress bar is found, a list icon's stacked lines are not). Pieces on one
+    line a few px apart are one bar (``_chains``: GTK's level bars are drawn in segments). A box
+    holding two bars one above the other, or a progress bar's box that is not the bar it holds,
+    gives way to its bars. ``difference``: the screen's ``page_difference`` where the caller has it."""
     import cv2  # the vision extra's
 
     faint = page_ink(image, THIN_BAR_FAINT, difference)
