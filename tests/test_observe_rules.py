@@ -687,6 +687,9 @@ def test_one_screen_converts_each_image_once_and_keeps_it_read_only():
     with one_screen():
         first = rgb_pixels(image)
         assert rgb_pixels(image) is first and rgb_pixels(other) is not first
+        with one_screen():  # a block inside another (propose inside observe) shares its arrays
+            assert rgb_pixels(image) is first
+        assert rgb_pixels(image) is first
         assert first.shape == (30, 40, 3) and tuple(first[0, 0]) == (10, 20, 30)
         with pytest.raises(ValueError):
             first[0, 0] = 0  # every step sees the screen as it was taken

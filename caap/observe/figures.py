@@ -342,8 +342,7 @@ def _marker_in_label(rgb: np.ndarray, ink: np.ndarray, box: Box, figure: Box) ->
     return not len(text) or (np.abs(text - colour).sum(axis=1) < DOT_OWN_COLOUR).mean() < DOT_TEXT_SHARE
 
 
-def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray | None = None,
-                  rgb: np.ndarray | None = None) -> list[Element]:
+def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray | None = None) -> list[Element]:
     """The elements with a shape added for every small filled figure (a dot, a small square) that
     no box holds: the ends of a drawn line, the points of a plotted grid, a marker on an axis. A
     text box may run a little into it (a tick label under its marker, less than ``DOT_TOUCH`` of the
@@ -357,7 +356,7 @@ def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray |
     side, about square, mostly filled and standing on background (thin level or upright rules, the
     axes and grid lines through a plotted point, left aside; at most thin lines through the 3 px
     round it: not a patch of a photograph, not a glyph of a word) is a figure. ``ink``: the
-    screen's ``page_ink``, ``rgb``: its RGB array, where the caller has them."""
+    screen's ``page_ink`` where the caller has it."""
     import cv2  # the vision extra's
 
     ink = page_ink(image) if ink is None else ink
@@ -380,10 +379,8 @@ def small_figures(image: Image.Image, elements: list[Element], ink: np.ndarray |
         touching = [i for i, e in enumerate(out) if intersection(e.bbox, figure) > 0]
         if any(out[i].type not in TEXT_ELEMENT_TYPES for i in touching):
             continue
-        if rgb is None:
-            rgb = rgb_pixels(image)
         if any(intersection(out[i].bbox, figure) > DOT_TOUCH * area(figure)
-               and not _marker_in_label(rgb, ink, out[i].bbox, figure) for i in touching):
+               and not _marker_in_label(rgb_pixels(image), ink, out[i].bbox, figure) for i in touching):
             continue
         if ruled is None:  # the ink less thin level and upright rules: axes and grid lines run through points
             rules = np.maximum(cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, DOT_RULE), np.uint8)),

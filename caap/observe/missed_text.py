@@ -96,11 +96,10 @@ def fit_to_ink(rgb: np.ndarray, box: Box) -> Box | None:
     return (tight[0], tight[1], min(rgb.shape[1], tight[2] + RIGHT_PAD), min(rgb.shape[0], tight[3] + RIGHT_PAD))
 
 
-def missed_lines(image: Image.Image, elements: Sequence[Element], ocr: PPOCR,
-                 rgb: np.ndarray | None = None) -> list[Element]:
+def missed_lines(image: Image.Image, elements: Sequence[Element], ocr: PPOCR) -> list[Element]:
     """The elements with a text element added for every line of text PP-OCR's detector finds where
     no box stands (see the module's docstring); new elements get the lowest score of the others."""
-    rgb = rgb_pixels(image) if rgb is None else rgb
+    rgb = rgb_pixels(image)
     if min(rgb.shape[:2]) < MIN_REGION_HEIGHT:
         return list(elements)  # too small to hold a line of text
     regions = uncovered_regions(rgb, [e.bbox for e in elements])

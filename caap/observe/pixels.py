@@ -28,7 +28,11 @@ _ARRAYS: ContextVar[dict[int, tuple[object, Any]] | None] = ContextVar("caap_scr
 
 @contextmanager
 def one_screen() -> Iterator[None]:
-    """A block in which each image's RGB array is made once (``rgb_pixels``); dropped at its end."""
+    """A block in which each image's RGB array is made once (``rgb_pixels``); dropped at its end.
+    Inside another such block it shares that block's arrays."""
+    if _ARRAYS.get() is not None:
+        yield
+        return
     token = _ARRAYS.set({})
     try:
         yield

@@ -131,12 +131,10 @@ def _bars(rgb: np.ndarray, first: list[Box], second: list[Box], vertical: bool) 
     return bars
 
 
-def arrow_scrollbars(image: Image.Image, elements: Sequence[Element], ink: np.ndarray | None = None,
-                     rgb: np.ndarray | None = None) -> list[Element]:
+def arrow_scrollbars(image: Image.Image, elements: Sequence[Element], ink: np.ndarray | None = None) -> list[Element]:
     """The elements with a scrollbar added for every pair of arrow buttons with a trough between them
-    that no box holds yet. ``ink``: the screen's ``page_ink``, ``rgb``: its RGB array, where the caller
-    has them."""
-    rgb = rgb_pixels(image) if rgb is None else rgb
+    that no box holds yet. ``ink``: the screen's ``page_ink`` where the caller has it."""
+    rgb = rgb_pixels(image)
     bars: list[Box] = []
     # On a coloured page the light trough is itself ink against the page, and its arrows merge into
     # it (book-flight's pale blue form): the arrows are also looked for as dark ink on light ground.
@@ -190,14 +188,14 @@ def _slider_in(rgb: np.ndarray, bar: Box) -> bool:
                                     >= SLIDER_SOLID)
 
 
-def trough_scrollbars(image: Image.Image, elements: Sequence[Element], difference: np.ndarray | None = None,
-                      rgb: np.ndarray | None = None) -> list[Element]:
+def trough_scrollbars(image: Image.Image, elements: Sequence[Element],
+                      difference: np.ndarray | None = None) -> list[Element]:
     """The elements with a scrollbar added for every trough with a slider in it that no box holds
     yet (see the module's docstring); scrollbar boxes lying inside it (pieces of it) give way.
-    ``difference``: the screen's ``page_difference``, ``rgb``: its RGB array, where the caller has them."""
+    ``difference``: the screen's ``page_difference`` where the caller has it."""
     import cv2  # the vision extra's
 
-    rgb = rgb_pixels(image) if rgb is None else rgb
+    rgb = rgb_pixels(image)
     faint = page_ink(image, THIN_BAR_FAINT, page_difference(image) if difference is None else difference)
     # The trough meets its view's 1 px frame: an opening along each axis keeps only strips at least
     # a trough wide and long.

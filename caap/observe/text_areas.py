@@ -58,14 +58,14 @@ def _is_panel(rgb: np.ndarray, panel: Box, filled: int, colour: np.ndarray) -> b
     return bool(len(above)) and (np.abs(above - colour).max(axis=1) <= SAME).mean() <= STANDS_OUT
 
 
-def framed_text_areas(image: Image.Image, elements: list[Element], rgb: np.ndarray | None = None) -> list[Element]:
+def framed_text_areas(image: Image.Image, elements: list[Element]) -> list[Element]:
     """The elements with a text area added for every panel of text lines (see the module's
-    docstring) no box already is. ``rgb``: the screen's RGB array where the caller has it."""
+    docstring) no box already is."""
     lines = sorted((e for e in elements if e.type is ElementType.TEXT), key=lambda e: (e.bbox[1], e.bbox[0]))
     if not lines:
         return elements
     # Writable: floodFill takes the image as an output, though it fills the mask only.
-    rgb = np.array(rgb_pixels(image) if rgb is None else rgb)
+    rgb = np.array(rgb_pixels(image))
     h, w = rgb.shape[:2]
     out = list(elements)
     mask = np.zeros((h + 2, w + 2), np.uint8)  # floodFill's: each region filled once, by its label

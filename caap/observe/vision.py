@@ -324,20 +324,23 @@ class VisionObserver:
         between two points and every toggle switch's pill that no box holds; with PP-OCR,
         every line of text its detector finds where no box stands (``caap.observe.missed_text``);
         last, every text area shown by the panel its lines stand on."""
+        with one_screen():  # also where it is called alone (caap.train.eval_reader)
+            return self._propose(image)
+
+    def _propose(self, image: Image.Image) -> list[Element]:
         assert self.detector is not None  # made without one only for its text steps (caap.train.eval_reader)
         boxes = self.detector.detect(image)
         if self.reader is None:
             return boxes
         difference = page_difference(image)
         ink = page_ink(image, difference=difference)
-        rgb = rgb_pixels(image)
-        boxes = thin_bars(image, small_figures(image, lone_glyphs(image, boxes, ink), ink, rgb), difference)
-        boxes = trough_scrollbars(image, arrow_scrollbars(image, boxes, ink, rgb), difference, rgb)
+        boxes = thin_bars(image, small_figures(image, lone_glyphs(image, boxes, ink), ink), difference)
+        boxes = trough_scrollbars(image, arrow_scrollbars(image, boxes, ink), difference)
         boxes = drawn_lines(image, framed_icons(image, boxes, ink), ink)
         boxes = toggle_switches(image, boxes, difference)
         if self.ocr is not None:
-            boxes = missed_lines(image, boxes, self.ocr, rgb)  # type: ignore[arg-type]
-        return framed_text_areas(image, boxes, rgb)
+            boxes = missed_lines(image, boxes, self.ocr)  # type: ignore[arg-type]
+        return framed_text_areas(image, boxes)
 
     def texts(self, image: Image.Image, elements: list[Element]) -> list[Element]:
         """The texts the observer reports for read elements (in the order of the latest read): PP-OCR's
