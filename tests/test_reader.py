@@ -10,6 +10,8 @@ import json
 import re
 import shutil
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -425,6 +427,41 @@ def test_mixed_stream_keeps_the_share_and_resumes_exactly():
     spans = [max(costs[i] for i in b) - min(costs[i] for i in b) for b in expected]
     assert statistics.mean(spans) < 0.5 * statistics.mean(  # grouped by cost: far less padding than random
         max(costs[i] for i in b) - min(costs[i] for i in b) for b in (drawn[k:k + 8] for k in range(0, 80, 8)))
+
+
+def test_prefetched_batches_are_the_serial_ones_and_resume_where_the_model_stopped():
+    """Worker processes collate ahead (a GPU waited on one process's cropping), yet every batch,
+    its box jitter included, is the one the serial loop makes, and the saved stream position is
+    that after the last batch handed out, not after those collated ahead."""
+    torch = pytest.importorskip("torch")
+    from caap.observe.ctc import Alphabet
+    from caap.observe.reader import build_tokenizer
+    from caap.train.reader_data import BatchPrefetch, Collate, GroupedBatches, MixedStream
+
+    samples = _fixture_texts(12)
+    alphabet = Alphabet.build([s.element.text for s in samples])
+    collate = Collate(build_tokenizer(), alphabet, patch=(16, 4), max_patches=256, mask={"context": 4},
+                      max_target_tokens=32, decoder_text=False, jitter=2, seed=5)
+
+    def grouped() -> GroupedBatches:
+        return GroupedBatches(MixedStream(samples, 0.0, seed=4), [0] * len(samples), 4, window=2)
+
+    serial = BatchPrefetch(grouped(), samples, collate, step=7, batch=4)
+    expected = [serial.next() for _ in range(6)]
+    ahead = BatchPrefetch(grouped(), samples, collate, step=7, batch=4, workers=2, ahead=3)
+    try:
+        got = [ahead.next() for _ in range(3)]
+        saved = json.loads(json.dumps(ahead.state()))
+    finally:
+        ahead.close()
+    resumed = grouped()
+    resumed.restore(saved)  # six batches were collated ahead, three handed out: resume after the third
+    again = BatchPrefetch(resumed, samples, collate, step=10, batch=4)
+    got += [again.next() for _ in range(3)]
+    for (indices, batch), (want_indices, want) in zip(got, expected, strict=True):
+        assert indices == want_indices
+        assert torch.equal(batch.inputs["flattened_patches"], want.inputs["flattened_patches"])
+        assert torch.equal(batch.ctc_targets, want.ctc_targets)
 
 
 def test_batches_group_crops_of_one_patch_grid():
@@ -1234,3 +1271,80 @@ def test_a_batch_with_a_non_finite_loss_is_skipped_and_a_diverged_run_stops(run,
     with pytest.raises(ReaderError, match="3 batches in a row had a non-finite loss"):
         trainer.train(FIXTURE, overrides={**OVERRIDES, "base": str(run / "best"), "train_samples": 64},
                       out=tmp_path / "all")
+
+
+def test_a_base_and_its_fine_tune_average_with_the_grown_ctc_head(tmp_path):
+    """The reader soup: a fine-tune that grew the alphabet averages with its base, whose CTC head
+    takes part grown as training grows it (new characters start as its unknown row); checkpoints of
+    another lineage are refused with one message. The tool writes a loadable float16 checkpoint."""
+    torch = pytest.importorskip("torch")
+    from caap.observe.ctc import UNKNOWN
+    from caap.observe.reader import ReaderSpec, load_checkpoint_meta, load_model, save_checkpoint
+    from caap.train.reader import average_readers
+
+    torch.manual_seed(0)
+    base, tuned = _tiny_model(5), _tiny_model(6)  # alphabets "abc" and "abcd": 5 and 6 classes
+    save_checkpoint(base, tmp_path / "base", ReaderSpec(alphabet="abc"))
+    save_checkpoint(tuned, tmp_path / "tuned", ReaderSpec(alphabet="abcd"))
+    save_checkpoint(_tiny_model(6), tmp_path / "other", ReaderSpec(alphabet="abxd"))
+
+    soup, meta = average_readers([tmp_path / "base", tmp_path / "tuned"], [1.0, 3.0])
+    assert meta["alphabet"] == "abcd" and meta["averaged_from"][1].endswith("x 0.750")
+    state, b, t = soup.state_dict(), base.state_dict(), tuned.state_dict()
+    key = "encoder.encoder.layer.0.attention.query.weight"
+    assert torch.allclose(state[key], 0.25 * b[key] + 0.75 * t[key], atol=1e-6)
+    hidden = b["ctc_head.weight"].shape[-1]
+    w_base, w_tuned = b["ctc_head.weight"].view(2, 5, hidden), t["ctc_head.weight"].view(2, 6, hidden)
+    w = state["ctc_head.weight"].view(2, 6, hidden)
+    assert torch.allclose(w[:, :5], 0.25 * w_base + 0.75 * w_tuned[:, :5], atol=1e-6)
+    assert torch.allclose(w[:, 5], 0.25 * w_base[:, UNKNOWN] + 0.75 * w_tuned[:, 5], atol=1e-6)  # "d"
+
+    with pytest.raises(ReaderError, match="not the start of"):
+        average_readers([tmp_path / "other", tmp_path / "tuned"], [1.0, 1.0])
+    with pytest.raises(ReaderError, match="one share each"):
+        average_readers([tmp_path / "base", tmp_path / "tuned"], [1.0])
+
+    tool = Path(__file__).resolve().parents[1] / "tools" / "average_weights.py"
+    done = subprocess.run([sys.executable, str(tool), str(tmp_path / "base"), str(tmp_path / "tuned"),
+                           "--out", str(tmp_path / "soup")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert load_checkpoint_meta(tmp_path / "soup")["stored_dtype"] == "float16"
+    loaded = load_model(tmp_path / "soup")
+    assert torch.allclose(loaded.state_dict()[key], (0.5 * b[key] + 0.5 * t[key]).half().float())
+    failed = subprocess.run([sys.executable, str(tool), str(tmp_path / "other"), str(tmp_path / "tuned"),
+                             "--out", str(tmp_path / "soup2")], capture_output=True, text=True, timeout=300)
+    assert failed.returncode != 0 and "not the start of" in failed.stderr and not (tmp_path / "soup2").exists()
+
+
+def test_a_field_labelled_empty_that_shows_text_trains_no_ctc_target(tmp_path):
+    """A placeholder (or a value the labeller missed) drawn in a field labelled empty gets no CTC
+    target, so the head never learns to read drawn text as nothing; an empty field, its border and
+    a caret keep the empty target."""
+    pytest.importorskip("torch")
+    from PIL import ImageDraw, ImageFont
+
+    from caap.observe.ctc import Alphabet
+    from caap.observe.reader import build_tokenizer
+    from caap.train.reader_data import Collate, Sample, shows_text
+
+    image = Image.new("RGB", (400, 160), "white")
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default()
+    boxes = {"empty": (10, 10, 190, 40), "caret": (210, 10, 390, 40), "placeholder": (10, 60, 190, 90),
+             "dark": (210, 60, 390, 90)}
+    for name, box in boxes.items():
+        draw.rectangle(box, outline=(120, 120, 120), fill=(30, 30, 30) if name == "dark" else None)
+    draw.line((216, 16, 216, 34), fill="black")  # a caret
+    draw.text((16, 68), "Search files", fill=(117, 117, 117), font=font)
+    draw.text((216, 68), "-72.45", fill=(230, 230, 230), font=font)
+    assert {name: shows_text(image, box) for name, box in boxes.items()} == {
+        "empty": False, "caret": False, "placeholder": True, "dark": True}
+
+    path = tmp_path / "fields.png"
+    image.save(path)
+    samples = [Sample(str(path), Element(type="input_field", bbox=list(box), text="")) for box in boxes.values()]
+    samples.append(Sample(str(path), Element(type="input_field", bbox=list(boxes["dark"]), text="-72.45")))
+    batch = Collate(build_tokenizer(), Alphabet.build(["-72.45"]), patch=(16, 4), max_patches=256,
+                    mask={"context": 4}, max_target_tokens=32, decoder_text=False)(samples)
+    assert batch.ctc_mask.tolist() == [1.0, 1.0, 0.0, 0.0, 1.0]  # the labelled value still trains
+    assert batch.ctc_lengths.tolist() == [0, 0, 0, 0, 6]

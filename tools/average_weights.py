@@ -1,4 +1,5 @@
-"""Average the weights of two or more YOLO checkpoints of one lineage (a "model soup").
+"""Average the weights of two or more checkpoints of one lineage (a "model soup"): YOLO detector
+files, or element reader directories.
 
 A fine-tune that adds new kinds of screens forgets some of what its start knew; the average of the
 start and the fine-tune often keeps most of both. Every checkpoint must have the same classes and
@@ -8,6 +9,12 @@ detector weights; its ``train_args`` are the last checkpoint's.
 
     python tools/average_weights.py models/detector/caap-yolov8n-any.pt runs/detector/any-stage5/weights/last.pt \\
         --weights 0.5,0.5 --out runs/detector/soup.pt
+
+Reader directories (``caap.train.reader.average_readers``: a fine-tune that grew the alphabet may
+be averaged with its base) are written as a reader checkpoint in float16, with the last one's
+character model and text chooser:
+
+    python tools/average_weights.py models/reader runs/reader/any-ft/best --weights 0.5,0.5 --out runs/reader/soup
 """
 
 from __future__ import annotations
@@ -74,6 +81,8 @@ def main() -> int:
             parser.error(f"--weights {args.weights!r}: not numbers")
         if len(weights) != len(args.checkpoints) or any(w < 0 for w in weights) or not sum(weights) > 0:
             parser.error("--weights: one share per checkpoint, none negative, not all zero")
+    if all(p.is_dir() for p in args.checkpoints):
+        return _average_readers(args.checkpoints, weights, args.out)
     import torch
 
     result = average(args.checkpoints, weights)
@@ -82,6 +91,33 @@ def main() -> int:
     torch.save(result, tmp)
     tmp.replace(args.out)
     print(f"{args.out}: " + ", ".join(result["averaged_from"]), file=sys.stderr)
+    return 0
+
+
+def _average_readers(paths: list[Path], weights: list[float], out: Path) -> int:
+    import shutil
+
+    from caap.observe.charlm import LM_FILE
+    from caap.observe.reader import ReaderError, ReaderSpec, save_checkpoint
+    from caap.observe.text_choice import CHOICE_FILE
+    from caap.train.reader import average_readers
+
+    try:
+        model, meta = average_readers(paths, weights)
+    except ReaderError as exc:
+        raise SystemExit(str(exc)) from None
+    spec = ReaderSpec.from_meta(meta)
+    own = set(spec.to_meta()) | {"format", "target_format", "caap_version", "tokenizer"}
+    extra = {k: v for k, v in meta.items() if k not in own} | {"stored_dtype": "float16"}
+    tmp = out.with_name(f".{out.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    save_checkpoint(model.half(), tmp, spec, extra)
+    for fitted in (LM_FILE, CHOICE_FILE):  # fitted to CTC outputs: the last checkpoint's, if it has them
+        if (paths[-1] / fitted).is_file():
+            shutil.copy2(paths[-1] / fitted, tmp / fitted)
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    print(f"{out}: " + ", ".join(meta["averaged_from"]), file=sys.stderr)
     return 0
 
 

@@ -6,6 +6,11 @@
 #   bash tools/gpu_train.sh train .devdata/b.tar.gz   # unpack, cut canvases, train the detector,
 #                                                     # wait for the reader, put both under $OUT
 #
+# or the reader alone, in one call, several recipes side by side on the one GPU:
+#
+#   READER_RUNS="lr1e-4:lr=0.0001 lr3e-5:lr=0.00003" bash tools/gpu_train.sh reader .devdata/r.tar.gz
+#
+#
 # Wheels under .whl/ for what the machine's image lacks (python 3.12, manylinux x86-64; see
 # /work/.library/device/README.md for the pip download line): ultralytics, ultralytics-thop,
 # ultralytics-platform, pydantic, pydantic-core, annotated-types, typing-inspection, and miniwob
@@ -14,7 +19,10 @@
 # Environment: PY (python), SITE (where the wheels go), DEVICE (cuda; cpu for a dry run here),
 # READER_MIN (reader minutes; READER_MIN=0 trains the detector alone), DET_HOURS (detector hours),
 # DET_PARTS (the canvas parts, space-separated NAME=DATASET[,DATASET...]; the first takes the
-# validation sets), DET_VAL (validation datasets, comma-separated), OUT (results folder).
+# validation sets), DET_VAL (validation datasets, comma-separated), OUT (results folder); for the
+# reader phase READER_DATA (dataset names under data/), READER_RUNS (NAME:KEY=VALUE,KEY=VALUE ... one
+# run each, all at once), READER_WORKERS (collating processes per run) and READER_EVAL_MIN (minutes
+# between validations: reading 1,429 elements took ~40 s on the H100).
 set -euo pipefail
 phase=$1; shift
 PY=${PY:-python3}
@@ -31,10 +39,47 @@ unpack() {
   done
 }
 
-if [ "$phase" = prep ]; then
+install_wheels() {
   if compgen -G ".whl/*.whl" >/dev/null; then
     "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" .whl/*.whl
   fi
+}
+
+if [ "$phase" = reader ]; then
+  install_wheels
+  unpack "$@"
+  data=()
+  for d in ${READER_DATA:-miniwob-train desktop-train synth-ui-extra-t synth-ui-desk-t}; do data+=(--data "data/$d"); done
+  pids=()
+  for spec in ${READER_RUNS:-lr1e-4:lr=0.0001}; do
+    name=${spec%%:*}
+    sets=()
+    IFS=, read -ra kv <<< "${spec#*:}"
+    for s in "${kv[@]}"; do sets+=(--set "$s"); done
+    "$PY" -m caap.cli train reader "${data[@]}" --base models/reader --device "$DEVICE" \
+      --batch "${READER_BATCH:-64}" --set loader_workers="${READER_WORKERS:-6}" --set eval_every_minutes="${READER_EVAL_MIN:-2.5}" \
+      --set checkpoint_every_minutes=100 "${sets[@]}" --train-samples "${READER_SAMPLES:-3000000}" \
+      --max-minutes "${READER_MIN:-7}" --out "runs/gpu/reader-$name" > "runs/gpu/reader-$name.log" 2>&1 &
+    pids+=($!)
+  done
+  sleep 60
+  tail -n 4 runs/gpu/reader-*.log
+  nvidia-smi --query-gpu=name,memory.used,utilization.gpu --format=csv 2>/dev/null || true
+  for p in "${pids[@]}"; do wait "$p" || echo "a reader run failed (exit $?)"; done
+  for run in runs/gpu/reader-*/; do
+    name=$(basename "$run")
+    grep -h "eval at" "runs/gpu/$name.log" | tail -n 8 || true
+    if [ -d "$run/best" ]; then
+      "$PY" tools/export_reader.py "$run/best" "runs/gpu/$name-ship"
+      tar czf "$OUT/$name.tar.gz" -C runs/gpu "$name-ship" "$name/metrics.jsonl" "$name/caap-train.json" "$name.log"
+    fi
+  done
+  ls -la "$OUT"
+  exit 0
+fi
+
+if [ "$phase" = prep ]; then
+  install_wheels
   # ultralytics reads its results.csv with polars only to store it in the checkpoint; a stand-in
   # with that one call saves carrying a 40 MB wheel.
   if ! "$PY" -c "import polars" 2>/dev/null; then

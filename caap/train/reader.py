@@ -56,6 +56,7 @@ from caap.observe.reader import (
 )
 from caap.taxonomy import BOOLEAN_ATTRIBUTES, SUBTYPE, TEXT, attributes_of
 from caap.train.reader_data import (
+    BatchPrefetch,
     Collate,
     GroupedBatches,
     MixedStream,
@@ -133,6 +134,7 @@ class ReaderTrainSettings(_Strict):
     max_target_tokens: int = Field(256, ge=2)
     log_every: int = Field(50, ge=0)
     threads: int | None = Field(None, ge=1)
+    loader_workers: int = Field(0, ge=0)
     device: str = "auto"
     seed: int = Field(0, ge=0)
     split: str = "val:2800-2999"
@@ -296,11 +298,24 @@ def base_alphabet(settings: ReaderTrainSettings, texts: Iterable[str]) -> Alphab
     return Alphabet(old + "".join(ch for ch in built.chars if ch not in set(old)))
 
 
+def grow_ctc_rows(weight: Any, bias: Any, frames: int, old_classes: int, classes: int) -> tuple[Any, Any]:
+    """A CTC head of ``old_classes`` per frame widened to ``classes``: the known rows as they were,
+    each new character a copy of the "unknown" row (the head read those glyphs as unknown)."""
+    import torch
+
+    from caap.observe.ctc import UNKNOWN
+
+    hidden = weight.shape[-1]
+    old_w, old_b = weight.view(frames, old_classes, hidden), bias.view(frames, old_classes)
+    w = torch.cat([old_w, old_w[:, UNKNOWN:UNKNOWN + 1].expand(frames, classes - old_classes, hidden)], dim=1)
+    b = torch.cat([old_b, old_b[:, UNKNOWN:UNKNOWN + 1].expand(frames, classes - old_classes)], dim=1)
+    return w.reshape(frames * classes, hidden), b.reshape(frames * classes)
+
+
 def _grown_alphabet(model: Any, base_ctc: Any, directory: Path | None) -> None:
     """A base whose CTC head knows fewer characters than the run's alphabet (the base's characters
-    first, ``base_alphabet``): its rows are copied for the characters it knows, and each new
-    character starts as a copy of its "unknown" row — the base read those glyphs as unknown, and
-    from there they learn apart — instead of the whole head starting from random."""
+    first, ``base_alphabet``) keeps its rows for the characters it knows (``grow_ctc_rows``)
+    instead of the whole head starting from random."""
     new = model.config.ctc
     if directory is None or not isinstance(base_ctc, dict):
         return
@@ -310,22 +325,52 @@ def _grown_alphabet(model: Any, base_ctc: Any, directory: Path | None) -> None:
         return
     import torch
 
-    from caap.observe.ctc import UNKNOWN
-
     saved = _saved_ctc_head(directory)
     if saved is None:
         return
-    weight, bias = saved
-    head = model.ctc_head
-    hidden = head.weight.shape[-1]
-    old_w, old_b = weight.view(frames, old_classes, hidden), bias.view(frames, old_classes)
+    w, b = grow_ctc_rows(*saved, frames, old_classes, classes)
     with torch.no_grad():
-        w, b = head.weight.view(frames, classes, hidden), head.bias.view(frames, classes)
-        w[:, :old_classes], b[:, :old_classes] = old_w, old_b
-        w[:, old_classes:] = old_w[:, UNKNOWN:UNKNOWN + 1]
-        b[:, old_classes:] = old_b[:, UNKNOWN:UNKNOWN + 1]
+        model.ctc_head.weight.copy_(w)
+        model.ctc_head.bias.copy_(b)
     print(f"note: base CTC head of {old_classes - 2} characters → {classes - 2} (its rows kept; new characters "
           "start as its unknown row)", file=sys.stderr)
+
+
+def average_readers(directories: list[Path], shares: list[float]) -> tuple[Any, dict[str, Any]]:
+    """The weighted mean of reader checkpoints of one lineage (a base and its fine-tunes: a "model
+    soup"), as a model and the checkpoint metadata of the last one. A fine-tune that learned new
+    screens forgets some of its base's (MiniWoB's mail icons, after the any-application fine-tune);
+    the mean keeps most of both. A checkpoint whose alphabet is a prefix of the last one's (the
+    fine-tune grew it, ``base_alphabet``) takes part with its CTC head grown as training grew it."""
+
+    from caap.observe.reader import load_checkpoint_meta, load_model
+
+    if len(directories) != len(shares) or len(directories) < 2 or min(shares) < 0 or not sum(shares) > 0:
+        raise ReaderError("average: two checkpoints or more, one share each, none negative, not all zero")
+    metas = [load_checkpoint_meta(d) for d in directories]
+    models = [load_model(d) for d in directories]
+    target, last = metas[-1], models[-1]
+    chars, frames = str(target["alphabet"]), int(last.config.ctc["frames_per_column"])
+    states = []
+    for d, meta, model in zip(directories, metas, models, strict=True):
+        state = {k: v.float() for k, v in model.state_dict().items()}
+        own = str(meta["alphabet"])
+        if own != chars:
+            if not chars.startswith(own) or int(model.config.ctc["frames_per_column"]) != frames:
+                raise ReaderError(f"{d}: its alphabet is not the start of {directories[-1]}'s; "
+                                  "only a base and its fine-tunes can be averaged")
+            state["ctc_head.weight"], state["ctc_head.bias"] = grow_ctc_rows(
+                state["ctc_head.weight"], state["ctc_head.bias"], frames, len(own) + 2, len(chars) + 2)
+        if state.keys() != last.state_dict().keys() or any(
+                state[k].shape != v.shape for k, v in last.state_dict().items()):
+            raise ReaderError(f"{d}: its layers differ from {directories[-1]}'s")
+        states.append(state)
+    total = sum(shares)
+    mixed = {k: sum(w / total * st[k] for w, st in zip(shares, states, strict=True)).to(v.dtype)
+             for k, v in last.state_dict().items()}
+    last.load_state_dict(mixed)
+    meta = {**target, "averaged_from": [f"{d} x {w / total:.3f}" for d, w in zip(directories, shares, strict=True)]}
+    return last, meta
 
 
 def param_groups(model: Any, settings: ReaderTrainSettings) -> list[dict[str, Any]]:
@@ -587,7 +632,7 @@ def train(
         if not datasets:
             raise ReaderError(f"{run_file}: records no training data; give the data to train on")
         changeable = {"train_samples", "max_minutes", "device", "threads", "eval_every_minutes",
-                      "checkpoint_every_minutes", "log_every"}
+                      "checkpoint_every_minutes", "log_every", "loader_workers"}
         refused = sorted(set(overrides) - changeable)
         if refused:
             raise ReaderError(f"a resumed run keeps its settings; cannot change {refused} "
@@ -709,85 +754,93 @@ def train(
     last_eval = last_ckpt = elapsed
     pause_at = seen + stop_after_samples if stop_after_samples else None
     done = 0  # process 0's stop decision (_agree)
-    while not done:
-        indices = stream.next()[rank * settings.batch:(rank + 1) * settings.batch]
-        batch = collate([train_samples[i] for i in indices], step)
-        with torch.autocast(dev.split(":")[0], dtype=torch.bfloat16, enabled=settings.precision == "bf16"):
-            loss, ctc, dec = objective(batch.inputs["flattened_patches"].to(dev),
-                                       batch.inputs["attention_mask"].to(dev), batch.labels.to(dev),
-                                       batch.ctc_targets.to(dev), batch.ctc_lengths.to(dev), batch.ctc_mask.to(dev),
-                                       batch.inputs["colour"].to(dev))
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        # The norm is of the gradients every process holds after their all-reduce: all skip alike.
-        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip or float("inf"))
-        elapsed = time.perf_counter() - session_start
-        progress = max((step + 1) / total_steps, elapsed / budget_s)
-        factor = lr_factor(min(progress, 1.0), settings)
-        for g in optimizer.param_groups:
-            g["lr"] = g["base_lr"] * factor
-        finite = bool(torch.isfinite(norm)) and bool(torch.isfinite(loss.detach()))
-        if finite:
-            optimizer.step()
-            skipped_in_a_row = 0
-        else:
-            # One bad batch would otherwise turn every weight into NaN for the rest of the run.
-            skipped += 1
-            skipped_in_a_row += 1
-            _log_skipped(out, step, [train_samples[i] for i in indices], float(loss.detach()), float(norm), main)
-            if skipped_in_a_row >= MAX_SKIPPED_IN_A_ROW:
-                raise ReaderError(f"{skipped_in_a_row} batches in a row had a non-finite loss or gradient (step "
-                                  f"{step}): the run has diverged; lower lr or use precision fp32 "
-                                  f"(the batches are listed in {out / 'skipped.jsonl'})")
-        step += 1
-        seen += global_batch
-        if finite:
-            for key, value in (("loss", loss), ("ctc", ctc), ("dec", dec)):
-                window[key] += value.detach().item()
-            window["n"] += 1
-        window["samples"] += global_batch
-        if main and settings.log_every and step % settings.log_every == 0:
-            rate = window["samples"] / max(time.perf_counter() - window["t"], 1e-9)
-            print(f"  step {step}/{total_steps} ({seen} samples, {elapsed / 60:.1f} min): loss "
-                  f"{window['loss'] / window['n']:.4f} (ctc {window['ctc'] / window['n']:.4f}, decoder "
-                  f"{window['dec'] / window['n']:.4f}) lr {settings.lr * factor:.2e} {rate:.1f} samples/s",
-                  file=sys.stderr, flush=True)
-        finished = step >= total_steps or elapsed >= budget_s
-        paused = pause_at is not None and seen >= pause_at
-        do_eval, do_ckpt, done = _agree([int(finished or elapsed - last_eval >= settings.eval_every_minutes * 60),
-                                         int(finished or paused
-                                             or elapsed - last_ckpt >= settings.checkpoint_every_minutes * 60),
-                                         int(finished or paused)], world)
-        if do_eval:
-            last_eval = elapsed
-            if main:
+    batches = BatchPrefetch(stream, train_samples, collate, step=step, rank=rank, batch=settings.batch,
+                            workers=settings.loader_workers)
+    try:
+        while not done:
+            indices, batch = batches.next()
+            with torch.autocast(dev.split(":")[0], dtype=torch.bfloat16, enabled=settings.precision == "bf16"):
+                loss, ctc, dec = objective(batch.inputs["flattened_patches"].to(dev),
+                                           batch.inputs["attention_mask"].to(dev), batch.labels.to(dev),
+                                           batch.ctc_targets.to(dev), batch.ctc_lengths.to(dev), batch.ctc_mask.to(dev),
+                                           batch.inputs["colour"].to(dev))
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            # The norm is of the gradients every process holds after their all-reduce: all skip alike.
+            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip or float("inf"))
+            elapsed = time.perf_counter() - session_start
+            progress = max((step + 1) / total_steps, elapsed / budget_s)
+            factor = lr_factor(min(progress, 1.0), settings)
+            for g in optimizer.param_groups:
+                g["lr"] = g["base_lr"] * factor
+            finite = bool(torch.isfinite(norm)) and bool(torch.isfinite(loss.detach()))
+            if finite:
+                optimizer.step()
+                skipped_in_a_row = 0
+            else:
+                # One bad batch would otherwise turn every weight into NaN for the rest of the run.
+                skipped += 1
+                skipped_in_a_row += 1
+                _log_skipped(out, step, [train_samples[i] for i in indices], float(loss.detach()), float(norm), main)
+                if skipped_in_a_row >= MAX_SKIPPED_IN_A_ROW:
+                    raise ReaderError(f"{skipped_in_a_row} batches in a row had a non-finite loss or gradient (step "
+                                      f"{step}): the run has diverged; lower lr or use precision fp32 "
+                                      f"(the batches are listed in {out / 'skipped.jsonl'})")
+            step += 1
+            seen += global_batch
+            if finite:
+                for key, value in (("loss", loss), ("ctc", ctc), ("dec", dec)):
+                    window[key] += value.detach().item()
+                window["n"] += 1
+            window["samples"] += global_batch
+            if main and settings.log_every and step % settings.log_every == 0:
                 rate = window["samples"] / max(time.perf_counter() - window["t"], 1e-9)
-                metrics = {"step": step, "samples": seen, "minutes": round(elapsed / 60, 2), "skipped_batches": skipped,
-                           "real_epochs": round(stream.stream.epochs, 3), "lr": settings.lr * factor,
-                           "train_loss": round(window["loss"] / max(window["n"], 1), 5),
-                           "train_ctc": round(window["ctc"] / max(window["n"], 1), 5),
-                           "train_decoder": round(window["dec"] / max(window["n"], 1), 5),
-                           "samples_per_s": round(rate, 2), **validate(reader, val, decoder_text=spec.decoder_text)}
-                improved = (metrics["text_exact"], metrics["record_exact"]) > (best["text_exact"], best["record_exact"])
-                metrics["best"] = improved
-                if improved:
-                    best = {"text_exact": metrics["text_exact"], "record_exact": metrics["record_exact"], "step": step}
-                    save_checkpoint(model, out / "best", spec, {**extra, "step": step, "samples": seen, "val": metrics})
-                with (out / "metrics.jsonl").open("a", encoding="utf-8") as f:
-                    f.write(json.dumps(metrics) + "\n")
-                print(f"eval at {seen} samples, {elapsed / 60:.1f} min: text exact {metrics['text_exact']:.4f} "
-                      f"record exact {metrics['record_exact']:.4f} type {metrics['type_accuracy']:.4f} "
-                      f"({metrics['samples_per_s']:.1f} samples/s){' *' if improved else ''}",
+                print(f"  step {step}/{total_steps} ({seen} samples, {elapsed / 60:.1f} min): loss "
+                      f"{window['loss'] / window['n']:.4f} (ctc {window['ctc'] / window['n']:.4f}, decoder "
+                      f"{window['dec'] / window['n']:.4f}) lr {settings.lr * factor:.2e} {rate:.1f} samples/s",
                       file=sys.stderr, flush=True)
-            # Evaluation time counts in ``elapsed``: an equal wall-clock A/B includes it.
-            window = {"loss": 0.0, "ctc": 0.0, "dec": 0.0, "n": 0, "t": time.perf_counter(), "samples": 0}
-        if do_ckpt:
-            last_ckpt = elapsed
-            if main:
-                state = {"optimizer": optimizer.state_dict(), "stream": stream.state(),
-                         "torch_rng": torch.get_rng_state(), "step": step, "samples": seen,
-                         "elapsed": time.perf_counter() - session_start, "best": best}
-                _save_last(out, model, spec, {**extra, "step": step, "samples": seen}, state)
+            finished = step >= total_steps or elapsed >= budget_s
+            paused = pause_at is not None and seen >= pause_at
+            do_eval, do_ckpt, done = _agree([int(finished or elapsed - last_eval >= settings.eval_every_minutes * 60),
+                                             int(finished or paused
+                                                 or elapsed - last_ckpt >= settings.checkpoint_every_minutes * 60),
+                                             int(finished or paused)], world)
+            if do_eval:
+                last_eval = elapsed
+                if main:
+                    rate = window["samples"] / max(time.perf_counter() - window["t"], 1e-9)
+                    metrics = {"step": step, "samples": seen, "minutes": round(elapsed / 60, 2),
+                               "skipped_batches": skipped,
+                               "real_epochs": round(stream.stream.epochs, 3), "lr": settings.lr * factor,
+                               "train_loss": round(window["loss"] / max(window["n"], 1), 5),
+                               "train_ctc": round(window["ctc"] / max(window["n"], 1), 5),
+                               "train_decoder": round(window["dec"] / max(window["n"], 1), 5),
+                               "samples_per_s": round(rate, 2), **validate(reader, val, decoder_text=spec.decoder_text)}
+                    improved = ((metrics["text_exact"], metrics["record_exact"])
+                                > (best["text_exact"], best["record_exact"]))
+                    metrics["best"] = improved
+                    if improved:
+                        best = {"text_exact": metrics["text_exact"], "record_exact": metrics["record_exact"],
+                                "step": step}
+                        save_checkpoint(model, out / "best", spec,
+                                        {**extra, "step": step, "samples": seen, "val": metrics})
+                    with (out / "metrics.jsonl").open("a", encoding="utf-8") as f:
+                        f.write(json.dumps(metrics) + "\n")
+                    print(f"eval at {seen} samples, {elapsed / 60:.1f} min: text exact {metrics['text_exact']:.4f} "
+                          f"record exact {metrics['record_exact']:.4f} type {metrics['type_accuracy']:.4f} "
+                          f"({metrics['samples_per_s']:.1f} samples/s){' *' if improved else ''}",
+                          file=sys.stderr, flush=True)
+                # Evaluation time counts in ``elapsed``: an equal wall-clock A/B includes it.
+                window = {"loss": 0.0, "ctc": 0.0, "dec": 0.0, "n": 0, "t": time.perf_counter(), "samples": 0}
+            if do_ckpt:
+                last_ckpt = elapsed
+                if main:
+                    state = {"optimizer": optimizer.state_dict(), "stream": batches.state(),
+                             "torch_rng": torch.get_rng_state(), "step": step, "samples": seen,
+                             "elapsed": time.perf_counter() - session_start, "best": best}
+                    _save_last(out, model, spec, {**extra, "step": step, "samples": seen}, state)
+    finally:
+        batches.close()
     if world > 1:
         import torch.distributed as dist
 
