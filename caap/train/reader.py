@@ -342,7 +342,6 @@ def average_readers(directories: list[Path], shares: list[float]) -> tuple[Any, 
     screens forgets some of its base's (MiniWoB's mail icons, after the any-application fine-tune);
     the mean keeps most of both. A checkpoint whose alphabet is a prefix of the last one's (the
     fine-tune grew it, ``base_alphabet``) takes part with its CTC head grown as training grew it."""
-
     from caap.observe.reader import load_checkpoint_meta, load_model
 
     if len(directories) != len(shares) or len(directories) < 2 or min(shares) < 0 or not sum(shares) > 0:
@@ -811,7 +810,8 @@ def train(
                     rate = window["samples"] / max(time.perf_counter() - window["t"], 1e-9)
                     metrics = {"step": step, "samples": seen, "minutes": round(elapsed / 60, 2),
                                "skipped_batches": skipped,
-                               "real_epochs": round(stream.stream.epochs, 3), "lr": settings.lr * factor,
+                               "real_epochs": round(stream.stream.epochs, 3),  # drawn: collated-ahead batches too
+                               "lr": settings.lr * factor,
                                "train_loss": round(window["loss"] / max(window["n"], 1), 5),
                                "train_ctc": round(window["ctc"] / max(window["n"], 1), 5),
                                "train_decoder": round(window["dec"] / max(window["n"], 1), 5),

@@ -80,7 +80,7 @@ def shows_text(image: Image.Image, bbox: Sequence[int]) -> bool:
     x1, y1, x2, y2 = x1 + inset, y1 + inset, x2 - inset, y2 - inset
     if x2 - x1 < INK_COLUMNS or y2 - y1 < 2:
         return False
-    grey = np.asarray(image.convert("L").crop((x1, y1, x2, y2)), dtype=np.int16)
+    grey = np.asarray(image.crop((x1, y1, x2, y2)).convert("L"), dtype=np.int16)  # the box only, not the screen
     ink = np.abs(grey - int(np.median(grey))) > INK_CONTRAST
     return int(ink.any(axis=0).sum()) >= INK_COLUMNS
 
@@ -391,12 +391,13 @@ class BatchPrefetch:
                  rank: int = 0, batch: int, workers: int = 0, ahead: int = 2) -> None:
         self.stream, self.samples, self.collate = stream, samples, collate
         self.step, self.rank, self.batch = step, rank, batch
-        self.workers = workers
-        self._consumed = stream.state()
+        self._consumed: dict[str, Any] | None = None  # with workers: the position after the last batch handed out
         self._pending: list[tuple[list[int], Any, dict[str, Any]]] = []
         self._pool: Any = None
         if workers:
             import multiprocessing
+
+            self._consumed = stream.state()
 
             global _WORKER_STATE
             _WORKER_STATE = (samples, collate)
@@ -414,7 +415,6 @@ class BatchPrefetch:
         """The next batch's sample indices and the collated batch."""
         if self._pool is None:
             indices, step = self._draw()
-            self._consumed = self.stream.state()
             return indices, self.collate([self.samples[i] for i in indices], step)
         while len(self._pending) < self._depth:
             indices, step = self._draw()
@@ -425,7 +425,7 @@ class BatchPrefetch:
         return indices, result.get()
 
     def state(self) -> dict[str, Any]:
-        return self._consumed
+        return self.stream.state() if self._consumed is None else self._consumed
 
     def close(self) -> None:
         if self._pool is not None:
