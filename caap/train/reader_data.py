@@ -428,7 +428,12 @@ class BatchPrefetch:
         return self.stream.state() if self._consumed is None else self._consumed
 
     def close(self) -> None:
+        """Stop the workers. The batches still being collated are waited for first (a few seconds):
+        Python 3.11's ``Pool.terminate`` can fail with results outstanding ("Cannot have cache with
+        result_hander not alive")."""
         if self._pool is not None:
+            for _, result, _ in self._pending:
+                result.wait(timeout=60)
             self._pool.terminate()
             self._pool.join()
             self._pool = None
