@@ -313,6 +313,8 @@ def test_spin_boxes_are_fields_with_stacked_arrows_at_their_end():
 
 def test_a_spin_box_value_is_the_reading_that_is_a_number():
     assert spin_value("-3", "3") is None  # the reader's number stands
+    assert spin_value("9", "-9") == "-9" and spin_value("12", "-12") == "-12"  # but not over a lost minus
+    assert spin_value("9", "-19") is None and spin_value("-9", "--9") is None and spin_value("9", "-") is None
     assert spin_value("g", "9") == "9" and spin_value("13:", "-13") == "-13"
     assert spin_value("B", "B") == "8" and spin_value("-1O", "Hq:") == "-10"
     assert spin_value("Hq", "abc") is None and spin_value("", "") is None

@@ -248,3 +248,19 @@ def test_eval_scores_the_chooser_beside_the_confidence_rule(fitted):
     # The observer's default under auto is the chooser at the configured threshold, on the same texts.
     assert text["default"]["exact_match"] == text["auto_chooser"]["0.98"]["exact_match"]
     assert text["auto_chooser"]["0.98"]["to_ocr"] <= text["auto"]["0.98"]["to_ocr"]  # text areas: their own limit
+
+
+def test_text_area_limit_is_the_confidence_that_reads_most_areas_right():
+    from caap.train.text_choice import AREA_THRESHOLDS, _text_area_limit
+
+    def area(conf: float, reader_right: bool) -> dict:
+        return {"type": "text_area", "gold": "a\nb", "reader": "a\nb" if reader_right else "a b",
+                "ocr": "a b" if reader_right else "a\nb", "reader_conf": conf, "features": None}
+
+    # The reader is right at 0.62 and 0.74 and wrong at 0.4: PP-OCR only below a limit in (0.4, 0.62].
+    rows = [area(0.62, True), area(0.74, True), area(0.4, False), {**area(0.9, True), "type": "text"}]
+    limit = _text_area_limit(rows)
+    assert 0.4 < limit <= 0.62 and limit in AREA_THRESHOLDS
+    assert limit == min(th for th in AREA_THRESHOLDS if th > 0.4)  # ties: the fewest PP-OCR calls
+    assert _text_area_limit([area(0.7, False)]) == min(th for th in AREA_THRESHOLDS if th > 0.7)
+    assert _text_area_limit(rows[-1:]) == 0.9  # no text areas

@@ -164,10 +164,13 @@ _DIGIT_LOOKALIKES = str.maketrans({"B": "8", "O": "0", "o": "0", "D": "0", "l": 
 def spin_value(reader_text: str, ocr_text: str) -> str | None:
     """A spin box's value from the reader's and PP-OCR's readings: the reader's where it is a
     number (None: it stands), else PP-OCR's where it is one, else the first that becomes one with
-    digit look-alikes read as digits; None when neither is a number either way."""
+    digit look-alikes read as digits; None when neither is a number either way. One exception to
+    the reader's number standing: PP-OCR's with a minus sign before the same digits. In a focused
+    box the minus touches the focus ring, and a reader fine-tuned on many toolkits reads that
+    stroke as the box's border (``9`` for ``-9``, sure of it); PP-OCR keeps it."""
     mine, theirs = normalise(reader_text), normalise(ocr_text)
     if _NUMBER.match(mine):
-        return None
+        return theirs if theirs[:1] in "-−" and theirs[1:] == mine.lstrip("+") and mine[:1] not in "-−" else None
     if _NUMBER.match(theirs):
         return theirs
     for text in (theirs, mine):
