@@ -170,7 +170,8 @@ def spin_value(reader_text: str, ocr_text: str) -> str | None:
     stroke as the box's border (``9`` for ``-9``, sure of it); PP-OCR keeps it."""
     mine, theirs = normalise(reader_text), normalise(ocr_text)
     if _NUMBER.match(mine):
-        return theirs if theirs[:1] in "-−" and theirs[1:] == mine.lstrip("+") and mine[:1] not in "-−" else None
+        lost_minus = theirs[:1] in "-−" and mine[:1] not in "-−" and theirs[1:] == mine.lstrip("+")
+        return theirs if lost_minus else None
     if _NUMBER.match(theirs):
         return theirs
     for text in (theirs, mine):
