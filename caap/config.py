@@ -116,7 +116,7 @@ class ObserveConfig(BaseModel):
     detector: Path | None = Field(default=None, description="detector weights (None: the shipped ones)")
     reader: Path | None = Field(default=None, description="reader checkpoint directory (None: the shipped one)")
     conf: float = Field(default=0.25, gt=0, lt=1, description="detector confidence threshold")
-    # Moving one-line text boxes' sides to the words they cover (caap/observe/snap.py): on test
+    # Moving one-line text boxes' sides to the words they cover (caap/observe/steps/snap.py): on test
     # screens text boxes within 2 px of their labels 0.921 -> 0.983, hyperlinks 0.61 -> 0.886. Also
     # adds the words of those lines that no box holds (the short inline links the detector misses).
     snap_text_boxes: bool = Field(default=True, description="snap text boxes' sides to the words they cover and "
@@ -140,8 +140,8 @@ class ObserveConfig(BaseModel):
     # 354 ms in ONNX Runtime) on a 2-core CPU, where the 224 px the detector trained at found none
     # (models/detector/MODEL_CARD.md).
     detector_max_side: int = Field(default=1920, ge=32, description="longest side (px) the detector looks at")
-    # ONNX Runtime runs the detector in half torch's time on a CPU (caap/observe/onnx_export.py),
-    # OpenVINO in about four fifths of ONNX Runtime's (caap/observe/openvino_runtime.py);
+    # ONNX Runtime runs the detector in half torch's time on a CPU (caap/observe/detect/onnx_export.py),
+    # OpenVINO in about four fifths of ONNX Runtime's (caap/observe/detect/openvino_runtime.py);
     # auto: OpenVINO on the CPU where it is installed, else ONNX Runtime; torch on a GPU.
     detector_runtime: Literal["auto", "openvino", "onnx", "torch"] = Field(
         default="auto", description="what runs the detector: auto | openvino | onnx | torch")

@@ -14,7 +14,7 @@ from PIL import Image, ImageDraw
 from caap.act.executor import RecordingExecutor
 from caap.elements import Element
 from caap.geometry import contains
-from caap.observe.screen import Screen
+from caap.observe.capture.screen import Screen
 
 
 def el(t: str, box: Sequence[int], text: str | None = None, **kw) -> Element:

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from caap.observe.charlm import CharLM, CharLMError, Fusion
-from caap.observe.ctc import BLANK, Alphabet, _logaddexp, beam_decode, greedy_decode
+from caap.observe.read.charlm import CharLM, CharLMError, Fusion
+from caap.observe.read.ctc import BLANK, Alphabet, _logaddexp, beam_decode, greedy_decode
 
 TEXTS = ["Select Austin and click Submit.", "Select the checkbox and click Submit.", "Select Iaculis.",
          "click Submit.", "Enter the password"] * 3

@@ -13,15 +13,15 @@ from PIL import Image, ImageDraw, ImageFont
 
 from caap.elements import Element
 from caap.geometry import iou
-from caap.observe.framed_icons import framed_icons
-from caap.observe.label_stacks import centred_label_stacks
-from caap.observe.scrollbars import arrow_scrollbars
-from caap.observe.segments import drawn_lines
-from caap.observe.separators import split_at_separators
-from caap.observe.shape_fit import fit_icons
-from caap.observe.snap import add_missed_rows
-from caap.observe.switches import toggle_switches
-from caap.observe.text_areas import framed_text_areas
+from caap.observe.steps.framed_icons import framed_icons
+from caap.observe.steps.label_stacks import centred_label_stacks
+from caap.observe.steps.scrollbars import arrow_scrollbars
+from caap.observe.steps.segments import drawn_lines
+from caap.observe.steps.separators import split_at_separators
+from caap.observe.steps.shape_fit import fit_icons
+from caap.observe.steps.snap import add_missed_rows
+from caap.observe.steps.switches import toggle_switches
+from caap.observe.steps.text_areas import framed_text_areas
 
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 needs_font = pytest.mark.skipif(not FONT.is_file(), reason="needs fonts-dejavu-core (tools/setup.sh --system)")
@@ -114,8 +114,8 @@ def test_a_lists_missed_rows_are_found_from_the_rows_found():
 def test_lines_of_text_no_box_holds_are_added_from_pp_ocrs_detector():
     pytest.importorskip("rapidocr", reason="PP-OCR needs rapidocr (pip install 'caap[vision]')")
     pytest.importorskip("onnxruntime", reason="PP-OCR needs onnxruntime (pip install 'caap[vision]')")
-    from caap.observe.missed_text import missed_lines
-    from caap.observe.ocr import PPOCR
+    from caap.observe.ocr.ppocr import PPOCR
+    from caap.observe.steps.missed_text import missed_lines
 
     font = ImageFont.truetype(str(FONT), 12)
     image = Image.new("RGB", (400, 240), "white")
@@ -158,7 +158,7 @@ def test_the_box_rules_take_tiny_and_blank_screens():
 
 
 def test_a_level_bar_drawn_in_segments_is_one_bar():
-    from caap.observe.figures import thin_bars
+    from caap.observe.steps.figures import thin_bars
 
     image = Image.new("RGB", (400, 120), (250, 250, 250))
     draw = ImageDraw.Draw(image)
@@ -172,7 +172,7 @@ def test_a_level_bar_drawn_in_segments_is_one_bar():
 
 
 def test_a_box_holding_two_bars_or_not_its_bar_gives_way_to_the_bars():
-    from caap.observe.figures import thin_bars
+    from caap.observe.steps.figures import thin_bars
 
     image = Image.new("RGB", (400, 160), (246, 245, 244))
     draw = ImageDraw.Draw(image)
@@ -195,7 +195,7 @@ def test_a_box_holding_two_bars_or_not_its_bar_gives_way_to_the_bars():
 
 
 def test_a_scrollbar_without_arrows_is_found_by_the_slider_in_its_trough():
-    from caap.observe.scrollbars import trough_scrollbars
+    from caap.observe.steps.scrollbars import trough_scrollbars
 
     image = Image.new("RGB", (400, 320), (246, 245, 244))
     draw = ImageDraw.Draw(image)
@@ -238,7 +238,7 @@ def test_framed_title_buttons_are_icons_and_the_title_box_gives_way():
 
 def test_a_marker_boxed_with_its_label_is_cut_out_of_the_text_box():
     pytest.importorskip("cv2", reason="needs the vision extra (pip install 'caap[vision]')")
-    from caap.observe.figures import small_figures
+    from caap.observe.steps.figures import small_figures
 
     image = Image.new("RGB", (200, 120), "white")
     draw = ImageDraw.Draw(image)

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from caap.elements import Element
-from caap.observe.detector import merge_duplicates
+from caap.observe.detect.detector import merge_duplicates
 
 FIXTURE = Path(__file__).parent / "fixtures" / "miniwob-mini"
 runner = CliRunner()
@@ -54,7 +54,7 @@ def test_training_writes_weights_and_the_detector_loads_them(trained):
 
     from caap.data.format import Dataset
     from caap.geometry import iou
-    from caap.observe.detector import Detector
+    from caap.observe.detect.detector import Detector
 
     det = Detector(trained)
     _, ann = next(iter(Dataset(FIXTURE)))
@@ -173,7 +173,7 @@ def test_eval_reports_metrics_and_latency(trained, tmp_path):
 
 def test_missing_and_corrupt_weights_are_one_clear_error(tmp_path):
     pytest.importorskip("ultralytics", reason="needs the vision extra")
-    from caap.observe.detector import Detector, DetectorError
+    from caap.observe.detect.detector import Detector, DetectorError
 
     with pytest.raises(DetectorError, match="weights not found"):
         Detector(tmp_path / "none.pt")
@@ -278,7 +278,7 @@ def test_a_corrupt_image_still_gives_a_clear_error_after_ultralytics_is_imported
     pytest.importorskip("ultralytics")
     import ultralytics  # noqa: F401  (applies the patch)
 
-    from caap.observe.screen import ScreenError, load_image
+    from caap.observe.capture.screen import ScreenError, load_image
 
     bad = tmp_path / "shot.png"
     bad.write_bytes(b"not an image at all")
@@ -302,7 +302,7 @@ def test_onnx_runtime_finds_what_torch_finds(tmp_path):
     pytest.importorskip("onnxruntime", reason="needs the vision extra")
     from PIL import Image
 
-    from caap.observe.detector import Detector
+    from caap.observe.detect.detector import Detector
 
     on_torch, on_onnx = Detector(SHIPPED, runtime="torch"), Detector(SHIPPED, runtime="onnx")
     assert (on_torch.runtime, on_onnx.runtime) == ("torch", "onnx")
@@ -320,8 +320,8 @@ def test_openvino_gives_onnx_runtimes_boxes_and_auto_takes_it(monkeypatch):
     pytest.importorskip("openvino", reason="needs the vision extra")
     from PIL import Image
 
-    from caap.observe import openvino_runtime
-    from caap.observe.detector import Detector, DetectorError
+    from caap.observe.detect import openvino_runtime
+    from caap.observe.detect.detector import Detector, DetectorError
 
     on_onnx, on_openvino = Detector(SHIPPED, runtime="onnx"), Detector(SHIPPED, runtime="openvino")
     assert (on_onnx.runtime, on_openvino.runtime, Detector(SHIPPED, runtime="auto").runtime) == (
@@ -347,7 +347,7 @@ def test_the_onnx_graph_is_exported_once_per_weights_file(tmp_path, monkeypatch)
     pytest.importorskip("onnxruntime", reason="needs the vision extra")
     from ultralytics import YOLO
 
-    from caap.observe.onnx_export import file_digest, onnx_for
+    from caap.observe.detect.onnx_export import file_digest, onnx_for
 
     first = onnx_for(SHIPPED, tmp_path / "cache")
     assert first.is_file() and file_digest(SHIPPED) in first.name
@@ -362,7 +362,7 @@ def test_the_onnx_graph_is_exported_once_per_weights_file(tmp_path, monkeypatch)
 
 def test_an_unwritable_cache_is_one_clear_error_or_a_fallback_to_torch(tmp_path, monkeypatch, capsys):
     pytest.importorskip("onnxruntime", reason="needs the vision extra")
-    from caap.observe.detector import Detector, DetectorError
+    from caap.observe.detect.detector import Detector, DetectorError
 
     blocker = tmp_path / "cache-is-a-file"
     blocker.write_text("not a folder")
@@ -429,7 +429,7 @@ def test_averaged_checkpoints_are_the_weighted_mean_and_load_as_a_detector(tmp_p
 
     import torch
 
-    from caap.observe.detector import Detector
+    from caap.observe.detect.detector import Detector
     from caap.observe.vision import DEFAULT_DETECTOR
 
     if not DEFAULT_DETECTOR.is_file():

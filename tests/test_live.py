@@ -25,8 +25,8 @@ from caap.config import AgentConfig
 from caap.decide.llm import LLMReply, Usage
 from caap.decide.prompter import CaapPrompter, PromptOptions
 from caap.elements import Element
-from caap.observe.capture import CaptureTarget, LiveScreen
-from caap.observe.screen import ScreenError, StaticObserver
+from caap.observe.capture.live import CaptureTarget, LiveScreen
+from caap.observe.capture.screen import ScreenError, StaticObserver
 
 pytestmark = LIVE
 

@@ -10,9 +10,18 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from caap.elements import Element
-from caap.observe.colour import dominant_colour, on_page_colour
-from caap.observe.detector import drop_spanning_rows, merge_overlapping_words
-from caap.observe.figures import (
+from caap.observe.detect.detector import drop_spanning_rows, merge_overlapping_words
+from caap.observe.read.colour import dominant_colour, on_page_colour
+from caap.observe.steps.field_ink import (
+    blank_placeholders,
+    caret_columns,
+    foreign_ink,
+    leading_icon,
+    reading_boxes,
+    trailing_controls,
+    without_foreign_ink,
+)
+from caap.observe.steps.figures import (
     control_kind,
     control_kinds,
     lone_glyphs,
@@ -23,17 +32,8 @@ from caap.observe.figures import (
     solid_figures,
     thin_bars,
 )
-from caap.observe.grips import find_grip, grip_of, resize_grips
-from caap.observe.ink import (
-    blank_placeholders,
-    caret_columns,
-    foreign_ink,
-    leading_icon,
-    reading_boxes,
-    trailing_controls,
-    without_foreign_ink,
-)
-from caap.observe.snap import split_links
+from caap.observe.steps.grips import find_grip, grip_of, resize_grips
+from caap.observe.steps.snap import split_links
 from caap.observe.vision import (
     DEFAULT_READER,
     MINIWOB_DETECTOR,
@@ -641,7 +641,7 @@ def test_a_hovered_menu_entry_reads_as_its_name(observer, name, entry):
 @needs_font
 @pytest.mark.parametrize("size", [11, 14, 22])
 def test_a_lone_operator_on_a_key_is_told_by_its_shape(size):
-    from caap.observe.symbols import lone_symbol
+    from caap.observe.steps.symbols import lone_symbol
 
     font = ImageFont.truetype(str(FONT), size)
 
@@ -661,7 +661,7 @@ def test_a_lone_operator_on_a_key_is_told_by_its_shape(size):
 
 
 def test_the_symbol_drawings_are_kept_in_the_cache(tmp_path, monkeypatch):
-    from caap.observe import symbols
+    from caap.observe.steps import symbols
 
     monkeypatch.setenv("CAAP_CACHE_DIR", str(tmp_path))
     symbols.drawn_shapes.cache_clear()
@@ -680,7 +680,7 @@ def test_the_symbol_drawings_are_kept_in_the_cache(tmp_path, monkeypatch):
 
 def test_one_screen_converts_each_image_once_and_keeps_it_read_only():
     pytest.importorskip("cv2", reason="needs the vision extra")
-    from caap.observe.pixels import components, one_screen, rgb_pixels
+    from caap.observe.primitives import components, one_screen, rgb_pixels
 
     image = Image.new("RGBA", (40, 30), (10, 20, 30, 255))
     other = Image.new("RGB", (40, 30), "white")

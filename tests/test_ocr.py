@@ -1,4 +1,4 @@
-"""PP-OCR (rapidocr's PP-OCRv6 small) as a text source for element crops: caap.observe.ocr."""
+"""PP-OCR (rapidocr's PP-OCRv6 small) as a text source for element crops: caap.observe.ocr.ppocr."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ pytest.importorskip("rapidocr", reason="PP-OCR needs rapidocr (pip install 'caap
 pytest.importorskip("onnxruntime", reason="PP-OCR needs onnxruntime (pip install 'caap[vision]')")
 
 from caap.data.format import open_dataset
-from caap.observe import ocr
-from caap.observe.ocr import PPOCR, OcrError, OcrText
+from caap.observe.ocr import ppocr as ocr
+from caap.observe.ocr.ppocr import PPOCR, OcrError, OcrText
 
 FIXTURE = Path(__file__).parent / "fixtures" / "miniwob-mini"
 SCREENS = Path(__file__).parent / "fixtures" / "screens"
@@ -276,7 +276,7 @@ def test_top_and_bottom_lines_are_a_frame_even_without_sides() -> None:
     """A table cell between two row rules, or a field whose right side spinner buttons cover: the
     two lines spanning the box are border, however wide the text between them is (before, text
     wider than 1/1.4 of the box made them count as text). An open side ends where the lines end."""
-    from caap.observe.ocr import _borders
+    from caap.observe.ocr.ppocr import _borders
 
     ink = np.zeros((20, 80), bool)
     ink[0, 2:70] = ink[19, 2:70] = True  # the rules (or ring) end at column 70; buttons lie beyond
@@ -291,7 +291,7 @@ def test_a_frame_inside_a_wider_box_is_found_where_its_top_and_bottom_lines_begi
     """use-spinner: the detector's box starts 3 px left of the focus ring, so the ring's left side
     lies beyond the outer columns where side lines are looked for; with the ring left in the crop,
     PP-OCR read `-11` as `F11`. The side stands where the top and bottom lines begin."""
-    from caap.observe.ocr import _borders
+    from caap.observe.ocr.ppocr import _borders
 
     ink = np.zeros((20, 80), bool)
     ink[1:3, 3:77] = ink[17:19, 3:77] = True  # a 2 px ring from column 3 to 76 (its right side covered)
@@ -352,7 +352,7 @@ def test_a_key_the_reader_reads_blank_gets_pp_ocrs_text(reader: PPOCR) -> None:
 
 
 def test_ideographs_read_for_symbols_become_the_symbols():
-    from caap.observe.ocr import latin_twins
+    from caap.observe.ocr.ppocr import latin_twins
 
     assert [latin_twins(t) for t in ("十", "土", "二", "Book 十 2", "abc")] == ["+", "±", "=", "Book + 2", "abc"]
     assert latin_twins("中文一") == "中文一"  # Chinese text stays as read

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.reader import ReaderError, decode_target, encode_target
-from caap.observe.semimask import context_window, semi_mask
+from caap.observe.read.inference import ReaderError, decode_target, encode_target
+from caap.observe.read.semimask import context_window, semi_mask
 from caap.taxonomy import BOOLEAN_ATTRIBUTES, SUBTYPE, TEXT, ElementType, attributes_of, subtypes_of
 
 FIXTURE = Path(__file__).parent / "fixtures" / "miniwob-mini"
@@ -167,7 +167,7 @@ def test_any_element_round_trips(element):
 
 def test_patches_keep_native_resolution_and_pack_each_image_alone():
     torch = pytest.importorskip("torch")
-    from caap.observe.patches import patch_values, patchify
+    from caap.observe.read.patches import patch_values, patchify
 
     small = _noise(10, 20, seed=1)  # 2 rows x 3 cols of 16x4 patches (width padded 10 -> 12)
     wide = _noise(41, 9, seed=2)  # 1 row x 11 cols
@@ -190,7 +190,7 @@ def test_patches_keep_native_resolution_and_pack_each_image_alone():
 
 
 def test_alphabet_encodes_decodes_and_marks_unknown_characters():
-    from caap.observe.ctc import BLANK, UNKNOWN, UNKNOWN_CHAR, Alphabet, AlphabetError, normalise
+    from caap.observe.read.ctc import BLANK, UNKNOWN, UNKNOWN_CHAR, Alphabet, AlphabetError, normalise
 
     alphabet = Alphabet.build(["Ünïcode 中"], extra="ab ")
     assert set("Ünïcode中ab ") <= set(alphabet.chars) and alphabet.size == len(alphabet.chars) + 2
@@ -207,7 +207,7 @@ def test_alphabet_encodes_decodes_and_marks_unknown_characters():
 
 def test_greedy_decoding_collapses_repeats_and_reports_the_weakest_character():
     torch = pytest.importorskip("torch")
-    from caap.observe.ctc import Alphabet, greedy_decode
+    from caap.observe.read.ctc import Alphabet, greedy_decode
 
     alphabet = Alphabet("lo")  # ids: 0 blank, 1 unknown, 2 "l", 3 "o"
     path = [2, 2, 0, 2, 3, 3, 0]  # l l _ l o o _  ->  "llo"
@@ -236,7 +236,7 @@ def _tiny_model(alphabet_size: int, frames: int = 2, context: int = 0, stem: lis
 
 def test_ctc_head_pools_each_column_from_its_own_patches_only():
     torch = pytest.importorskip("torch")
-    from caap.observe.patches import patchify
+    from caap.observe.read.patches import patchify
 
     model = _tiny_model(10).eval()
     grid = patchify([_noise(12, 30, seed=3), _noise(20, 10, seed=4)], (16, 4))
@@ -255,7 +255,7 @@ def test_ctc_head_pools_each_column_from_its_own_patches_only():
 
 def test_column_context_mixes_neighbouring_columns_only_within_each_element():
     torch = pytest.importorskip("torch")
-    from caap.observe.patches import patchify
+    from caap.observe.read.patches import patchify
 
     model = _tiny_model(10, context=3).eval()  # 2 layers of kernel 3: reach of 2 columns each side
     with torch.no_grad():
@@ -279,8 +279,8 @@ def test_column_context_mixes_neighbouring_columns_only_within_each_element():
 @pytest.mark.parametrize("over", ["patch", "image"])
 def test_convolutional_stem_gives_a_crop_the_same_features_in_any_batch(over, tmp_path):
     torch = pytest.importorskip("torch")
-    from caap.observe.patches import patchify
-    from caap.observe.reader_model import ReaderModel, StemEmbeddings
+    from caap.observe.read.modeling import ReaderModel, StemEmbeddings
+    from caap.observe.read.patches import patchify
     from caap.train.reader import build_model, load_settings
 
     class A:
@@ -307,7 +307,7 @@ def test_reader_model_round_trips_and_stays_a_pix2struct_model(tmp_path):
     torch = pytest.importorskip("torch")
     from transformers import Pix2StructForConditionalGeneration
 
-    from caap.observe.reader_model import ReaderModel
+    from caap.observe.read.modeling import ReaderModel
 
     model = _tiny_model(12)
     model.save_pretrained(tmp_path)
@@ -336,8 +336,8 @@ def test_joint_objective_learns_to_read_a_few_crops_exactly():
     """The whole text path — crop, patches, encoder, column pooling, CTC loss and greedy decoding —
     learns: a tiny model overfits six real text crops until it reads them exactly."""
     torch = pytest.importorskip("torch")
-    from caap.observe.ctc import Alphabet, greedy_decode
-    from caap.observe.reader import build_tokenizer
+    from caap.observe.read.ctc import Alphabet, greedy_decode
+    from caap.observe.read.inference import build_tokenizer
     from caap.train.reader import JointObjective, build_model, load_settings
     from caap.train.reader_data import Collate
 
@@ -372,8 +372,8 @@ def test_joint_objective_learns_to_read_a_few_crops_exactly():
 
 def test_the_loss_weight_decides_which_head_learns():
     pytest.importorskip("torch")
-    from caap.observe.ctc import Alphabet
-    from caap.observe.reader import build_tokenizer
+    from caap.observe.read.ctc import Alphabet
+    from caap.observe.read.inference import build_tokenizer
     from caap.train.reader import JointObjective
     from caap.train.reader_data import Collate
 
@@ -434,8 +434,8 @@ def test_prefetched_batches_are_the_serial_ones_and_resume_where_the_model_stopp
     its box jitter included, is the one the serial loop makes, and the saved stream position is
     that after the last batch handed out, not after those collated ahead."""
     torch = pytest.importorskip("torch")
-    from caap.observe.ctc import Alphabet
-    from caap.observe.reader import build_tokenizer
+    from caap.observe.read.ctc import Alphabet
+    from caap.observe.read.inference import build_tokenizer
     from caap.train.reader_data import BatchPrefetch, Collate, GroupedBatches, MixedStream
 
     samples = _fixture_texts(12)
@@ -500,7 +500,7 @@ def test_box_jitter_stays_inside_the_image():
 def test_text_lines_split_a_text_area_into_its_lines():
     from PIL import ImageDraw, ImageFont
 
-    from caap.observe.lines import text_lines
+    from caap.observe.read.lines import text_lines
 
     font = ImageFont.truetype("/usr/share/fonts/truetype/liberation/LiberationMono-Regular.ttf", 13)
     image = Image.new("RGB", (160, 210), "white")
@@ -580,8 +580,8 @@ def _screen():
 
 
 def test_reader_reads_a_screen_in_passes_of_similar_crops_and_one_generation(run):
-    from caap.observe.patches import grid_size
-    from caap.observe.reader import Reader
+    from caap.observe.read.inference import Reader
+    from caap.observe.read.patches import grid_size
 
     reader = Reader(run / "best")
     image, ann = _screen()
@@ -624,7 +624,7 @@ def test_reader_reads_a_screen_in_passes_of_similar_crops_and_one_generation(run
 def test_a_text_area_is_read_line_by_line(run):
     from PIL import ImageDraw, ImageFont
 
-    from caap.observe.reader import Reader
+    from caap.observe.read.inference import Reader
 
     reader = Reader(run / "best")
     font = ImageFont.truetype("/usr/share/fonts/truetype/liberation/LiberationMono-Regular.ttf", 13)
@@ -633,7 +633,7 @@ def test_a_text_area_is_read_line_by_line(run):
     draw.rectangle([10, 20, 150, 100], outline=(118, 118, 118))
     for i, line in enumerate(["one", "two", "three"]):
         draw.text((14, 24 + 17 * i), line, fill="black", font=font)
-    from caap.observe.lines import text_lines
+    from caap.observe.read.lines import text_lines
 
     lines = text_lines(image, (10, 20, 151, 101))
     assert len(lines) == 3
@@ -648,7 +648,7 @@ def test_a_text_area_is_read_line_by_line(run):
 
 @pytest.mark.parametrize("with_text", [False, True])
 def test_record_grammar_allows_every_record_and_nothing_else(with_text):
-    from caap.observe.reader import RecordGrammar, build_tokenizer
+    from caap.observe.read.inference import RecordGrammar, build_tokenizer
 
     tok = build_tokenizer()
     grammar = RecordGrammar(tok, text=with_text)
@@ -678,7 +678,7 @@ def test_record_grammar_allows_every_record_and_nothing_else(with_text):
 
 
 def test_constrained_generation_writes_only_valid_records(run):
-    from caap.observe.reader import Reader
+    from caap.observe.read.inference import Reader
 
     image, ann = _screen()
     boxes = [e.bbox for e in ann.elements]
@@ -698,7 +698,7 @@ def test_constrained_generation_writes_only_valid_records(run):
 
 
 def test_reader_keeps_detector_fields_and_falls_back_to_type_hints(run, monkeypatch):
-    from caap.observe.reader import Reader
+    from caap.observe.read.inference import Reader
 
     reader = Reader(run / "best")
     image, _ = _screen()
@@ -783,13 +783,13 @@ def test_levenshtein():
 
 def test_observer_sends_only_doubtful_texts_to_ocr(run):
     pytest.importorskip("rapidocr")
-    from caap.observe.detector import Detector
-    from caap.observe.ocr import PPOCR
+    from caap.observe.detect.detector import Detector
+    from caap.observe.ocr.ppocr import PPOCR
     from caap.observe.vision import DEFAULT_DETECTOR, VisionObserver
 
     if not DEFAULT_DETECTOR.is_file():
         pytest.skip(f"{DEFAULT_DETECTOR} is not in this checkout")
-    from caap.observe.reader import Reader
+    from caap.observe.read.inference import Reader
 
     detector, reader, ocr = Detector(DEFAULT_DETECTOR), Reader(run / "best"), PPOCR(threads=1)
     image, _ = _screen()
@@ -820,7 +820,7 @@ def test_observer_sends_only_doubtful_texts_to_ocr(run):
 
 
 def test_missing_and_corrupt_checkpoints_raise_reader_error(run, tmp_path):
-    from caap.observe.reader import Reader
+    from caap.observe.read.inference import Reader
 
     with pytest.raises(ReaderError, match="not found"):
         Reader(tmp_path / "nope")
@@ -896,8 +896,8 @@ def test_a_base_read_with_finer_ctc_frames_starts_out_reading_the_same(run):
     copied, so the readings before any fine-tuning step are the base's."""
     import yaml
 
-    from caap.observe.ctc import Alphabet
-    from caap.observe.reader import Reader, build_tokenizer
+    from caap.observe.read.ctc import Alphabet
+    from caap.observe.read.inference import Reader, build_tokenizer
     from caap.train.reader import ReaderTrainSettings, load_base
 
     base = Reader(run / "best")
@@ -923,8 +923,8 @@ def test_a_base_fine_tuned_on_new_characters_keeps_reading_its_own(run):
 
     import yaml
 
-    from caap.observe.ctc import Alphabet
-    from caap.observe.reader import Reader, build_tokenizer
+    from caap.observe.read.ctc import Alphabet
+    from caap.observe.read.inference import Reader, build_tokenizer
     from caap.train.reader import ReaderTrainSettings, base_alphabet, load_base
 
     base = Reader(run / "best")
@@ -947,8 +947,8 @@ def test_a_base_fine_tuned_on_new_characters_keeps_reading_its_own(run):
 
 
 def test_colour_statistics_tell_a_tinted_crop_from_a_white_one():
-    from caap.observe.colour import COLOUR_SETS, crop_colour
-    from caap.observe.patches import patchify
+    from caap.observe.read.colour import COLOUR_SETS, crop_colour
+    from caap.observe.read.patches import patchify
 
     white = np.full((12, 40, 3), 255, np.uint8)
     white[5:7, 5:30] = 30  # a line of dark "text"
@@ -974,8 +974,8 @@ def test_box_colour_sees_the_focus_ring_the_red_frame_covers_and_no_neighbour():
     """The `box` set is measured on the screenshot: a 2 px focus ring just outside a button is
     where the semi-mask draws its red frame (the `crop` set cannot see it), and a selected row
     beyond that ring changes nothing."""
-    from caap.observe.colour import COLOUR_SETS, box_colour, colour_set, crop_colour
-    from caap.observe.semimask import semi_mask
+    from caap.observe.read.colour import COLOUR_SETS, box_colour, colour_set, crop_colour
+    from caap.observe.read.semimask import semi_mask
 
     screen = np.full((60, 80, 3), 255, np.uint8)
     box = (20, 20, 60, 40)
@@ -1012,8 +1012,8 @@ def test_colour_layers_on_a_trained_reader_leave_its_text_and_learn_only_the_dec
     torch = pytest.importorskip("torch")
     import yaml
 
-    from caap.observe.ctc import Alphabet
-    from caap.observe.reader import Reader, build_tokenizer, load_model
+    from caap.observe.read.ctc import Alphabet
+    from caap.observe.read.inference import Reader, build_tokenizer, load_model
     from caap.train.reader import ReaderTrainSettings, load_base
 
     base = Reader(run / "best")
@@ -1101,8 +1101,8 @@ def test_reader_lm_is_counted_tuned_written_and_used(run, tmp_path):
     from typer.testing import CliRunner
 
     from caap.cli import app
-    from caap.observe.charlm import LM_FILE, CharLM
-    from caap.observe.reader import Reader
+    from caap.observe.read.charlm import LM_FILE, CharLM
+    from caap.observe.read.inference import Reader
 
     checkpoint = tmp_path / "ckpt"
     shutil.copytree(run / "best", checkpoint)
@@ -1214,8 +1214,8 @@ def test_a_fine_tune_keeps_the_colour_layers_of_its_base(run, tmp_path):
     torch = pytest.importorskip("torch")
     import yaml
 
-    from caap.observe.ctc import Alphabet
-    from caap.observe.reader import Reader, build_tokenizer, load_model
+    from caap.observe.read.ctc import Alphabet
+    from caap.observe.read.inference import Reader, build_tokenizer, load_model
     from caap.train.reader import ReaderTrainSettings, load_base, train
 
     coloured = train(FIXTURE, overrides={**OVERRIDES, "base": str(run / "best"), "train_samples": 16,
@@ -1238,7 +1238,7 @@ def test_a_batch_with_a_non_finite_loss_is_skipped_and_a_diverged_run_stops(run,
     every later step into NaN; a run whose batches are all NaN stops with one clear error."""
     torch = pytest.importorskip("torch")
     import caap.train.reader as trainer
-    from caap.observe.reader import load_model
+    from caap.observe.read.inference import load_model
 
     real = trainer.JointObjective
     calls = {"n": 0}
@@ -1278,8 +1278,8 @@ def test_a_base_and_its_fine_tune_average_with_the_grown_ctc_head(tmp_path):
     takes part grown as training grows it (new characters start as its unknown row); checkpoints of
     another lineage are refused with one message. The tool writes a loadable float16 checkpoint."""
     torch = pytest.importorskip("torch")
-    from caap.observe.ctc import UNKNOWN
-    from caap.observe.reader import ReaderSpec, load_checkpoint_meta, load_model, save_checkpoint
+    from caap.observe.read.ctc import UNKNOWN
+    from caap.observe.read.inference import ReaderSpec, load_checkpoint_meta, load_model, save_checkpoint
     from caap.train.reader import average_readers
 
     torch.manual_seed(0)
@@ -1323,8 +1323,8 @@ def test_a_field_labelled_empty_that_shows_text_trains_no_ctc_target(tmp_path):
     pytest.importorskip("torch")
     from PIL import ImageDraw, ImageFont
 
-    from caap.observe.ctc import Alphabet
-    from caap.observe.reader import build_tokenizer
+    from caap.observe.read.ctc import Alphabet
+    from caap.observe.read.inference import build_tokenizer
     from caap.train.reader_data import Collate, Sample, shows_text
 
     image = Image.new("RGB", (400, 160), "white")

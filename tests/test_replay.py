@@ -20,7 +20,7 @@ from caap.agent.replay import ReplayOptions, replay
 from caap.cli import app
 from caap.decide.demos import Demonstration, DemoStep, save_demo
 from caap.elements import Element
-from caap.observe.screen import ImageScreen
+from caap.observe.capture.screen import ImageScreen
 
 SUBMIT = Element(id=2, type="button", bbox=[10, 10, 90, 40], text="Submit", focused=False)
 NAME = Element(id=1, type="input_field", bbox=[10, 50, 150, 70], text="", focused=False)
@@ -267,7 +267,7 @@ def check_landed(browser, now: dict[str, Element], recorded: Demonstration) -> N
 @live
 def test_live_replay_follows_the_moved_page(live_page, monkeypatch):
     from caap.act.backends import make_executor
-    from caap.observe.capture import CaptureTarget, LiveScreen
+    from caap.observe.capture.live import CaptureTarget, LiveScreen
 
     display, browser, region = live_page
     monkeypatch.setenv("DISPLAY", display.name)

@@ -13,8 +13,8 @@ from caap.act.executor import RecordingExecutor
 from caap.act.safety import ConfirmationGate, ConfirmRule, describe_hotkey, label_of, terminal_ask
 from caap.elements import Element
 from caap.geometry import ScreenMapping
-from caap.observe.capture import CaptureTarget
-from caap.observe.screen import ScreenError
+from caap.observe.capture.live import CaptureTarget
+from caap.observe.capture.screen import ScreenError
 
 
 def test_mapping_single_monitor_and_region_offset():
@@ -148,7 +148,7 @@ def test_a_blinking_caret_is_no_change_but_anything_wider_is():
     in a focused field (2 px wide, 16 tall at a large font: 32 px) must not count as a change."""
     from PIL import Image, ImageDraw
 
-    from caap.observe.screen import FrameChange
+    from caap.observe.capture.screen import FrameChange
 
     def changed_pixels(a, b):
         return FrameChange(a, b).total()
@@ -169,7 +169,7 @@ def test_a_blinking_caret_is_no_change_but_anything_wider_is():
 def test_a_change_inside_the_boxes_acted_on_is_not_a_change_elsewhere():
     from PIL import Image, ImageDraw
 
-    from caap.observe.screen import LOCAL_CHANGE_MARGIN_PX, changed_outside
+    from caap.observe.capture.screen import LOCAL_CHANGE_MARGIN_PX, changed_outside
 
     before = Image.new("RGB", (160, 210), "white")
     after = before.copy()
@@ -189,7 +189,7 @@ def test_a_change_inside_the_boxes_acted_on_is_not_a_change_elsewhere():
 def test_a_change_under_an_actions_target_is_counted_in_its_box_only():
     from PIL import Image, ImageDraw
 
-    from caap.observe.screen import changed_within
+    from caap.observe.capture.screen import changed_within
 
     before = Image.new("RGB", (160, 210), "white")
     after = before.copy()

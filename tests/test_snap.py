@@ -1,4 +1,4 @@
-"""Text boxes snapped to their words (caap.observe.snap): on real MiniWoB screens and on lines
+"""Text boxes snapped to their words (caap.observe.steps.snap): on real MiniWoB screens and on lines
 rendered with the fonts Chromium uses here."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from caap.data.format import open_dataset
 from caap.elements import Element
-from caap.observe.snap import SNAPPED_TYPES, snap_text_boxes
+from caap.observe.steps.snap import SNAPPED_TYPES, snap_text_boxes
 from caap.taxonomy import ElementType
 
 FIXTURE = Path(__file__).parent / "fixtures" / "miniwob-mini"
@@ -173,7 +173,7 @@ def test_the_shipped_detector_snapped_lands_closer_to_the_labels() -> None:
     when written)."""
     pytest.importorskip("ultralytics", reason="needs the vision extra")
     from caap.geometry import iou
-    from caap.observe.detector import Detector
+    from caap.observe.detect.detector import Detector
     from caap.observe.vision import DEFAULT_DETECTOR
     from caap.train.eval_detector import match_boxes
 
@@ -203,7 +203,7 @@ def test_the_shipped_detector_snapped_lands_closer_to_the_labels() -> None:
 def test_a_short_link_no_box_holds_is_found_between_its_neighbours() -> None:
     """The detector's typical miss: "ac", a two-letter link inside a sentence. It comes back as a
     hyperlink with its ink's extent; the found words are left as they are."""
-    from caap.observe.snap import add_missed_words
+    from caap.observe.steps.snap import add_missed_words
 
     blue = (0, 0, 238)
     image, spans = _line([("quisque", (0, 0, 0)), ("ac", blue), ("mattis", (0, 0, 0))])
@@ -234,7 +234,7 @@ def test_a_short_link_no_box_holds_is_found_between_its_neighbours() -> None:
 
 
 def test_words_other_boxes_hold_or_far_from_the_line_are_not_added() -> None:
-    from caap.observe.snap import add_missed_words
+    from caap.observe.steps.snap import add_missed_words
 
     image, spans = _line([("Submit", (0, 0, 0)), ("now", (0, 0, 0))])
     (s1, s2), (n1, n2) = spans
@@ -254,7 +254,7 @@ def test_words_other_boxes_hold_or_far_from_the_line_are_not_added() -> None:
     assert add_missed_words(image, [button]) == [button]
 
 
-# --- small figures fitted to their ink (caap.observe.shape_fit) ---------------------------------------
+# --- small figures fitted to their ink (caap.observe.steps.shape_fit) ---------------------------------------
 def _dots_image():
     from PIL import Image, ImageDraw
 
@@ -268,7 +268,7 @@ def _dots_image():
 
 
 def test_small_shapes_are_fitted_to_their_figure():
-    from caap.observe.shape_fit import fit_small_shapes
+    from caap.observe.steps.shape_fit import fit_small_shapes
 
     found = [Element(type="shape", bbox=(8, 9, 20, 20), score=0.9),   # loose on every side
              Element(type="shape", bbox=(48, 8, 60, 19), score=0.9),  # the axis runs out left and right
@@ -282,7 +282,7 @@ def test_small_shapes_are_fitted_to_their_figure():
 
 def test_a_detector_box_on_a_dot_overlaps_its_label_after_fitting():
     from caap.geometry import iou
-    from caap.observe.shape_fit import fit_small_shapes
+    from caap.observe.steps.shape_fit import fit_small_shapes
 
     label = (10, 10, 18, 18)
     loose = Element(type="shape", bbox=(9, 8, 20, 20), score=0.9)
@@ -310,7 +310,7 @@ def _icon(box: tuple[int, int, int, int]) -> Element:
 
 
 def test_an_icon_inside_a_button_frame_is_boxed_as_the_button():
-    from caap.observe.frames import grow_framed_icons
+    from caap.observe.steps.frames import grow_framed_icons
 
     # The detector boxes the colour patch, a little off its middle, or loose round it.
     found = [_icon((12 + 8, 24, 12 + 37, 47)), _icon((65 + 9, 26, 65 + 40, 49)), _icon((120 + 8, 22, 120 + 41, 51))]
@@ -319,7 +319,7 @@ def test_an_icon_inside_a_button_frame_is_boxed_as_the_button():
 
 
 def test_bare_patches_an_empty_frame_and_a_shared_frame_keep_their_boxes():
-    from caap.observe.frames import grow_framed_icons
+    from caap.observe.steps.frames import grow_framed_icons
 
     bare = [_icon((10, 25, 39, 49)), _icon((45, 25, 74, 49))]  # a palette of bare patches, 6 px apart
     assert [e.bbox for e in grow_framed_icons(_swatch_row(frames=False), bare)] == [e.bbox for e in bare]
@@ -340,7 +340,7 @@ def test_bare_patches_an_empty_frame_and_a_shared_frame_keep_their_boxes():
 
 
 def test_a_cell_boxed_whole_is_fitted_to_its_number_and_a_list_row_keeps_its_box():
-    from caap.observe.cells import fit_cells
+    from caap.observe.steps.cells import fit_cells
 
     img = Image.new("RGB", (320, 90), (255, 255, 255))
     d = ImageDraw.Draw(img)

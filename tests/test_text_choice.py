@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from caap.observe.ctc import Alphabet
+from caap.observe.read.ctc import Alphabet
 from caap.observe.text_choice import (
     CHOICE_FILE,
     FEATURES,
@@ -157,9 +157,9 @@ def test_observer_follows_the_chooser(fitted):
     from PIL import Image
 
     from caap.data.format import open_dataset
-    from caap.observe.detector import Detector
-    from caap.observe.ocr import PPOCR
-    from caap.observe.reader import Reader
+    from caap.observe.detect.detector import Detector
+    from caap.observe.ocr.ppocr import PPOCR
+    from caap.observe.read.inference import Reader
     from caap.observe.vision import (
         BLANK_BUTTON_OCR,
         DEFAULT_DETECTOR,
@@ -227,7 +227,7 @@ def test_a_controls_glyph_read_before_a_label_is_left_out():
 
 
 def test_a_broken_chooser_file_is_one_reader_error(fitted, tmp_path):
-    from caap.observe.reader import Reader, ReaderError
+    from caap.observe.read.inference import Reader, ReaderError
 
     checkpoint, _ = fitted
     broken = tmp_path / "reader"

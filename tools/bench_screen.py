@@ -22,7 +22,7 @@ from caap.act.calibrate import calibrate
 from caap.bench.display import VirtualDisplay
 from caap.bench.miniwob import MiniWoBEnv
 from caap.elements import Element
-from caap.observe.capture import CaptureTarget, LiveScreen
+from caap.observe.capture.live import CaptureTarget, LiveScreen
 
 
 def pct(values: list[float], q: float) -> float:

@@ -13,8 +13,8 @@ import json
 import shutil
 from pathlib import Path
 
-from caap.observe.charlm import LM_FILE
-from caap.observe.reader import CHECKPOINT_FILE, load_checkpoint_meta, load_model, quiet_transformers
+from caap.observe.read.charlm import LM_FILE
+from caap.observe.read.inference import CHECKPOINT_FILE, load_checkpoint_meta, load_model, quiet_transformers
 from caap.observe.text_choice import CHOICE_FILE
 
 

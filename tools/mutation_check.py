@@ -33,10 +33,10 @@ class Mutation:
 
 MUTATIONS = (
     Mutation("nms", "the detector's duplicate merge keeps every box (no suppression)",
-             "caap/observe/detector.py", "if all(iou(e.bbox, k.bbox) < threshold for k in kept):", "if True:",
+             "caap/observe/detect/detector.py", "if all(iou(e.bbox, k.bbox) < threshold for k in kept):", "if True:",
              ("tests/test_detector.py", "tests/test_snap.py")),
     Mutation("ctc-repeats", "the reader's greedy CTC decoding no longer collapses repeated frames",
-             "caap/observe/ctc.py", "if label != BLANK and label != previous:", "if label != BLANK:",
+             "caap/observe/read/ctc.py", "if label != BLANK and label != previous:", "if label != BLANK:",
              ("tests/test_reader.py", "tests/test_charlm.py")),
     Mutation("parser", "the answer parser no longer takes the paper's 'Action: functions.NAME' form",
              "caap/decide/parser.py", r"(?P<prefix>functions?\.)?(?P<name>[A-Za-z_][\w]*)\s*\)?",
@@ -62,7 +62,7 @@ MUTATIONS = (
              "caap/records.py", "            m = _DROPPED.match(data[\"outcome\"])", "            m = None",
              ("tests/test_report.py",)),
     Mutation("beam-top", "the CTC beam search follows every class of a frame (no top-k bound)",
-             "caap/observe/ctc.py", "if top is not None and len(candidates) > top:", "if False:",
+             "caap/observe/read/ctc.py", "if top is not None and len(candidates) > top:", "if False:",
              ("tests/test_charlm.py",)),
 )
 

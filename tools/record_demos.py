@@ -32,7 +32,7 @@ from caap.bench.miniwob import MiniWoBEnv
 from caap.bench.oracle import OracleObserver
 from caap.config import AgentConfig, CaapConfig, LLMConfig, PromptConfig
 from caap.decide.demos import load_demo, save_demo
-from caap.observe.capture import CaptureTarget, LiveScreen
+from caap.observe.capture.live import CaptureTarget, LiveScreen
 from caap.record.recorder import assets_dir
 from caap.seeds import parse_seed_ranges
 from caap.testing.planner import TASKS, serve

@@ -1,6 +1,6 @@
 """How well the detector's one-line text boxes, snapped to their words, fit the labelled boxes.
 
-For every labelled text-like element (``caap.observe.snap.SNAPPED_TYPES``) of a dataset split,
+For every labelled text-like element (``caap.observe.steps.snap.SNAPPED_TYPES``) of a dataset split,
 the detector's box matched to it (IoU >= 0.5, as ``caap eval reader`` matches) is compared with
 the label, unsnapped and snapped, by the ink it holds: the inked pixel columns of the label's rows
 that lie inside the box must be exactly those inside the labelled box — the reader then sees the
@@ -24,9 +24,9 @@ from PIL import Image
 
 from caap.data.format import open_dataset
 from caap.elements import Element
-from caap.observe.detector import Detector
-from caap.observe.lines import background_colour
-from caap.observe.snap import INK_DIFFERENCE, SNAPPED_TYPES, snap_text_boxes
+from caap.observe.detect.detector import Detector
+from caap.observe.read.lines import background_colour
+from caap.observe.steps.snap import INK_DIFFERENCE, SNAPPED_TYPES, snap_text_boxes
 from caap.train.eval_detector import match_boxes
 
 

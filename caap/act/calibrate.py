@@ -17,7 +17,7 @@ import numpy as np
 from PIL import Image
 
 from caap.act.executor import Executor
-from caap.observe.capture import LiveScreen
+from caap.observe.capture.live import LiveScreen
 
 MARKER_RGB = (255, 0, 255)
 

@@ -15,8 +15,8 @@ from PIL import Image
 
 from caap.act.executor import Executor, RecordingExecutor
 from caap.config import ExecutorConfig, ScreenConfig
-from caap.observe.capture import CaptureTarget, LiveScreen, SettleOptions
-from caap.observe.screen import ImageScreen, Screen
+from caap.observe.capture.live import CaptureTarget, LiveScreen, SettleOptions
+from caap.observe.capture.screen import ImageScreen, Screen
 
 
 @dataclass

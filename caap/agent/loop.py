@@ -31,7 +31,7 @@ from caap.decide.prompter import CaapPrompter, HistoryEntry, PromptContext, Prom
 from caap.elements import Element, element_at
 from caap.memory.cache import ActionCache, cache_key
 from caap.memory.session import Memory
-from caap.observe.screen import FrameChange, Observer, Screen, ScreenError, changed_within
+from caap.observe.capture.screen import FrameChange, Observer, Screen, ScreenError, changed_within
 from caap.observe.tracking import IdTracker
 from caap.records import ActionRecord, EpisodeStatus, Outcome, PromptRecord, StepRecord
 

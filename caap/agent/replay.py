@@ -36,9 +36,9 @@ from caap.act.actions import ActionError, PlannedAction, ScreenState, execute, l
 from caap.act.executor import Executor
 from caap.decide.demos import Demonstration, DemoStep
 from caap.elements import Element
+from caap.observe.capture.screen import Observer, Screen
 from caap.observe.grounding import Located, describe_miss, locate
 from caap.observe.order import reading_order
-from caap.observe.screen import Observer, Screen
 
 StepStatus = Literal["done", "planned", "missing", "masked", "denied", "error", "stopped", "end"]
 Status = Literal["done", "dry_run", "missing", "masked", "denied", "error", "stopped"]

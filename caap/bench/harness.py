@@ -215,7 +215,7 @@ class EpisodeRunner:
 
     def _open(self, task: str) -> None:
         from caap.act.device import Device
-        from caap.observe.capture import CaptureTarget
+        from caap.observe.capture.live import CaptureTarget
 
         if self.env.task == task and self.env.browser is not None and self.env.browser.alive:
             return

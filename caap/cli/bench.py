@@ -122,7 +122,7 @@ def _check_models(observe: Any) -> None:
     if not detector.is_file():
         fail(f"{detector}: detector weights not found (or use --observer oracle)")
     try:
-        from caap.observe.reader import load_checkpoint_meta
+        from caap.observe.read.inference import load_checkpoint_meta
 
         load_checkpoint_meta(observe.reader or DEFAULT_READER)
     except ImportError:
@@ -178,8 +178,8 @@ def bench_observe(
 
     from caap.bench.observe_speed import time_screen, warm_up
     from caap.cli.observe import image_paths
-    from caap.observe.detector import DetectorError
-    from caap.observe.screen import ScreenError, load_image
+    from caap.observe.capture.screen import ScreenError, load_image
+    from caap.observe.detect.detector import DetectorError
     from caap.observe.vision import VisionObserver
 
     cfg = config_from_flags(config, {"observe.detector": detector, "observe.reader": reader,

@@ -14,7 +14,7 @@ def vision_observer(cfg: Any, hint: str) -> Any:
     """The detector + reader observer of the ``[observe]`` config, loaded once, or one clear error
     (exit 2) saying what is missing, followed by ``hint`` (the command's way around it)."""
     try:
-        from caap.observe.detector import DetectorError
+        from caap.observe.detect.detector import DetectorError
         from caap.observe.vision import VisionObserver
     except ImportError as exc:
         fail(f"the vision models need the vision extra: pip install 'caap[vision]' ({exc}) {hint}")
@@ -36,7 +36,7 @@ def live_device(cfg: Any, *, dry_run: bool = False) -> Any:
     missing display or a backend that cannot start is one clear error (exit 2) now."""
     from caap.act.backends import ExecutorError
     from caap.act.device import Device
-    from caap.observe.screen import ScreenError
+    from caap.observe.capture.screen import ScreenError
 
     try:
         return Device.live(cfg.screen, cfg.executor, dry_run=dry_run)

@@ -75,7 +75,7 @@ def eval_detector(
     """Precision, recall, mAP50 and mAP50-95 per class and overall at IoU 0.5, and latency per image."""
     from caap.cli.common import config_from_flags
     from caap.data.format import DatasetError
-    from caap.observe.detector import DetectorError
+    from caap.observe.detect.detector import DetectorError
     from caap.train.eval_detector import evaluate
 
     snap = config_from_flags(config, {"observe.snap_text_boxes": snap}).observe.snap_text_boxes
@@ -147,7 +147,7 @@ def train_reader(
 
     Several processes (CPUs or GPUs): torchrun --nproc_per_node N -m caap.cli train reader ..."""
     from caap.data.format import DatasetError
-    from caap.observe.reader import ReaderError
+    from caap.observe.read.inference import ReaderError
     from caap.train.reader import train as run_training
 
     overrides = _settings_overrides(settings or [])
@@ -164,7 +164,7 @@ def _fitted(run: Callable[[], dict], as_json: bool) -> dict | None:
     """Run one of the steps fitted to a trained reader: its report, or None once printed as JSON
     (``--json``); a dataset or reader problem is one error line."""
     from caap.data.format import DatasetError
-    from caap.observe.reader import ReaderError
+    from caap.observe.read.inference import ReaderError
 
     try:
         report = run()
@@ -199,7 +199,7 @@ def train_reader_lm(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Count a character language model of the training texts and tune how the reader's CTC beam
-    search weighs it (caap/observe/charlm.py); written as char-lm.json beside the weights."""
+    search weighs it (caap/observe/read/charlm.py); written as char-lm.json beside the weights."""
     from caap.train.reader_lm import build
 
     report = _fitted(lambda: build([str(d) for d in data], checkpoint, split=split, order=order, val_max=val_max,
@@ -313,7 +313,7 @@ def eval_reader(
     """Type accuracy, text exact match and CER per text source, states, latency; PP-OCR and Tesseract beside it."""
     from caap.cli.common import config_from_flags
     from caap.data.format import DatasetError
-    from caap.observe.reader import ReaderError
+    from caap.observe.read.inference import ReaderError
     from caap.train.eval_reader import evaluate
 
     observe_cfg = config_from_flags(config, {"observe.type_source": type_source, "observe.text_source": text_source,

@@ -57,8 +57,8 @@ def observe(
     config: ConfigOpt = None,
 ) -> None:
     """Detect and read every UI element of the screenshots (models loaded once for all of them)."""
-    from caap.observe.detector import DetectorError
-    from caap.observe.screen import ScreenError, load_image
+    from caap.observe.capture.screen import ScreenError, load_image
+    from caap.observe.detect.detector import DetectorError
     from caap.observe.tracking import IdTracker
     from caap.observe.vision import VisionObserver
 

@@ -41,8 +41,8 @@ def record(
     """Record a human demonstration: every click, drag, key and scroll inside the captured area becomes a
     step of the action registry, with before/after screenshots and (unless --no-observe) the elements."""
     from caap.act.safety import SafetyError, StopHotkey, describe_hotkey
-    from caap.observe.capture import CaptureTarget, SettleOptions
-    from caap.observe.screen import ScreenError
+    from caap.observe.capture.live import CaptureTarget, SettleOptions
+    from caap.observe.capture.screen import ScreenError
     from caap.record.recorder import Recorder, RecordError, RecordOptions, assets_dir
 
     cfg = config_from_flags(config, {"screen.monitor": monitor, "screen.region": region, "screen.window": window,

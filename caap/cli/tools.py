@@ -33,8 +33,8 @@ def calibrate(
     from caap.act.backends import ExecutorError, make_executor
     from caap.act.calibrate import CalibrationError
     from caap.act.calibrate import calibrate as run_calibration
-    from caap.observe.capture import CaptureTarget, LiveScreen
-    from caap.observe.screen import ScreenError
+    from caap.observe.capture.live import CaptureTarget, LiveScreen
+    from caap.observe.capture.screen import ScreenError
 
     screen = LiveScreen(CaptureTarget(kind="monitor", monitor=monitor))
     try:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from caap.files import read_json, write_atomic
-from caap.observe.ctc import UNKNOWN
+from caap.observe.read.ctc import UNKNOWN
 from caap.taxonomy import ElementType
 
 CHOICE_FILE = "text-choice.json"

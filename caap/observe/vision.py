@@ -5,7 +5,7 @@ reader the observer still works, reporting the detector's class as the type and 
 (useful to check the detector alone).
 
 Texts come from ``text_source``: ``reader`` (the reader's CTC head), ``ocr`` (PP-OCR from the
-``rapidocr`` wheel, ``caap.observe.ocr``, for every element that carries text) or ``auto`` (the
+``rapidocr`` wheel, ``caap.observe.ocr.ppocr``, for every element that carries text) or ``auto`` (the
 reader's text, except where its confidence is below ``ocr_threshold``: those elements — few on
 screens like the ones the reader was trained on, many on screens it never saw — go to PP-OCR in
 one batch, and where the two disagree the reader's text chooser (``caap.observe.text_choice``)
@@ -25,10 +25,12 @@ from PIL import Image
 from caap.config import ObserveConfig
 from caap.elements import Element
 from caap.geometry import Box
-from caap.observe.colour import dominant_colour, on_page_colour
-from caap.observe.ctc import normalise
-from caap.observe.detector import Detector
-from caap.observe.figures import (
+from caap.observe.detect.detector import Detector
+from caap.observe.primitives import one_screen, rgb_pixels
+from caap.observe.read.colour import dominant_colour, on_page_colour
+from caap.observe.read.ctc import normalise
+from caap.observe.steps.field_ink import blank_placeholders, reading_boxes, without_foreign_ink
+from caap.observe.steps.figures import (
     bars_as_letters,
     control_kinds,
     lone_glyphs,
@@ -41,16 +43,14 @@ from caap.observe.figures import (
     solid_figures,
     thin_bars,
 )
-from caap.observe.framed_icons import framed_icons
-from caap.observe.grips import resize_grips
-from caap.observe.ink import blank_placeholders, reading_boxes, without_foreign_ink
-from caap.observe.missed_text import missed_lines
-from caap.observe.pixels import one_screen, rgb_pixels
-from caap.observe.scrollbars import arrow_scrollbars, trough_scrollbars
-from caap.observe.segments import drawn_lines
-from caap.observe.switches import toggle_switches
-from caap.observe.symbols import lone_symbol
-from caap.observe.text_areas import framed_text_areas
+from caap.observe.steps.framed_icons import framed_icons
+from caap.observe.steps.grips import resize_grips
+from caap.observe.steps.missed_text import missed_lines
+from caap.observe.steps.scrollbars import arrow_scrollbars, trough_scrollbars
+from caap.observe.steps.segments import drawn_lines
+from caap.observe.steps.switches import toggle_switches
+from caap.observe.steps.symbols import lone_symbol
+from caap.observe.steps.text_areas import framed_text_areas
 from caap.observe.text_choice import resolve_lookalikes
 from caap.taxonomy import SUBTYPE, TEXT, TEXT_ELEMENT_TYPES, ElementType, attributes_of
 
@@ -223,7 +223,7 @@ class VisionObserver:
         if text_source not in TEXT_SOURCES:
             raise ValueError(f"text_source must be one of {TEXT_SOURCES}, not {text_source!r}")
         if text_source != "reader" and reader is not None and ocr is None:
-            raise ValueError(f"text_source {text_source!r} needs an OCR engine (caap.observe.ocr.PPOCR)")
+            raise ValueError(f"text_source {text_source!r} needs an OCR engine (caap.observe.ocr.ppocr.PPOCR)")
         self.detector = detector
         self.reader = reader
         self.type_source = type_source
@@ -251,11 +251,11 @@ class VisionObserver:
                             max_side=max_side, runtime=runtime)
         reader = ocr = None
         if use_reader:
-            from caap.observe.reader import Reader
+            from caap.observe.read.inference import Reader
 
             reader = Reader(reader_checkpoint or DEFAULT_READER, device=device, memo=memo)
             if text_source != "reader":
-                from caap.observe.ocr import PPOCR
+                from caap.observe.ocr.ppocr import PPOCR
 
                 ocr = PPOCR(memo=memo)
         return cls(detector, reader, type_source=type_source, text_source=text_source, ocr=ocr,
@@ -326,7 +326,7 @@ class VisionObserver:
         bars is the two), every scrollbar shown by its two arrow buttons or by a slider in its
         trough, every small framed glyph (a dock's title buttons), every slanted line drawn
         between two points and every toggle switch's pill that no box holds; with PP-OCR,
-        every line of text its detector finds where no box stands (``caap.observe.missed_text``);
+        every line of text its detector finds where no box stands (``caap.observe.steps.missed_text``);
         last, every text area shown by the panel its lines stand on."""
         with one_screen():  # also where it is called alone (caap.train.eval_reader)
             return self._propose(image)
@@ -362,7 +362,7 @@ class VisionObserver:
 
     def letters(self, image: Image.Image, elements: list[Element]) -> list[Element]:
         """Small icons and shapes that hold one letter or digit become texts of it where the reader's
-        CTC head (in the latest read) and PP-OCR read the same one (``caap.observe.figures.lone_letter``)."""
+        CTC head (in the latest read) and PP-OCR read the same one (``caap.observe.steps.figures.lone_letter``)."""
         readings = getattr(self.reader, "last_readings", [])
         if self.ocr is None or len(readings) != len(elements):
             return elements
@@ -420,7 +420,7 @@ class VisionObserver:
 
     @staticmethod
     def _key_symbol(image: Image.Image, element: Element) -> tuple[str, float] | None:
-        """The operator a blank-read key holds alone, told by its shape (``caap.observe.symbols``:
+        """The operator a blank-read key holds alone, told by its shape (``caap.observe.steps.symbols``:
         PP-OCR reads ``÷`` as ``+`` and ``−`` as ``1``, unsure), with how well it matched."""
         x1, y1, x2, y2 = (int(v) for v in element.bbox)
         box = (max(x1, 0), max(y1, 0), min(x2, image.width), min(y2, image.height))

@@ -28,8 +28,8 @@ from PIL import Image
 
 from caap.decide.demos import Demonstration, DemoStep, save_demo
 from caap.elements import Element
-from caap.observe.capture import CaptureTarget, LiveScreen, SettleOptions
-from caap.observe.screen import ScreenError, changed_outside
+from caap.observe.capture.live import CaptureTarget, LiveScreen, SettleOptions
+from caap.observe.capture.screen import ScreenError, changed_outside
 from caap.observe.tracking import IdTracker
 from caap.record.events import (
     Annotator,

@@ -15,7 +15,7 @@ from PIL import Image
 
 from caap.data.format import Dataset, open_dataset
 from caap.geometry import iou
-from caap.observe.detector import Detector
+from caap.observe.detect.detector import Detector
 from caap.taxonomy import DETECTOR_CLASSES
 
 IOU_THRESHOLDS = [round(0.5 + 0.05 * i, 2) for i in range(10)]

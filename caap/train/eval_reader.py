@@ -10,7 +10,7 @@ Two ways to choose the boxes the reader reads:
   The latency then covers the whole observation (detect + read + the OCR the text source calls).
 
 Texts are scored for every source on the same elements (those whose true type carries a known
-text): the reader's CTC text, PP-OCR's (``caap.observe.ocr``) and ``auto`` — the reader's unless its
+text): the reader's CTC text, PP-OCR's (``caap.observe.ocr.ppocr``) and ``auto`` — the reader's unless its
 confidence is below a threshold, then PP-OCR's — at several thresholds; ``default`` is what the
 observer's configured ``text_source`` gives. Tesseract reads the labelled text boxes as a second peer.
 
@@ -53,8 +53,8 @@ from PIL import Image
 from caap.data.format import Annotation, DatasetError, open_dataset
 from caap.elements import Element
 from caap.files import write_atomic
-from caap.observe.ink import reading_boxes, without_foreign_ink
-from caap.observe.reader import Reader, ReaderError, decode_target, same_record
+from caap.observe.read.inference import Reader, ReaderError, decode_target, same_record
+from caap.observe.steps.field_ink import reading_boxes, without_foreign_ink
 from caap.observe.text_choice import levenshtein
 from caap.observe.vision import (
     DEFAULT_OCR_THRESHOLD,
@@ -161,7 +161,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
     engine, ocr_error = None, None
     if ocr:
         try:
-            from caap.observe.ocr import PPOCR
+            from caap.observe.ocr.ppocr import PPOCR
 
             engine = PPOCR(threads=threads)
         except Exception as exc:  # OcrError or a missing package: the comparison is reported, not fatal
@@ -170,7 +170,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
                 raise ReaderError(f"text_source {text_source!r} needs PP-OCR, which cannot run ({ocr_error})") from None
     det = None
     if detector is not None:
-        from caap.observe.detector import Detector, DetectorError
+        from caap.observe.detect.detector import Detector, DetectorError
 
         try:
             det = Detector(detector, device=device, snap=snap)

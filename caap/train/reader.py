@@ -1,4 +1,4 @@
-"""Train the element reader: Pix2Struct with a CTC text head (``caap.observe.reader_model``).
+"""Train the element reader: Pix2Struct with a CTC text head (``caap.observe.read.modeling``).
 
 Samples (``caap.train.reader_data``): one per labelled element of real screens and of synthetic
 text screens. Loss: ``ctc_weight`` × CTC (the text, from the encoder's columns) + (1 − ``ctc_weight``)
@@ -37,10 +37,9 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from caap.observe.colour import colour_set
-from caap.observe.ctc import COVERAGE, Alphabet
-from caap.observe.patches import patch_values
-from caap.observe.reader import (
+from caap.observe.read.colour import colour_set
+from caap.observe.read.ctc import COVERAGE, Alphabet
+from caap.observe.read.inference import (
     CHECKPOINT_FILE,
     DEFAULT_MASK,
     DEFAULT_PATCH,
@@ -54,6 +53,7 @@ from caap.observe.reader import (
     same_record,
     save_checkpoint,
 )
+from caap.observe.read.patches import patch_values
 from caap.taxonomy import BOOLEAN_ATTRIBUTES, SUBTYPE, TEXT, attributes_of
 from caap.train.reader_data import (
     BatchPrefetch,
@@ -113,7 +113,7 @@ class ReaderTrainSettings(_Strict):
     semi_mask: MaskSettings = Field(default_factory=MaskSettings)
     box_jitter: int = Field(2, ge=0)
     decoder_text: bool = False
-    colour: Literal[False, True, "crop", "box"] = False  # caap.observe.colour; true = crop
+    colour: Literal[False, True, "crop", "box"] = False  # caap.observe.read.colour; true = crop
     colour_lr: float = Field(10.0, gt=0)
     train_parts: Literal["all", "decoder"] = "all"
     ctc_weight: float = Field(0.5, ge=0, le=1)
@@ -172,7 +172,7 @@ def build_model(settings: ReaderTrainSettings, *, vocab_size: int, alphabet: Alp
     """A from-scratch ``ReaderModel`` from the ``models:`` entry the settings name."""
     from transformers import Pix2StructConfig, Pix2StructTextConfig, Pix2StructVisionConfig
 
-    from caap.observe.reader_model import ReaderModel
+    from caap.observe.read.modeling import ReaderModel
 
     spec = settings.models[settings.model]
     try:
@@ -195,7 +195,7 @@ def load_base(settings: ReaderTrainSettings, *, vocab_size: int, alphabet: Alpha
     given a fresh CTC head; a different patch size or vocabulary re-learns only those layers."""
     from transformers import Pix2StructConfig, PreTrainedConfig
 
-    from caap.observe.reader_model import ReaderModel
+    from caap.observe.read.modeling import ReaderModel
 
     base = str(settings.base)
     path = Path(base).expanduser()
@@ -292,7 +292,7 @@ def base_alphabet(settings: ReaderTrainSettings, texts: Iterable[str]) -> Alphab
     meta = Path(str(settings.base)).expanduser() / "caap-reader.json" if settings.base else None
     if meta is None or not meta.is_file():
         return built
-    from caap.observe.reader import load_checkpoint_meta
+    from caap.observe.read.inference import load_checkpoint_meta
 
     old = str(load_checkpoint_meta(meta.parent)["alphabet"])
     return Alphabet(old + "".join(ch for ch in built.chars if ch not in set(old)))
@@ -303,7 +303,7 @@ def grow_ctc_rows(weight: Any, bias: Any, frames: int, old_classes: int, classes
     each new character a copy of the "unknown" row (the head read those glyphs as unknown)."""
     import torch
 
-    from caap.observe.ctc import UNKNOWN
+    from caap.observe.read.ctc import UNKNOWN
 
     hidden = weight.shape[-1]
     old_w, old_b = weight.view(frames, old_classes, hidden), bias.view(frames, old_classes)
@@ -342,7 +342,7 @@ def average_readers(directories: list[Path], shares: list[float]) -> tuple[Any, 
     screens forgets some of its base's (MiniWoB's mail icons, after the any-application fine-tune);
     the mean keeps most of both. A checkpoint whose alphabet is a prefix of the last one's (the
     fine-tune grew it, ``base_alphabet``) takes part with its CTC head grown as training grew it."""
-    from caap.observe.reader import load_checkpoint_meta, load_model
+    from caap.observe.read.inference import load_checkpoint_meta, load_model
 
     if len(directories) != len(shares) or len(directories) < 2 or min(shares) < 0 or not sum(shares) > 0:
         raise ReaderError("average: two checkpoints or more, one share each, none negative, not all zero")
@@ -657,7 +657,7 @@ def train(
     train_samples, val_samples, info = load_samples(datasets, settings.split)
     tokenizer = build_tokenizer()
     if last is not None:
-        from caap.observe.reader import load_checkpoint_meta
+        from caap.observe.read.inference import load_checkpoint_meta
 
         meta = load_checkpoint_meta(last)
         spec = ReaderSpec.from_meta(meta)

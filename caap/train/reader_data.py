@@ -1,9 +1,9 @@
 """Training samples for the element reader: real screens (MiniWoB++) and synthetic text screens.
 
-One sample per labelled element: the screenshot semi-masked around it (``caap.observe.semimask``),
-cut into native-resolution patches (``caap.observe.patches``), with two targets — the decoder's
-record string (``caap.observe.reader.encode_target``, the text left out unless the decoder is to
-write it too) and the CTC head's text (``caap.observe.ctc``).
+One sample per labelled element: the screenshot semi-masked around it (``caap.observe.read.semimask``),
+cut into native-resolution patches (``caap.observe.read.patches``), with two targets — the decoder's
+record string (``caap.observe.read.inference.encode_target``, the text left out unless the decoder is to
+write it too) and the CTC head's text (``caap.observe.read.ctc``).
 
 Real datasets are split into train and validation by seed (``SplitRule``); synthetic datasets
 (``source.kind == "synth"``) only ever train. A ``MixedStream`` draws each training batch from the
@@ -24,11 +24,11 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.colour import box_colour
-from caap.observe.ctc import Alphabet, normalise
-from caap.observe.patches import patchify
-from caap.observe.reader import ReaderError, encode_target
-from caap.observe.semimask import semi_mask
+from caap.observe.read.colour import box_colour
+from caap.observe.read.ctc import Alphabet, normalise
+from caap.observe.read.inference import ReaderError, encode_target
+from caap.observe.read.patches import patchify
+from caap.observe.read.semimask import semi_mask
 from caap.taxonomy import TEXT, ElementType, attributes_of
 
 SYNTH_KIND = "synth"
@@ -137,10 +137,10 @@ def load_samples(datasets: Sequence[str | Path], split: str) -> tuple[list[Sampl
 
 def text_area_lines(samples: Sequence[Sample]) -> tuple[list[Sample], int]:
     """CTC-only samples for the lines of labelled text areas: the label's lines (joined with "\n"
-    by the labeller) paired, in order, with the bands of ink ``caap.observe.lines`` finds — the same
+    by the labeller) paired, in order, with the bands of ink ``caap.observe.read.lines`` finds — the same
     cut the reader makes at inference. An area whose band count differs from its line count is not
     used (returned: how many)."""
-    from caap.observe.lines import text_lines
+    from caap.observe.read.lines import text_lines
 
     cache = ScreenCache()
     out: list[Sample] = []
@@ -281,7 +281,7 @@ class GroupedBatches:
 def patch_shape(sample: Sample, patch: tuple[int, int], mask: dict[str, Any]) -> tuple[int, int]:
     """The (rows, columns) of patches a sample's crop becomes (the box plus its context on every
     side)."""
-    from caap.observe.patches import grid_size
+    from caap.observe.read.patches import grid_size
 
     margin = max(int(mask.get("context") or 0), int(mask.get("outline_px") or 0))
     x1, y1, x2, y2 = sample.bbox
@@ -304,7 +304,7 @@ class Collate:
     def __init__(self, tokenizer: Any, alphabet: Alphabet, *, patch: tuple[int, int], max_patches: int,
                  mask: dict[str, Any], max_target_tokens: int, decoder_text: bool, jitter: int = 0,
                  seed: int = 0, colour: str | None = None) -> None:
-        """``colour``: the model's colour set (``caap.observe.colour``); ``box`` is measured on the
+        """``colour``: the model's colour set (``caap.observe.read.colour``); ``box`` is measured on the
         screenshot around the (jittered) box, anything else on the crop."""
         self.tokenizer, self.alphabet = tokenizer, alphabet
         self.colour = colour

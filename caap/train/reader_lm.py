@@ -4,7 +4,7 @@
 validation screens stay unseen), then reads the validation elements once with the checkpoint's
 CTC head and tries every weight x bonus of the fusion grid on the kept CTC outputs: the setting
 with the best exact match is stored with the model in the checkpoint directory
-(``caap.observe.charlm.LM_FILE``), where ``Reader`` picks it up. A grid whose best weight is 0 (the
+(``caap.observe.read.charlm.LM_FILE``), where ``Reader`` picks it up. A grid whose best weight is 0 (the
 model never helps) writes no file unless asked to.
 """
 
@@ -18,9 +18,9 @@ from typing import Any
 
 from PIL import Image
 
-from caap.observe.charlm import LM_FILE, CharLM, Fusion
-from caap.observe.ctc import beam_decode
-from caap.observe.reader import Reader, ReaderError
+from caap.observe.read.charlm import LM_FILE, CharLM, Fusion
+from caap.observe.read.ctc import beam_decode
+from caap.observe.read.inference import Reader, ReaderError
 from caap.train.reader_data import ctc_text, load_samples, spread
 
 WEIGHTS = (0.0, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6)

@@ -20,8 +20,8 @@ from typing import Any
 
 from PIL import Image
 
-from caap.observe.ctc import normalise
-from caap.observe.reader import Reader, ReaderError
+from caap.observe.read.ctc import normalise
+from caap.observe.read.inference import Reader, ReaderError
 from caap.observe.text_choice import CHOICE_FILE, TextChooser, features, resolve_lookalikes
 from caap.taxonomy import TEXT, ElementType, attributes_of
 
@@ -135,7 +135,7 @@ def fit(datasets: Sequence[str | Path], checkpoint: str | Path, *, detector: str
         import torch
 
         torch.set_num_threads(threads)
-    from caap.observe.ocr import PPOCR, OcrError
+    from caap.observe.ocr.ppocr import PPOCR, OcrError
 
     reader = Reader(checkpoint, chooser=False)  # the file being replaced is never read
     try:
@@ -144,7 +144,7 @@ def fit(datasets: Sequence[str | Path], checkpoint: str | Path, *, detector: str
         raise ReaderError(str(exc)) from None
     det = None
     if detector is not None:
-        from caap.observe.detector import Detector, DetectorError
+        from caap.observe.detect.detector import Detector, DetectorError
 
         try:
             det = Detector(detector, snap=snap)

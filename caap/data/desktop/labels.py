@@ -21,10 +21,10 @@ from PIL import Image
 from caap.data.desktop.session import XWindow
 from caap.elements import Element
 from caap.geometry import Box, area, intersect, uncovered_part
-from caap.observe.cells import cell_ink_box
-from caap.observe.figures import control_kind
-from caap.observe.lines import INK_SUM, background_colour, ink_mask
-from caap.observe.shape_fit import ink_box
+from caap.observe.read.lines import INK_SUM, background_colour, ink_mask
+from caap.observe.steps.cells import cell_ink_box
+from caap.observe.steps.figures import control_kind
+from caap.observe.steps.shape_fit import ink_box
 from caap.taxonomy import ATTRIBUTES, TEXT_ELEMENT_TYPES, ElementType
 
 MIN_SIDE = 5  # px: a box thinner than this is no widget anyone could see or click
@@ -448,7 +448,7 @@ def drawn_kind(kind: str, image: Image.Image, box: Box) -> str:
     """The type a widget the toolkit reports as ``kind`` has by what it draws: a check box whose
     control is a radio button's round one is a radio button (GTK 4 reports its grouped check
     buttons, its radio buttons, as check boxes; gtk4-widget-factory's 51 radio buttons were
-    labelled check boxes), told as the observer tells the two (``caap.observe.figures.control_kind``)."""
+    labelled check boxes), told as the observer tells the two (``caap.observe.steps.figures.control_kind``)."""
     if kind != ElementType.CHECKBOX.value:
         return kind
     crop = np.asarray(image.crop(box).convert("RGB"))

@@ -33,7 +33,7 @@ from caap.config import LLMConfig
 from caap.data.dedup import dhash, near_duplicate
 from caap.data.format import Annotation, Dataset, Source
 from caap.elements import Element
-from caap.observe.capture import CaptureTarget, LiveScreen, SettleOptions
+from caap.observe.capture.live import CaptureTarget, LiveScreen, SettleOptions
 
 # Clicking these usually ends the episode; the explorer leaves them alone except by accident.
 ENDING_WORDS = ("submit", "ok", "login", "log in", "search", "cancel", "yes", "no", "done", "next", "previous")

@@ -302,7 +302,7 @@ class Renderer:
 
     def resize(self, size: tuple[int, int]) -> None:
         """Show and capture a ``size`` region (CSS px) from now on."""
-        from caap.observe.capture import CaptureTarget, LiveScreen
+        from caap.observe.capture.live import CaptureTarget, LiveScreen
 
         self.size = size
         w, h = size

@@ -1,0 +1,316 @@
+"""A text field's own ink: what is drawn in the value's colour, and what only shows through.
+
+A field that holds no value may show a placeholder ("Name", "mm/dd/yyyy") in a grey;
+``blank_placeholders`` gives such a field the empty text it holds, as the DOM and the accessibility
+tree say (an agent that reads "Name" as the value never types it).
+
+A field's value is drawn in one text colour. A second, clearly lighter text inside the same field
+is something else: a heading behind a transparent field (MiniWoB++'s email search draws "Results"
+under the typed name), or an inline completion hint. Read together, the two become one word
+(``Kiley`` over ``Results`` read ``Kileyts``), and an agent that checks what it typed types it
+again. The reader and PP-OCR get the screenshot with the lighter text painted over in the field's
+background colour; everything else, the field's border and focus ring included, is left as it is.
+
+A row's text (a tree's file names, a list's labels) may start with a colourful icon inside the
+detector's box (a tree item is boxed with its icon). Read with it, a folder becomes a letter
+(``Briana`` read ``C Briana``); ``leading_icon`` finds it, and ``reading_boxes`` gives the reader
+the row's box without it (the icon stays where it is, for an element of its own to be read on).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from PIL import Image
+
+from caap.elements import Element
+from caap.observe.primitives import rgb_pixels
+from caap.observe.read.lines import background_colour
+from caap.taxonomy import ElementType
+
+FIELD_TYPES = frozenset({ElementType.INPUT_FIELD})
+ROW_TYPES = frozenset({ElementType.TEXT, ElementType.TABLED_TEXT, ElementType.TREE_ITEM})
+BORDER_PX = 3          # a field's border and focus ring stay untouched
+INK_DIFFERENCE = 48    # a pixel this far (largest channel) from the background is ink
+DARK_TEXT = 150        # the value's ink must reach this far from the background
+CORE_FRACTION = 0.6    # ink at this share of the strongest contrast is the value's core
+LIGHT_FRACTION = 0.4   # the second text's ink stays below this share of it (median)
+MIN_PIECE_HEIGHT = 5   # a shorter piece of lighter ink is the light edge of one of the value's glyphs
+MIN_FOREIGN_PX = 12    # fewer lighter pixels than this are noise, not a second text
+TOUCH_PX = 4           # a second text runs into the value within this many columns; farther off,
+                       # lighter ink is a control of its own (a spinner's arrows), which stays
+# How far a field's text stands from its background, as a share of the farthest any colour could
+# (strongest channel): a value is drawn in the text colour at 0.67 and up (black on white is 1; the
+# muted themes of the generated pages and jQuery UI's spinner reach 0.67-0.69); a placeholder in a
+# grey at 0.48-0.66 (Chromium's #757575 on white: 0.54, GTK's 0.50-0.66, Qt's 0.50); a disabled
+# field's value dimmer still (Adwaita mixes the text half into the background: GTK's insensitive
+# entries stand at 0.42-0.46), and it stays the value. Measured on the labelled fields of the
+# MiniWoB, desktop and generated datasets.
+PLACEHOLDER_SHARES = (0.48, 0.66)
+
+
+def _background(crop: np.ndarray) -> np.ndarray:
+    return background_colour(crop).astype(np.int16)
+
+
+def foreign_ink(crop: np.ndarray) -> np.ndarray | None:
+    """The mask of what to paint over inside a field's crop (H × W × 3, uint8, border already cut
+    away), or None when the crop holds one text colour only.
+
+    The value's ink is its core (the strongest contrast) and a fringe one pixel wide around it.
+    Lighter ink farther off, in pieces of a glyph's height, of one clearly lighter tone, running
+    into the value's columns, is a second text. Once one shows, only the value's core is kept:
+    where the two texts cross, the lighter one lies inside the value's fringe as well (binarising
+    every field instead loses thin strokes: 22 of 207 labelled field texts on the test and
+    validation screens)."""
+    import cv2  # the vision extra's, as for PP-OCR
+
+    if crop.shape[0] < 3 or crop.shape[1] < 3:
+        return None
+    bg = _background(crop)
+    diff = np.abs(crop.astype(np.int16) - bg).max(axis=2)
+    strongest = int(diff.max())
+    if strongest < DARK_TEXT:
+        return None  # a placeholder or a light value: nothing darker to keep
+    core = diff >= CORE_FRACTION * strongest
+    # A glyph's anti-aliased fringe lies within one pixel of its core.
+    fringe = cv2.dilate(core.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    apart = (diff > INK_DIFFERENCE) & ~fringe
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(apart.astype(np.uint8), connectivity=8)
+    columns = np.flatnonzero(core.any(axis=0))
+    left, right = int(columns[0]) - TOUCH_PX, int(columns[-1]) + TOUCH_PX
+    second = np.zeros(n, bool)
+    for k in sorted(range(1, n), key=lambda k: stats[k, cv2.CC_STAT_LEFT]):  # a word runs on glyph by glyph
+        x, width, height = (stats[k, cv2.CC_STAT_LEFT], stats[k, cv2.CC_STAT_WIDTH], stats[k, cv2.CC_STAT_HEIGHT])
+        if height >= MIN_PIECE_HEIGHT and x <= right and x + width - 1 >= left:
+            second[k] = True
+            right = max(right, x + width - 1 + TOUCH_PX)
+    foreign = second[labels]
+    if int(foreign.sum()) < MIN_FOREIGN_PX or float(np.median(diff[foreign])) > LIGHT_FRACTION * strongest:
+        return None
+    return ~core
+
+
+CARET_MAX_WIDTH = 2     # a caret is a 1 px line, anti-aliased onto a second column at most
+CARET_BELOW_PX = 2      # ... that reaches this far below the text's baseline
+BASELINE_SHARE = 0.5    # the share of a text's glyphs that reach its baseline
+
+
+def caret_columns(crop: np.ndarray) -> slice | None:
+    """The columns of a text caret at the end of the text in a field's crop (H × W × 3, border
+    cut away), or None. Read with the value, a caret becomes a letter (``Tiphani`` + caret read
+    ``Tiphanil``), and an agent that checks what it typed types it again.
+
+    Chromium draws the caret over the whole line box: from the top of the tallest glyphs down to
+    the descenders, in one unbroken column. A final ``l`` or ``I`` stops at the baseline, so the
+    caret is the thin unbroken column at the end of the ink that reaches as high as the rest and at
+    least ``CARET_BELOW_PX`` below the value's baseline (the lowest row that half its glyphs
+    reach). A caret inside the text (after a click there) is left to the readers."""
+    import cv2  # the vision extra's, as for PP-OCR
+
+    if crop.shape[0] < 6 or crop.shape[1] < 4:
+        return None
+    diff = np.abs(crop.astype(np.int16) - _background(crop)).max(axis=2)
+    ink = diff > INK_DIFFERENCE
+    cols = np.flatnonzero(ink.any(axis=0))
+    if cols.size < 4:
+        return None
+    last = int(cols[-1])
+    strong = diff >= CORE_FRACTION * int(diff.max())
+    # Widest first: the caret's own column and its anti-aliased outer side go together.
+    for c, span in ((last - k, slice(last - k, last + 1)) for k in range(CARET_MAX_WIDTH - 1, -1, -1)):
+        run = np.flatnonzero(ink[:, c])
+        if run.size < 6 or run[-1] - run[0] + 1 != run.size:
+            continue
+        rest = ink.copy()
+        rest[:, span] = False
+        rest_cols = np.flatnonzero(rest.any(axis=0))
+        if rest_cols.size < 3:
+            continue
+        # The baseline of the value's own ink (a lighter text behind it may sit higher): the lowest
+        # row that half of its glyphs reach. Below it only descenders go; a T's bar or an H's
+        # crossbar, which end many columns higher, do not move it.
+        core = (strong & rest).astype(np.uint8)
+        n, labels = cv2.connectedComponents(core, connectivity=8)
+        if n < 2:
+            continue
+        glyphs_per_row = np.array([np.unique(row[row > 0]).size for row in labels])
+        share = min(BASELINE_SHARE * (n - 1), float(glyphs_per_row.max()))  # glyphs on no one row: the most
+        baseline = int(np.flatnonzero(glyphs_per_row >= share)[-1])
+        rows = np.flatnonzero(rest.any(axis=1))
+        inner = span.start - 1
+        # Below the baseline the caret stands alone (a final "g" hooks back under its bowl); above
+        # it, the last glyph's anti-aliased edge may touch it.
+        apart = not (0 <= inner < ink.shape[1]) or not ink[baseline + 1:, inner].any()
+        past_both = run[0] < rows[0] and run[-1] > rows[-1]
+        if (apart and run[0] <= rows[0] + 1 and run[-1] >= baseline + CARET_BELOW_PX) or past_both:
+            return span
+    return None
+
+
+ICON_GAP_HEIGHTS = 1.0  # blank before a trailing piece, in line heights, that sets it apart from the value
+ICON_GAP_MIN_PX = 8
+ICON_MAX_HEIGHTS = 2.5  # a trailing piece wider than this many line heights is words, not a control
+MIN_VALUE_PX = 3  # a first piece narrower than this is a frame's inner line, not a value (a right-aligned
+                  # number, alone in its field, is the value and stays)
+
+
+def trailing_controls(crop: np.ndarray) -> slice | None:
+    """The columns of the controls drawn at the right end of a field's crop (H × W × 3, border cut
+    away), or None: an entry's clear or reload icon, a date field's calendar, a desktop spin
+    button's − and + (GTK draws them inside the entry). Read with the value they become letters
+    (``entry`` + clear icon read ``entryx``, ``50`` read ``50 - +``). They are the pieces of ink at
+    the end, each at most ``ICON_MAX_HEIGHTS`` line heights wide, standing a blank of at least a
+    line height (``ICON_GAP_HEIGHTS``, ``ICON_GAP_MIN_PX``) after what comes before them, which is
+    kept: a field is never emptied here."""
+    if crop.shape[0] < 3 or crop.shape[1] < 4:
+        return None
+    ink = np.abs(crop.astype(np.int16) - _background(crop)).max(axis=2) > INK_DIFFERENCE
+    rows = np.flatnonzero(ink.any(axis=1))
+    if rows.size == 0:
+        return None
+    height = int(rows[-1] - rows[0] + 1)
+    cols = ink.any(axis=0).astype(np.int8)
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], cols, [0]])))
+    runs = list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))  # [start, end) of inked columns
+    gap = max(ICON_GAP_MIN_PX, ICON_GAP_HEIGHTS * min(height, crop.shape[0]))
+    # Runs closer than the gap are one piece (the letters of a word, the words of a value).
+    pieces: list[list[int]] = []
+    for a, b in runs:
+        if pieces and a - pieces[-1][1] < gap:
+            pieces[-1][1] = b
+        elif pieces or b - a >= MIN_VALUE_PX:  # a thin line first is what is left of the frame
+            pieces.append([a, b])
+    cut = None
+    while len(pieces) > 1 and pieces[-1][1] - pieces[-1][0] <= ICON_MAX_HEIGHTS * height:
+        cut = pieces.pop()[0]
+    return None if cut is None else slice(pieces[-1][1] + 1, crop.shape[1])
+
+
+COLOURFUL = 80  # ink whose channels spread this far (max - min) is coloured, not grey or black
+LEAD_ICON_MAX_HEIGHTS = 2.0  # a leading icon is at most this many ink heights wide
+LEAD_GAP_PX = 2  # blank columns between the icon and the text
+TEXT_COLOURFUL_MAX = 0.15  # the text after an icon is drawn in grey or black: at most this share coloured
+
+
+def leading_icon(crop: np.ndarray) -> slice | None:
+    """The columns from a row's left edge to the end of a coloured icon drawn before its grey or
+    black text (H × W × 3), or None. The icon is the first run of coloured ink, at most
+    ``LEAD_ICON_MAX_HEIGHTS`` ink heights wide and at most that far in (a tree's dotted guide or
+    expander may come before it: left out with it), set off from the text by blank columns; the text
+    after it must be mostly uncoloured, so a link or a coloured word is never cut, and the row's
+    background grey or white (a coloured badge, or a highlight from edge to edge, is no icon)."""
+    if crop.shape[0] < 3 or crop.shape[1] < 8:
+        return None
+    background = _background(crop)
+    if int(background.max()) - int(background.min()) > COLOURFUL // 2:
+        return None  # text on a coloured badge or highlight: its colour is no icon
+    ink = np.abs(crop.astype(np.int16) - background).max(axis=2) > INK_DIFFERENCE
+    rows = np.flatnonzero(ink.any(axis=1))
+    if rows.size == 0:
+        return None
+    height = int(rows[-1] - rows[0] + 1)
+    colour_ink = ink & (crop.max(axis=2).astype(np.int16) - crop.min(axis=2) > COLOURFUL)
+    coloured = colour_ink.any(axis=0)
+    first = np.flatnonzero(coloured)
+    if first.size == 0 or first[0] > LEAD_ICON_MAX_HEIGHTS * height:
+        return None
+    end = int(first[0])
+    while end + 1 < coloured.size and (coloured[end + 1] or (end + 2 < coloured.size and coloured[end + 2])):
+        end += 1
+    if end - int(first[0]) + 1 > LEAD_ICON_MAX_HEIGHTS * height:
+        return None
+    blob = np.flatnonzero(colour_ink[:, first[0]:end + 1].any(axis=1))
+    if blob[0] == 0 and blob[-1] == crop.shape[0] - 1:
+        return None  # colour from the top edge to the bottom one: a highlight behind words, no icon
+    after = ink.any(axis=0)[end + 1:]
+    text = np.flatnonzero(after)
+    if text.size == 0 or text[0] < LEAD_GAP_PX or text[-1] - text[0] + 1 < height:
+        return None
+    if colour_ink[:, end + 1:].sum() > TEXT_COLOURFUL_MAX * ink[:, end + 1:].sum():
+        return None
+    return slice(0, end + 1 + int(text[0]) // 2 + 1)
+
+
+def reading_boxes(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
+    """The elements with the boxes the reader reads them in: a row's box starts after the icon
+    drawn before its text (``leading_icon``); every other box is the element's own."""
+    out = list(elements)
+    for i, element in enumerate(elements):
+        if element.type not in ROW_TYPES:
+            continue
+        x1, y1, x2, y2 = (int(v) for v in element.bbox)
+        x1, y1, x2, y2 = max(x1, 0), max(y1, 0), min(x2, image.width), min(y2, image.height)
+        icon = leading_icon(np.asarray(image.crop((x1, y1, x2, y2)).convert("RGB")))
+        if icon is not None:
+            out[i] = element.model_copy(update={"bbox": (x1 + icon.stop, y1, x2, y2)})
+    return out
+
+
+def _inside_border(field: Element, image: Image.Image) -> tuple[int, int, int, int]:
+    """A field's box less its border and focus ring (``BORDER_PX``), clipped to the image."""
+    x1, y1, x2, y2 = (int(v) for v in field.bbox)
+    return (max(x1 + BORDER_PX, 0), max(y1 + BORDER_PX, 0),
+            min(x2 - BORDER_PX, image.width), min(y2 - BORDER_PX, image.height))
+
+
+def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Image.Image:
+    """``image`` with the second text, the caret and the trailing controls of every text field
+    painted in that field's background colour (``image`` itself when no field shows any)."""
+    fields = [e for e in elements if e.type in FIELD_TYPES]
+    if not fields:
+        return image
+    rgb = np.array(rgb_pixels(image))  # painted below
+    painted = False
+    for element in fields:
+        x1, y1, x2, y2 = _inside_border(element, image)
+        if x2 - x1 < 3 or y2 - y1 < 3:
+            continue
+        crop = rgb[y1:y2, x1:x2]
+        mask = foreign_ink(crop)
+        if mask is not None:
+            crop[mask] = _background(crop).astype(np.uint8)
+            painted = True
+        # With the second text gone, the caret is the last thing on the line.
+        caret = caret_columns(crop)
+        if caret is not None:
+            crop[:, caret] = _background(crop).astype(np.uint8)
+            painted = True
+        # A control at the field's end that is an element of its own (a spin box's ▲/▼ buttons)
+        # is read as that element: only pixels no other box holds are painted.
+        controls = trailing_controls(crop)
+        if controls is not None and not any(e.bbox[0] < x2 and e.bbox[2] > x1 + controls.start
+                                            and e.bbox[1] < y2 and e.bbox[3] > y1
+                                            for e in elements if e is not element):
+            crop[:, controls] = _background(crop).astype(np.uint8)
+            painted = True
+    return Image.fromarray(rgb) if painted else image
+
+
+def placeholder_only(crop: np.ndarray) -> bool:
+    """Whether a field's crop (H × W × 3, uint8, border cut away) shows only a placeholder: its
+    strongest ink stands within ``PLACEHOLDER_SHARES`` of the farthest any colour could stand from
+    the background (in its strongest channel)."""
+    if crop.shape[0] < 3 or crop.shape[1] < 3:
+        return False
+    bg = _background(crop)
+    strongest = int(np.abs(crop.astype(np.int16) - bg).max())
+    reach = int(np.maximum(bg, 255 - bg).max())
+    low, high = PLACEHOLDER_SHARES
+    return strongest > INK_DIFFERENCE and low * reach <= strongest < high * reach
+
+
+def blank_placeholders(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
+    """The elements with the text of every field that shows only a placeholder made empty."""
+    out = list(elements)
+    rgb: np.ndarray | None = None
+    for i, e in enumerate(out):
+        if e.type not in FIELD_TYPES or not (e.text or "").strip():
+            continue
+        if rgb is None:
+            rgb = rgb_pixels(image)
+        x1, y1, x2, y2 = _inside_border(e, image)
+        if placeholder_only(rgb[y1:max(y1, y2), x1:max(x1, x2)]):
+            out[i] = e.model_copy(update={"text": ""})
+    return out

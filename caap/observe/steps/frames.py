@@ -1,0 +1,126 @@
+"""Icons grown to the button frame drawn round them.
+
+A toolkit reports a colour button, a toolbar button or a tool-palette entry as the whole framed
+button, while the detector tends to box what the button shows (the colour patch, the glyph): a
+32×24 patch inside a 48×34 button overlaps the button by less than one half. The frame is plain to
+see: on all four sides of the icon, past a clean margin of the button's face, a thin line of
+another colour runs the icon's whole length, at about the same distance either side.
+``grow_framed_icons`` takes that frame as the icon's box. An icon with anything else detected
+inside the frame, or where a side's "line" is a thick band (the next swatch of a palette, a panel),
+keeps its box.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from PIL import Image
+
+from caap.elements import Element
+from caap.geometry import Box
+from caap.observe.read.lines import INK_SUM
+from caap.observe.steps.shape_fit import rebox
+from caap.taxonomy import ElementType
+
+MAX_SIDE = 64  # px: icons larger than this are panels or pictures, not button faces
+REACH = 14  # px: the farthest a frame may sit from the icon's box
+LINE_SHARE = 0.85  # of a side's pixels that differ from the face: the frame's line
+CLEAR_SHARE = 0.2  # at most this share of the margin's pixels may differ from the face
+MAX_LINE = 3  # px: a frame is this thin at most (a wider band is something else)
+ASYMMETRY = 2  # px: a button centres its content (left and right margins, top and bottom)
+
+
+def _side_lines(pixels: np.ndarray, box: Box) -> list[np.ndarray]:
+    """The four sides' strips outward from ``box`` (top, bottom, left, right), each a (depth, length,
+    3) array ordered from the box outwards, as deep as the screen allows up to REACH + MAX_LINE + 1."""
+    x1, y1, x2, y2 = box
+    span = REACH + MAX_LINE + 1
+    top = pixels[max(0, y1 - span):y1, x1:x2][::-1]
+    bottom = pixels[y2:y2 + span, x1:x2]
+    left = pixels[y1:y2, max(0, x1 - span):x1][:, ::-1].transpose(1, 0, 2)
+    right = pixels[y1:y2, x2:x2 + span].transpose(1, 0, 2)
+    return [top, bottom, left, right]
+
+
+def _frame_distance(strip: np.ndarray, face: np.ndarray) -> int | None:
+    """How far (1-based) past the box the frame's line lies in ``strip``, or None where there is none.
+    A line is a row differing from the face across the side and thin (within MAX_LINE rows the side
+    no longer has its colour). Rows of the content that run on past a tight box come first; the frame
+    is the first line after a clear row of face, or a line right at the box with nothing past it."""
+    if len(strip) == 0:
+        return None
+    differs = (np.abs(strip - face).sum(axis=2) > INK_SUM).mean(axis=1)
+    reach = min(REACH, len(strip))
+
+    def thin(d: int) -> bool:
+        line = np.median(strip[d - 1], axis=0)
+        for t in range(1, MAX_LINE + 1):
+            if d - 1 + t >= len(strip):
+                return True  # the screen's edge ends the line
+            if (np.abs(strip[d - 1 + t] - line).sum(axis=1) <= INK_SUM).mean() < 0.5:
+                return True
+        return False
+
+    d = 1
+    while d <= reach and differs[d - 1] >= LINE_SHARE:  # the content, cut by a tight box
+        d += 1
+    lead = d - 1
+    if lead and d <= reach and differs[d - 1] <= CLEAR_SHARE and lead <= MAX_LINE and thin(1) and \
+            all(differs[k] <= CLEAR_SHARE for k in range(d - 1, reach)):
+        return 1  # a loose box: the frame right at its edge, nothing past it
+    seen_clear = False
+    while d <= reach:
+        share = differs[d - 1]
+        if share >= LINE_SHARE:
+            return d if seen_clear and thin(d) else None
+        if share > CLEAR_SHARE:
+            return None  # something in the margin: not a clean button face
+        seen_clear = True
+        d += 1
+    return None
+
+
+def framed_box(screen: np.ndarray, box: Box) -> Box | None:
+    """The frame drawn round ``box`` in ``screen`` (an RGB screenshot's array), or None. The content
+    (the ink inside the frame) must sit in the frame's middle, as a button centres what it shows."""
+    bx1, by1, bx2, by2 = box
+    if bx2 - bx1 < 4 or by2 - by1 < 4 or max(bx2 - bx1, by2 - by1) > MAX_SIDE:
+        return None
+    span = REACH + MAX_LINE + 1
+    ox, oy = max(0, bx1 - span), max(0, by1 - span)
+    pixels = screen[oy:by2 + span, ox:bx2 + span].astype(np.int32)  # only round the icon
+    x1, y1, x2, y2 = bx1 - ox, by1 - oy, bx2 - ox, by2 - oy
+    if x1 < 1 or y1 < 1 or x2 >= pixels.shape[1] or y2 >= pixels.shape[0]:
+        return None
+    ring = np.concatenate([pixels[y1 - 1, x1:x2], pixels[y2, x1:x2], pixels[y1:y2, x1 - 1], pixels[y1:y2, x2]])
+    face = np.median(ring, axis=0)
+    d = [_frame_distance(s, face) for s in _side_lines(pixels, (x1, y1, x2, y2))]
+    if any(v is None for v in d):
+        return None
+    top, bottom, left, right = (int(v) for v in d)  # type: ignore[arg-type]
+    fx1, fy1, fx2, fy2 = x1 - left, y1 - top, x2 + right, y2 + bottom
+    inner = pixels[fy1 + MAX_LINE:fy2 - MAX_LINE, fx1 + MAX_LINE:fx2 - MAX_LINE]
+    ink = np.abs(inner - face).sum(axis=2) > INK_SUM
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    if not len(rows):
+        return None  # an empty frame: a field or a panel, not a button showing an icon
+    slack = ((rows[0], inner.shape[0] - 1 - rows[-1]), (cols[0], inner.shape[1] - 1 - cols[-1]))
+    if any(abs(int(a) - int(b)) > ASYMMETRY for a, b in slack):
+        return None
+    return (fx1 + ox, fy1 + oy, fx2 + ox, fy2 + oy)
+
+
+def grow_framed_icons(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
+    """The elements with each ``icon`` that sits alone inside a drawn button frame boxed as the frame."""
+
+    def alone_in_frame(pixels: np.ndarray, box: Box) -> Box | None:
+        grown = framed_box(pixels, box)
+        if grown is None:
+            return None
+        gx1, gy1, gx2, gy2 = grown
+        crowded = any(e.bbox != box and gx1 <= (e.bbox[0] + e.bbox[2]) / 2 <= gx2
+                      and gy1 <= (e.bbox[1] + e.bbox[3]) / 2 <= gy2 for e in elements)
+        return None if crowded else grown
+
+    return rebox(image, elements, ElementType.ICON, MAX_SIDE, alone_in_frame)

@@ -1,0 +1,517 @@
+"""Text boxes snapped to the words they cover, found from the screenshot's pixels.
+
+The detector places the sides of a one-line text box to within a few pixels, and on a line where
+text and an inline link meet it is often several pixels off: the box then cuts a letter off a
+word or takes a letter (or a word) of its neighbour, and the reader reads exactly that. The words
+themselves are easy to see: ink columns separated by gaps wider than the gaps inside a word.
+
+``snap_text_boxes`` moves the left and right sides of each text-like box (text, hyperlink, tabled
+text, draggable text) to the words whose middle lies inside it; where those words are inked in two
+clearly different colours (a link inside a sentence) it keeps the run of one colour that covers
+most of the box. Underlines are not ink (two links side by side share one line of ink under
+them otherwise), and a break in the underline within a blank gap ends a word (two links a
+tight space apart). A side moves by at most ``max_shift`` px, unless it drops a link beside plain
+text or plain text beside a link (another colour and another underline: a certain boundary, where
+a colour change alone may be a text selection's background); a box with no words (or only ink
+that does not look like text) is left as detected, and boxes that become the same box are merged.
+The tops and bottoms are the detector's. ``tools/snap_check.py`` measures the rules on a
+dataset's labelled boxes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import cast
+
+import numpy as np
+from PIL import Image
+
+from caap.elements import Element
+from caap.geometry import Box, as_box, iou_matrix
+from caap.observe.primitives import rgb_pixels
+from caap.observe.read.lines import background_colour
+from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
+
+SNAPPED_TYPES = TEXT_ELEMENT_TYPES
+INK_DIFFERENCE = 60  # summed |RGB| difference from the line's background that counts as ink
+SAME_COLOUR = 0.95  # cosine between two words' ink colours (as differences from the background)
+RIGHT_PAD = 1  # labelled boxes end one px past the last ink column (the glyph's advance)
+COLOUR_GAP = 2  # px: the narrowest blank gap at which a change of ink colour separates two words
+REACH = 12  # px looked at beyond each side (a word the box cuts is found whole)
+UNDERLINE_RUN = 1.0  # line heights: a horizontal run of ink this long low in the line is an underline
+
+
+def _direction(vector: np.ndarray) -> np.ndarray:
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm else vector
+
+
+def _same_colour(a: np.ndarray, b: np.ndarray) -> bool:
+    return float(np.dot(_direction(a), _direction(b))) >= SAME_COLOUR
+
+
+def _underline(ink: np.ndarray, longest: int | None = None) -> np.ndarray:
+    """Ink of underlines: in the lower third of the band, horizontal runs longer than
+    ``UNDERLINE_RUN`` line heights (or ``longest`` px) with mostly background (or more underline) in
+    the row above them: a line, not the bottom of a filled surface such as a selection. Two links
+    side by side are underlined across the space between them, which would otherwise join them into
+    one word."""
+    height = ink.shape[0]
+    out = np.zeros_like(ink)
+    longest = longest or max(4, round(UNDERLINE_RUN * height))
+    for y in range(max(1, height - max(1, height // 3)), height):
+        row = np.concatenate([[False], ink[y], [False]])
+        edges = np.flatnonzero(row[1:] != row[:-1])
+        starts, ends = edges[::2], edges[1::2]
+        for k in np.flatnonzero(ends - starts >= longest).tolist():  # long runs only: few on a line
+            start, end = int(starts[k]), int(ends[k])
+            above = ink[y - 1, start:end] & ~out[y - 1, start:end]
+            if above.mean() < 0.25:
+                out[y, start:end] = True
+    return out
+
+
+@dataclass
+class _Word:
+    start: int  # first inked column
+    end: int  # one past the last
+    colour: np.ndarray  # summed ink difference from the background (its direction is the hue)
+    underlined: bool  # an underline ran beneath it (a link)
+
+
+def _words(band: np.ndarray, gap: int) -> list[_Word]:
+    """The words of an RGB band holding one line of text: runs of glyphs separated by blank gaps
+    narrower than ``gap`` px and inked in one colour.
+
+    A word's colour is the sum of its ink pixels' differences from the background: its direction
+    tells black from blue whatever the anti-aliasing made of the glyph's edges (a thin "." is a
+    light grey, still grey)."""
+    diff = band.astype(np.int32) - background_colour(band).astype(np.int32)
+    ink = np.abs(diff).sum(axis=2) > INK_DIFFERENCE
+    underline = _underline(ink)
+    ink &= ~underline
+    under = cast(np.ndarray, underline.any(axis=0))  # numpy types any(axis=...) as bool | array
+    # A column of one colour top to bottom is another surface (a panel beside a selection, a
+    # border), not a glyph: every glyph leaves some background above or below it on its line.
+    uniform = np.abs(band.astype(np.int16) - band[:1].astype(np.int16)).sum(axis=2).max(axis=0) <= INK_DIFFERENCE
+    inked = ink.any(axis=0) & ~uniform
+    column_colour = (diff * ink[:, :, None]).sum(axis=0)
+    # Glyph clusters: runs of inked columns, each with its columns' colours summed and whether an
+    # underline runs under any of them (running sums: one pass, whatever the band's width).
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], inked.astype(np.int8), [0]))))
+    starts, ends = edges[::2], edges[1::2]
+    colour_sums = np.concatenate((np.zeros((1, 3), column_colour.dtype), np.cumsum(column_colour, axis=0)))
+    under_sums = np.concatenate(([0], np.cumsum(under)))
+    pieces = [_Word(int(a), int(b), colour_sums[b] - colour_sums[a], bool(under_sums[b] > under_sums[a]))
+              for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+    words: list[_Word] = []
+    for piece in pieces:
+        apart = piece.start - words[-1].end if words else gap
+        # Glyphs closer than COLOUR_GAP px are one word whatever their colours (a selection
+        # that ends inside a word changes the colours mid-word).
+        # Two links a space apart: the glyphs may stand as close as inside a word, but each link
+        # has its own underline, broken within the blank between them. (Underlines also break
+        # around descenders, but there the columns beside the break are a glyph's, not blank.)
+        own_lines = (words and words[-1].underlined and piece.underlined and apart >= COLOUR_GAP
+                     and not under[words[-1].end:piece.start].all())
+        if not own_lines and (apart < COLOUR_GAP or (apart < gap and _same_colour(words[-1].colour, piece.colour))):
+            words[-1].end = piece.end
+            words[-1].colour = words[-1].colour + piece.colour
+            words[-1].underlined |= piece.underlined
+        else:
+            words.append(piece)
+    return words
+
+
+def _snap(image: np.ndarray, box: Box, max_shift: int) -> Box:
+    x1, y1, x2, y2 = box
+    height = y2 - y1
+    if height < 6 or height > 40:  # not one line of text
+        return box
+    left, right = max(0, x1 - REACH), min(image.shape[1], x2 + REACH)
+    band = image[y1:y2, left:right]
+    gap = max(3, round(height * 0.25))
+    words = _words(band, gap)
+    for w in words:
+        w.start, w.end = w.start + left, w.end + left
+    inside = [w for w in words if x1 <= (w.start + w.end) / 2 < x2]
+    if not inside:
+        return box
+    # Runs of one ink colour; the run covering most of the box is the element.
+    runs: list[list[_Word]] = [[inside[0]]]
+    for word in inside[1:]:
+        if not _same_colour(word.colour, runs[-1][-1].colour):
+            runs.append([word])
+        else:
+            runs[-1].append(word)
+    at = max(range(len(runs)), key=lambda k: sum(min(w.end, x2) - max(w.start, x1) for w in runs[k]))
+    best = runs[at]
+    # A word running into the edge of the band may go on beyond it: that side stays as detected.
+    nx1 = x1 if best[0].start <= left and left > 0 else best[0].start
+    nx2 = x2 if best[-1].end >= right and right < image.shape[1] else best[-1].end + RIGHT_PAD
+    # A side may move further where it drops a link beside plain text (or plain text beside a
+    # link): another colour *and* another underline make that boundary certain, where a colour
+    # change alone may be a selection's background.
+    linked = any(w.underlined for w in best)
+    far_left = at > 0 and all(w.underlined != linked for run in runs[:at] for w in run)
+    far_right = at < len(runs) - 1 and all(w.underlined != linked for run in runs[at + 1:] for w in run)
+    if (abs(nx1 - x1) > max_shift and not (far_left and nx1 > x1)) or \
+            (abs(nx2 - x2) > max_shift and not (far_right and nx2 < x2)) or nx2 - nx1 < 2:
+        return box
+    return (nx1, y1, nx2, y2)
+
+
+def snap_text_boxes(image: Image.Image, elements: Sequence[Element], *, max_shift: int = 16,
+                    merge_iou: float = 0.8) -> list[Element]:
+    """The elements with the sides of their one-line text boxes moved to the words they cover;
+    of boxes that end up covering the same words the most confident is kept."""
+    pixels = rgb_pixels(image)
+    out: list[Element] = []
+    for e in elements:
+        if e.type in SNAPPED_TYPES:
+            box = _snap(pixels, e.bbox, max_shift)
+            if box != e.bbox:
+                e = e.model_copy(update={"bbox": box})
+        out.append(e)
+    ranked = sorted(out, key=lambda e: -(e.score or 0.0))
+    snapped = [i for i, e in enumerate(ranked) if e.type in SNAPPED_TYPES]
+    overlap = iou_matrix([ranked[i].bbox for i in snapped])  # every pair at once: hundreds on a full screen
+    dropped: set[int] = set()
+    taken: list[int] = []  # rows of ``overlap`` kept so far
+    for row, i in enumerate(snapped):
+        if taken and overlap[row, taken].max() >= merge_iou:
+            dropped.add(i)
+        else:
+            taken.append(row)
+    kept = [e for i, e in enumerate(ranked) if i not in dropped]
+    order = {id(e): i for i, e in enumerate(out)}
+    return sorted(kept, key=lambda e: order[id(e)])
+
+
+# --- words no box holds ---------------------------------------------------------------------------
+LINE_TYPES = frozenset({ElementType.TEXT, ElementType.HYPERLINK})
+WORD_SPACE = 0.7  # line heights: the widest blank between two words of one line of running text
+MISSED_LINES = 3  # whole lines looked for below a paragraph, one after another
+# The rules that cut, join or add boxes from a box's neighbours act on boxes the observer keeps at its
+# default threshold only: low-confidence boxes (kept for evaluation) never change a sure one.
+SURE_SCORE = 0.25
+
+
+def _same_line(a: Box, b: Box) -> bool:
+    """Two one-line boxes of the same line of text: they overlap vertically for most of their height
+    and are about as tall."""
+    overlap = min(a[3], b[3]) - max(a[1], b[1])
+    ha, hb = a[3] - a[1], b[3] - b[1]
+    return overlap >= 0.7 * min(ha, hb) and abs(ha - hb) <= 2
+
+
+def _next_lines(lines: list[list[int]], boxes: list[Box]) -> list[tuple[int, int, int, list[int]]]:
+    """Bands where a paragraph's next line stands but no box was found: one line pitch below a
+    line that has a line above it at the same left edge and pitch, when no line was found there.
+    Each band is (top, bottom, left edge, the paragraph's line above it)."""
+    spans = [(min(boxes[i][0] for i in line), int(np.median([boxes[i][1] for i in line])),
+              int(np.median([boxes[i][3] for i in line]))) for line in lines]
+    bands = []
+    for k, (left, y1, y2) in enumerate(spans):
+        height = y2 - y1
+        above = [(y1 - b[1]) for b in spans if abs(b[0] - left) <= 2 and height <= y1 - b[1] <= 1.6 * height]
+        if not above:
+            continue
+        pitch = min(above)
+        if any(abs(b[1] - (y1 + pitch)) <= 2 for b in spans):
+            continue
+        bands.append((y1 + pitch, y2 + pitch, left, lines[k]))
+    return bands
+
+
+def add_missed_words(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
+    """The elements with the words of their lines of running text that no box holds.
+
+    The detector misses very short inline words, most often a two-letter link inside a sentence
+    ("ac", "id"), and now and then ends a line's box a word short: on a line whose other words it
+    found, such a word is found again here from the pixels. A word counts only if no element's box
+    overlaps it, it lies within one word space of the line's found words (or of another word found
+    so), and it looks like text (``_words``). A word inked in another colour than the line's plain
+    text (or, on a line of links only, underlined) is a link of its own: a new hyperlink. Any other
+    word belongs to the plain text beside it, whose box grows to hold it; with no plain text box
+    beside it, it becomes a new text element. New elements get the lowest score of their line.
+
+    A paragraph's last line can be missed whole (click-collapsible-2's lone link "adipiscing." on
+    the last line of a section): one line pitch below a paragraph's last line (two lines or more at
+    one left edge), the words that run on from the paragraph's left edge are found the same way,
+    inked like the paragraph's plain text (else links)."""
+    pixels = rgb_pixels(image)
+    bottom = pixels.shape[0]
+    out = list(elements)
+    boxes = [e.bbox for e in elements]
+    lines = _group_lines(elements)
+    added: list[Element] = []
+    for line in lines:
+        members = [boxes[i] for i in line]
+        y1 = int(np.median([b[1] for b in members]))
+        y2 = int(np.median([b[3] for b in members]))
+        _add_band(pixels, elements, out, added, y1, y2, line, [(boxes[i][0], boxes[i][2], i) for i in line])
+    found = [*out, *added]
+    for _ in range(MISSED_LINES):
+        boxes = [e.bbox for e in found]
+        more: list[Element] = []
+        sure = [[i for i in line if (found[i].score or 0.0) >= SURE_SCORE] for line in _group_lines(found)]
+        for y1, y2, left, above in _next_lines([line for line in sure if line], boxes):
+            if y2 > bottom:
+                continue
+            # The paragraph's left edge anchors the chain; its line above gives the text colour.
+            _add_band(pixels, found, list(found), more, y1, y2, above, [(left, left, None)], colour_line=(
+                int(np.median([boxes[i][1] for i in above])), int(np.median([boxes[i][3] for i in above]))))
+        if not more:
+            break
+        found += more
+    return found
+
+
+def _group_lines(elements: Sequence[Element]) -> list[list[int]]:
+    """Indexes of the one-line text and link boxes, grouped by line."""
+    lines: list[list[int]] = []
+    for i, e in enumerate(elements):
+        h = e.bbox[3] - e.bbox[1]
+        if e.type not in LINE_TYPES or h < 6 or h > 40:
+            continue
+        for line in lines:
+            if _same_line(elements[line[0]].bbox, e.bbox):
+                line.append(i)
+                break
+        else:
+            lines.append([i])
+    return lines
+
+
+def _add_band(pixels: np.ndarray, elements: Sequence[Element], out: list[Element], added: list[Element],
+              y1: int, y2: int, line: list[int], spans: list[tuple[int, int, int | None]],
+              colour_line: tuple[int, int] | None = None) -> None:
+    """Find the missed words of the band ``y1``–``y2`` that chain out from ``spans`` (the found
+    words of the line, (left, right, element index or None)); grow ``out``'s plain text boxes of
+    ``line`` or append new elements to ``added``. ``colour_line``: the band whose plain text of
+    ``line`` gives the text colour (default: this band)."""
+    width = pixels.shape[1]
+    boxes = {i: tuple(elements[i].bbox) for i in line}
+    height = y2 - y1
+    space = max(3, round(WORD_SPACE * height))
+    left = max(0, min(sp[0] for sp in spans) - 3 * height)
+    right = min(width, max(b[2] for b in boxes.values()) + 3 * height)
+    gap = max(3, round(height * 0.25))
+    words = _words(pixels[y1:y2, left:right], gap)
+    # Everything already boxed on this band, whatever its type (a button's label, a checkbox's).
+    taken = [tuple(e.bbox) for e in out + added if min(e.bbox[3], y2) - max(e.bbox[1], y1) > 0.3 * height]
+    plain = [i for i in line if elements[i].type is ElementType.TEXT]
+    # The ink colour of the line's plain text: a missed word inked otherwise is a link.
+    coloured = words if colour_line is None else _words(pixels[colour_line[0]:colour_line[1], left:right], gap)
+    text_colour = sum((w.colour for w in coloured
+                       if any(boxes[i][0] <= (w.start + w.end) / 2 + left < boxes[i][2] for i in plain)),
+                      np.zeros(3))
+    if colour_line is not None:
+        plain = []  # a new line's words never grow the boxes of the line above
+    missed = []
+    for w in words:
+        start, end = w.start + left, w.end + left
+        if (start <= left and left > 0) or (end >= right and right < width) or end - start < 2:
+            continue  # may go on beyond the band: not a whole word
+        if any(min(end, b[2]) - max(start, b[0]) > 0 for b in taken):
+            continue
+        link = not _same_colour(w.colour, text_colour) if text_colour.any() else w.underlined
+        missed.append((start, end, link))
+    # Chain outwards from the found words: each missed word must be a word space from the line.
+    grown = True
+    while grown and missed:
+        grown = False
+        for m in list(missed):
+            near = [sp for sp in spans if m[0] - sp[1] <= space and sp[0] - m[1] <= space]
+            if not near:
+                continue
+            missed.remove(m)
+            grown = True
+            beside = [sp[2] for sp in near if sp[2] is not None and sp[2] in plain]
+            if not m[2] and beside:
+                k = beside[0]  # plain text: the text box beside it grows to hold it
+                b = tuple(out[k].bbox)
+                grown_box = as_box((min(b[0], m[0]), b[1], max(b[2], min(width, m[1] + RIGHT_PAD)), b[3]))
+                out[k] = out[k].model_copy(update={"bbox": grown_box})
+                spans.append((grown_box[0], grown_box[2], k))
+                continue
+            kind = ElementType.HYPERLINK if m[2] else ElementType.TEXT
+            score = min((elements[i].score or 0.0) for i in line)
+            added.append(Element(type=kind, bbox=as_box((m[0], y1, min(width, m[1] + RIGHT_PAD), y2)), score=score))
+            spans.append((m[0], m[1], None))
+
+
+# --- rows of a list ---------------------------------------------------------------------------------
+ROW_TYPES = frozenset({ElementType.TABLED_TEXT, ElementType.TREE_ITEM})
+ROW_EDGE_PX = 2  # rows of one list start within this many px of one left edge
+ROW_STEPS = 4    # a gap of up to this many rows between two found rows is filled
+ROW_REACH = 30   # rows looked for beyond a list's first and last found rows, one after another
+MIN_ROW_PITCH = 8  # px
+
+
+def _columns(elements: Sequence[Element]) -> list[list[int]]:
+    """Indexes of the sure one-line rows (list entries, table cells, tree rows) that stand in one
+    column, by type: a shared left edge and one height; top to bottom."""
+    columns: list[list[int]] = []
+    for i, e in enumerate(elements):
+        h = e.bbox[3] - e.bbox[1]
+        if e.type not in ROW_TYPES or (e.score or 0.0) < SURE_SCORE or not 6 <= h <= 40:
+            continue
+        for column in columns:
+            first = elements[column[0]].bbox
+            if elements[column[0]].type == e.type and abs(first[0] - e.bbox[0]) <= ROW_EDGE_PX \
+                    and abs(first[3] - first[1] - h) <= 2:
+                column.append(i)
+                break
+        else:
+            columns.append([i])
+    return [sorted(c, key=lambda i: elements[i].bbox[1]) for c in columns]
+
+
+def _row_at(pixels: np.ndarray, taken: list[Box], top: float, height: int, left: int, right: int) -> Box | None:
+    """The box of a list row whose text starts at ``left`` on the band from ``top``, ``height`` px
+    high: its words from the left edge on, a word space apart; None where the band is taken by a
+    box, or holds no text that starts at the edge, or its text runs on past ``right`` (not a row)."""
+    y1 = round(top)
+    y2 = y1 + height
+    if y1 < 0 or y2 > pixels.shape[0]:
+        return None
+    x0, x9 = max(0, left - 2 * ROW_EDGE_PX), min(pixels.shape[1], right + 3 * height)
+    if any(min(y2, b[3]) - max(y1, b[1]) > 0.3 * height and min(x9, b[2]) > max(left, b[0]) for b in taken):
+        return None
+    words = _words(pixels[y1:y2, x0:x9], max(3, round(height * 0.25)))
+    if not words or abs(words[0].start + x0 - left) > ROW_EDGE_PX + 1:
+        return None
+    space, end = max(3, round(WORD_SPACE * height)), words[0].end
+    for w in words[1:]:
+        if w.start - end > space:
+            break
+        end = w.end
+    if end + x0 >= x9 or end - words[0].start < max(6, height // 2):
+        return None
+    return as_box((words[0].start + x0, y1, min(pixels.shape[1], end + x0 + RIGHT_PAD), y2))
+
+
+def add_missed_rows(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
+    """The elements with the rows of a list that no box holds.
+
+    The detector may box a few rows of a plain list and miss the rest (Qt's list views: 4 of 17
+    rows found). A list's rows are easy to follow from the ones found: three or more sure rows of
+    one type at one left edge and one height, two of them one pitch apart, give the pitch. One
+    pitch after another, within a gap between found rows (up to ``ROW_STEPS`` rows) and beyond the
+    first and last found rows (while each band holds one), a band whose text starts at the list's
+    left edge and that no box overlaps is a missed row: a new element of the list's type, boxed on
+    its words, as tall as the found rows, with their lowest score."""
+    pixels = rgb_pixels(image)
+    out = list(elements)
+    for column in _columns(elements):
+        if len(column) < 3:
+            continue
+        boxes = [elements[i].bbox for i in column]
+        steps = [b[1] - a[1] for a, b in itertools.pairwise(boxes) if b[1] > a[1]]
+        if not steps:
+            continue
+        shortest = min(steps)
+        one_row = [s for s in steps if abs(s - shortest) <= 1]
+        if shortest < MIN_ROW_PITCH or len(one_row) < 2:
+            continue
+        pitch = float(np.mean(one_row))
+        height = int(np.median([b[3] - b[1] for b in boxes]))
+        left, right = int(np.median([b[0] for b in boxes])), max(b[2] for b in boxes)
+        if height > pitch:
+            continue
+        kind = elements[column[0]].type
+        score = min(elements[i].score or 0.0 for i in column)
+        tops: list[float] = []
+        for a, b in itertools.pairwise(boxes):
+            rows = round((b[1] - a[1]) / pitch)
+            if 2 <= rows <= ROW_STEPS and abs(b[1] - a[1] - rows * pitch) <= rows:
+                tops += [a[1] + j * (b[1] - a[1]) / rows for j in range(1, rows)]
+        for top in tops:
+            row = _row_at(pixels, [e.bbox for e in out], top, height, left, right)
+            if row is not None:
+                out.append(Element(type=kind, bbox=row, score=score))
+        for direction, top in ((-1, boxes[0][1]), (1, boxes[-1][1])):
+            for _ in range(ROW_REACH):
+                top += direction * pitch
+                row = _row_at(pixels, [e.bbox for e in out], top, height, left, right)
+                if row is None:
+                    break
+                out.append(Element(type=kind, bbox=row, score=score))
+    return out
+
+
+# --- links that run into each other ----------------------------------------------------------------
+MIN_PART_PX = 3  # a part of a split link holds at least this many glyph columns
+UNDERLINE_BELOW_PX = 2  # a link's box may end right above its underline
+WORD_GAP_PX = 3  # the narrowest blank between two words (letters of a word stand 1-2 px apart)
+SHORT_UNDERLINE_PX = 5  # the underline of a two-letter link
+
+
+def split_links(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
+    """The elements with every link box that holds two links cut in two. Each link has its own
+    underline: where the underline under a link box breaks within a blank gap between glyphs, one
+    link ends and the next begins (click-collapsible-2's links "eu" and "lobortis." a space apart,
+    boxed as one link "eu lobortis."). The parts keep the box's top, bottom and score."""
+    return cut_across(image, elements, lambda e: e.type is ElementType.HYPERLINK and (e.score or 0.0) >= SURE_SCORE,
+                      _link_parts)
+
+
+def cut_across(image: Image.Image, elements: Sequence[Element], chosen: Callable[[Element], bool],
+               spans: Callable[[np.ndarray, Box], list[tuple[int, int]] | None]) -> list[Element]:
+    """The elements with each ``chosen`` one cut into the column ``spans`` (screen x, exclusive
+    ends) found in its box; a part keeps the box's top, bottom, type and score."""
+    picked = {i for i, e in enumerate(elements) if chosen(e)}
+    if not picked:
+        return list(elements)
+    pixels = rgb_pixels(image)
+    out: list[Element] = []
+    for i, e in enumerate(elements):
+        parts = spans(pixels, e.bbox) if i in picked else None
+        if not parts:
+            out.append(e)
+            continue
+        out += [e.model_copy(update={"bbox": as_box((a, e.bbox[1], b, e.bbox[3]))}) for a, b in parts]
+    return out
+
+
+def _link_parts(pixels: np.ndarray, box: Box) -> list[tuple[int, int]] | None:
+    """The column spans (screen x, exclusive ends) of the links in one link box, or None for one."""
+    x1, y1, x2, y2 = (int(v) for v in box)
+    band = pixels[y1:min(pixels.shape[0], y2 + UNDERLINE_BELOW_PX), x1:x2]  # the underline may lie just below
+    if band.shape[0] < 6 or band.shape[1] < 2 * MIN_PART_PX + 2:
+        return None
+    diff = band.astype(np.int32) - background_colour(band).astype(np.int32)
+    ink = np.abs(diff).sum(axis=2) > INK_DIFFERENCE
+    # A short link's underline ("in" before "porttitor") is shorter than a line height.
+    underline = _underline(ink, SHORT_UNDERLINE_PX)
+    under = cast(np.ndarray, underline.any(axis=0))  # numpy types any(axis=...) as bool | array
+    glyphs = (ink & ~underline).any(axis=0)
+    if not under.any():
+        return None
+    lined = np.flatnonzero(under)
+    # Breaks in the underline between its first and last column, within a word space: a run of at
+    # least WORD_GAP_PX blank glyph columns. (An underline also skips round a descender, leaving a
+    # break beside the "q" of "aliquet", but there the blank between two letters is narrower.)
+    blank = ~glyphs
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], blank.astype(np.int8), [0]])))
+    spaces = [(a, b) for a, b in zip(edges[::2], edges[1::2], strict=True) if b - a >= WORD_GAP_PX]
+    cuts = [x for x in range(int(lined[0]), int(lined[-1]) + 1)
+            if not under[x] and any(a <= x < b for a, b in spaces)]
+    if not cuts:
+        return None
+    parts: list[tuple[int, int]] = []
+    start = 0
+    for x in cuts:
+        if glyphs[start:x].sum() >= MIN_PART_PX and glyphs[x:].sum() >= MIN_PART_PX:
+            cols = np.flatnonzero(glyphs[start:x]) + start
+            parts.append((x1 + int(cols[0]), x1 + min(int(cols[-1]) + 1 + RIGHT_PAD, x)))
+            start = x + 1
+    if not parts:
+        return None
+    cols = np.flatnonzero(glyphs[start:]) + start
+    parts.append((x1 + int(cols[0]), x1 + int(cols[-1]) + 1 + RIGHT_PAD))
+    return parts
