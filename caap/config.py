@@ -116,11 +116,10 @@ class ObserveConfig(BaseModel):
     detector: Path | None = Field(default=None, description="detector weights (None: the shipped ones)")
     reader: Path | None = Field(default=None, description="reader checkpoint directory (None: the shipped one)")
     conf: float = Field(default=0.25, gt=0, lt=1, description="detector confidence threshold")
-    # Moving one-line text boxes' sides to the words they cover (caap/observe/steps/snap.py): on test
-    # screens text boxes within 2 px of their labels 0.921 -> 0.983, hyperlinks 0.61 -> 0.886. Also
-    # adds the words of those lines that no box holds (the short inline links the detector misses).
-    snap_text_boxes: bool = Field(default=True, description="snap text boxes' sides to the words they cover and "
-                                                            "add the words of their lines no box holds")
+    # false switches off the pipeline's whole fit stage (caap/observe/steps/__init__.py): the text
+    # boxes snapped to their words, the words and rows no box holds, icons and shapes fitted to their ink.
+    snap_text_boxes: bool = Field(default=True, description="run the fit stage: boxes fitted to their words and "
+                                                            "ink, missed words and rows added")
     # The detector: its class is right for 0.9997 of matched elements, the shipped reader's type for
     # 0.955 (models/reader/MODEL_CARD.md); "reader" is the paper's choice.
     type_source: Literal["reader", "detector"] = Field(
@@ -128,7 +127,7 @@ class ObserveConfig(BaseModel):
     # Where element texts come from: the reader's CTC head, PP-OCR (the rapidocr wheel's models),
     # or auto: the reader's, and PP-OCR reads the texts less confident than ocr_threshold; where the
     # two differ the reader's text chooser picks one (caap/observe/text_choice.py). 0.98 was chosen
-    # on validation screens (models/reader/MODEL_CARD.md, "Choosing between the reader and PP-OCR").
+    # on validation screens (models/reader/HISTORY.md, "Choosing between the reader and PP-OCR").
     text_source: Literal["reader", "ocr", "auto"] = Field(
         default="auto", description="reader | ocr | auto (see observe/vision.py)")
     ocr_threshold: float = Field(default=0.98, ge=0, le=1,
@@ -156,6 +155,11 @@ class ObserveConfig(BaseModel):
     # frames for the text chooser, 20-60 KB for a MiniWoB element): tens of MB at most.
     memo: int = Field(default=1024, ge=0, description="readings of element crops remembered by their pixels "
                                                        "(reader and PP-OCR each; 0: off)")
+    # The observer's named steps switched off (caap observe --list-steps prints them): for A/B runs
+    # and for a user whose screens one pixel rule gets wrong. An unknown name stops the observer
+    # before any model loads, with the list of known ones (caap.observe.pipeline.Pipeline).
+    disable: list[str] = Field(default_factory=list, description="observer steps switched off by name "
+                                                                 "(caap observe --list-steps)")
 
 
 class ExecutorConfig(BaseModel):

@@ -53,12 +53,19 @@ def iou(a: Box, b: Box) -> float:
 
 def iou_matrix(boxes: Sequence[Box]) -> np.ndarray:
     """The IoU of every pair of ``boxes`` (n × n floats), as ``iou`` gives it for one pair."""
-    b = np.array(boxes, dtype=np.int64).reshape(-1, 4)
-    w = np.minimum(b[:, None, 2], b[None, :, 2]) - np.maximum(b[:, None, 0], b[None, :, 0])
-    h = np.minimum(b[:, None, 3], b[None, :, 3]) - np.maximum(b[:, None, 1], b[None, :, 1])
+    return iou_between(boxes, boxes)
+
+
+def iou_between(first: Sequence[Box], second: Sequence[Box]) -> np.ndarray:
+    """The IoU of every box of ``first`` with every box of ``second`` (m × n floats)."""
+    a = np.array(first, dtype=np.int64).reshape(-1, 4)
+    b = np.array(second, dtype=np.int64).reshape(-1, 4)
+    w = np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0])
+    h = np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1])
     inter = np.where((w > 0) & (h > 0), w * h, 0)
-    areas = np.maximum(0, b[:, 2] - b[:, 0]) * np.maximum(0, b[:, 3] - b[:, 1])
-    union = areas[:, None] + areas[None, :] - inter
+    area_a = np.maximum(0, a[:, 2] - a[:, 0]) * np.maximum(0, a[:, 3] - a[:, 1])
+    area_b = np.maximum(0, b[:, 2] - b[:, 0]) * np.maximum(0, b[:, 3] - b[:, 1])
+    union = area_a[:, None] + area_b[None, :] - inter
     return np.where(inter > 0, inter / np.maximum(union, 1), 0.0)
 
 

@@ -157,6 +157,10 @@ class StepRecord(BaseModel):
     step: int = Field(ge=1)
     t: float = 0.0  # seconds since the episode started
     elements: list[dict[str, Any]] = Field(default_factory=list)  # Element.to_json() of each
+    # The observer's steps on this screen (name, stage, ms, added/changed/removed) and, one per
+    # element above, the step that added it and those that changed it (None: carried from before).
+    observe_steps: list[dict[str, Any]] = Field(default_factory=list)
+    provenance: list[dict[str, Any] | None] = Field(default_factory=list)
     screenshot: str | None = None  # the file name in the trace directory
     cache: str | None = None  # "hit" or "miss" where an action cache is in use
     prompt: PromptRecord | None = None

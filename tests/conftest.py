@@ -41,6 +41,48 @@ def _isolated_env(monkeypatch, tmp_path, _model_cache):
     monkeypatch.chdir(tmp_path)
 
 
+# --- the shipped observer, loaded once for the whole run ----------------------------------------
+# Tests that use ``shipped_observer`` or ``miniwob_observer`` carry the ``shipped_weights`` marker
+# (``-m "not shipped_weights"`` leaves them out) and are skipped, with the reason, in a checkout
+# without the models in ``models/`` or without the vision extra.
+SHIPPED_FIXTURES = frozenset({"shipped_observer", "miniwob_observer"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if SHIPPED_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.shipped_weights)
+
+
+def _load_observer(detector: Any, cache: Any) -> Any:
+    pytest.importorskip("ultralytics", reason="needs the vision extra (pip install 'caap[vision]')")
+    from caap.config import ObserveConfig
+    from caap.observe.vision import DEFAULT_READER, VisionObserver
+
+    if not detector.is_file() or not (DEFAULT_READER / "model.safetensors").is_file():
+        pytest.skip("the shipped models are not in this checkout")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CAAP_CACHE_DIR", str(cache))  # the detector's exported graph goes to the run's cache
+        return VisionObserver.from_config(ObserveConfig(detector=detector))
+
+
+@pytest.fixture(scope="session")
+def shipped_observer(_model_cache: Any) -> Any:
+    """The observer as ``caap observe`` runs it: the any-application detector, the shipped reader
+    and PP-OCR, the default ``[observe]`` settings."""
+    from caap.observe.vision import DEFAULT_DETECTOR
+
+    return _load_observer(DEFAULT_DETECTOR, _model_cache)
+
+
+@pytest.fixture(scope="session")
+def miniwob_observer(_model_cache: Any) -> Any:
+    """The observer as the MiniWoB++ benchmark runs it (the MiniWoB detector)."""
+    from caap.observe.vision import MINIWOB_DETECTOR
+
+    return _load_observer(MINIWOB_DETECTOR, _model_cache)
+
+
 @pytest.fixture(scope="module")
 def planner():
     """The scripted planner (caap.testing.planner) over HTTP on 127.0.0.1, one per test module."""

@@ -15,6 +15,7 @@ from caap.act.executor import RecordingExecutor
 from caap.elements import Element
 from caap.geometry import contains
 from caap.observe.capture.screen import Screen
+from caap.observe.observation import Observation
 
 
 def el(t: str, box: Sequence[int], text: str | None = None, **kw) -> Element:
@@ -62,8 +63,8 @@ class AppObserver:
     def __init__(self, app: ScriptedApp) -> None:
         self.app = app
 
-    def observe(self, image: Image.Image) -> list[Element]:
-        return [e.model_copy() for e in self.app.states[self.app.state]]
+    def observe(self, image: Image.Image) -> Observation:
+        return Observation([e.model_copy() for e in self.app.states[self.app.state]])
 
 
 class AppExecutor(RecordingExecutor):

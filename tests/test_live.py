@@ -26,7 +26,8 @@ from caap.decide.llm import LLMReply, Usage
 from caap.decide.prompter import CaapPrompter, PromptOptions
 from caap.elements import Element
 from caap.observe.capture.live import CaptureTarget, LiveScreen
-from caap.observe.capture.screen import ScreenError, StaticObserver
+from caap.observe.capture.screen import ScreenError
+from caap.observe.observation import StaticObserver
 
 pytestmark = LIVE
 

@@ -22,6 +22,7 @@ from caap.data.format import Dataset, DatasetError
 from caap.data.labelstudio import labeling_config
 from caap.data.prelabel import LOG_NAME, TASKS_NAME, ModelFiles, check_output, find_images, prelabel
 from caap.elements import Element
+from caap.observe.observation import Observation
 from caap.taxonomy import DETECTOR_CLASSES, TEXT, TYPE_ATTRIBUTES, ElementType
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,19 +55,19 @@ class FakeObserver:
         self.calls = 0
         self.fail_after = fail_after
 
-    def observe(self, image: Image.Image) -> list[Element]:
+    def observe(self, image: Image.Image) -> Observation:
         self.calls += 1
         if self.fail_after is not None and self.calls > self.fail_after:
             raise KeyboardInterrupt  # as a person pressing Ctrl-C half-way
         w, h = image.size
-        return [
+        return Observation([
             Element(type=TEXT_TYPE, bbox=[1, 1, w // 2, 10], text=f"{w}x{h}", score=0.9, text_confidence=0.8),
             Element(type=BOXED_TYPE, bbox=[w - 10, 0, w + 5, h], score=0.5),  # clipped to the image
             Element(type=NO_LABEL_TYPE, bbox=[2, 12, 20, 20], text="?!", score=0.4),
             Element(type=TEXT_TYPE, bbox=[2, 22, 20, 30], text="", score=0.3),
             Element(type=TEXT_TYPE, bbox=[2, 32, 20, 40], text="  ", score=0.2),
             Element(type=TEXT_TYPE, bbox=[3, 42, 21, 50], text="snap", score=None),  # a rule's word: no score
-        ]
+        ])
 
 
 MODELS = ModelFiles(detector=Path("/m/det.pt"), reader=Path("/m/reader"), ocr=True,
@@ -277,17 +278,14 @@ def prelabelled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"shots": shots, "out": out, "result": r}
 
 
-def test_prelabel_with_the_shipped_models(prelabelled: dict[str, Any]) -> None:
+def test_prelabel_with_the_shipped_models(prelabelled: dict[str, Any], shipped_observer: Any) -> None:
     r, out, shots = prelabelled["result"], prelabelled["out"], prelabelled["shots"]
     assert r.exit_code == 0, r.output
     text = " ".join(r.output.split())
     assert f"skipped {shots / 'corrupt.png'}: not a readable image" in text
     assert "4 screenshots pre-labelled" in text and "1 unreadable skipped" in text
 
-    from caap.config import load_config
-    from caap.observe.vision import VisionObserver
-
-    observer = VisionObserver.from_config(load_config(None, {}).observe)
+    observer = shipped_observer  # what caap dataset prelabel loads: the default [observe] settings
     models = ModelFiles.of_observer(observer)
     ds = Dataset(out)
     items = {p.relative_to(out).as_posix(): a for p, a in ds}
@@ -298,7 +296,7 @@ def test_prelabel_with_the_shipped_models(prelabelled: dict[str, Any]) -> None:
     for rel, ann in items.items():
         source = shots / ann.source.note.rsplit(" of ", 1)[1]  # type: ignore[union-attr]
         with Image.open(source) as img:
-            observed = observer.observe(img.convert("RGB"))
+            observed = observer.observe(img.convert("RGB")).elements
             assert (ann.width, ann.height) == img.size
         # The labels are the observer's elements, less those no label may have, empty texts as none.
         want = [(e.type, tuple(e.bbox), e.text if e.text and e.text.strip() else None)

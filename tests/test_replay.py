@@ -21,6 +21,7 @@ from caap.cli import app
 from caap.decide.demos import Demonstration, DemoStep, save_demo
 from caap.elements import Element
 from caap.observe.capture.screen import ImageScreen
+from caap.observe.observation import Observation
 
 SUBMIT = Element(id=2, type="button", bbox=[10, 10, 90, 40], text="Submit", focused=False)
 NAME = Element(id=1, type="input_field", bbox=[10, 50, 150, 70], text="", focused=False)
@@ -43,7 +44,7 @@ class ScriptedObserver:
     def observe(self, image):
         screen = self.screens[min(self.calls, len(self.screens) - 1)]
         self.calls += 1
-        return [e.model_copy() for e in screen]
+        return Observation([e.model_copy() for e in screen])
 
 
 class FakeClock:
@@ -221,7 +222,7 @@ class DomObserver:
         self.browser = browser
 
     def observe(self, image):
-        return [e.model_copy(update={"id": None}) for e in dom_elements(self.browser)]
+        return Observation([e.model_copy(update={"id": None}) for e in dom_elements(self.browser)])
 
 
 def events(browser, kind):

@@ -25,7 +25,8 @@ from caap.decide.ablations import ABLATIONS
 from caap.decide.llm import LLMClient
 from caap.decide.prompter import CaapPrompter, PromptOptions
 from caap.elements import load_elements
-from caap.observe.capture.screen import ImageScreen, StaticObserver, load_image
+from caap.observe.capture.screen import ImageScreen, load_image
+from caap.observe.observation import StaticObserver
 from caap.records import ActionRecord, Outcome
 from caap.report import (
     ReportError,

@@ -98,7 +98,7 @@ def _average_readers(paths: list[Path], weights: list[float], out: Path) -> int:
     import shutil
 
     from caap.observe.read.charlm import LM_FILE
-    from caap.observe.read.inference import ReaderError, ReaderSpec, save_checkpoint
+    from caap.observe.read.configuration import ReaderError, ReaderSpec, save_checkpoint
     from caap.observe.text_choice import CHOICE_FILE
     from caap.train.reader import average_readers
 

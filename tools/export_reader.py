@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from caap.observe.read.charlm import LM_FILE
-from caap.observe.read.inference import CHECKPOINT_FILE, load_checkpoint_meta, load_model, quiet_transformers
+from caap.observe.read.configuration import CHECKPOINT_FILE, load_checkpoint_meta, load_model, quiet_transformers
 from caap.observe.text_choice import CHOICE_FILE
 
 

@@ -24,10 +24,9 @@ from PIL import Image
 
 from caap.data.format import open_dataset
 from caap.elements import Element
-from caap.observe.detect.detector import Detector
-from caap.observe.read.lines import background_colour
+from caap.observe.primitives import background_colour
 from caap.observe.steps.snap import INK_DIFFERENCE, SNAPPED_TYPES, snap_text_boxes
-from caap.train.eval_detector import match_boxes
+from caap.train.eval_detector import detector_observer, match_boxes
 
 
 def same_ink(pixels: np.ndarray, box: tuple[int, ...], gold: tuple[int, ...]) -> bool:
@@ -60,8 +59,9 @@ def main() -> None:
         path = ds.image_path(ann)
         image = Image.open(path).convert("RGB")
         if str(path) not in cache:
-            det = det or Detector(args.detector, snap=False)
-            cache[str(path)] = [e.model_dump(mode="json") for e in det.detect(image)]
+            # the detector's boxes without the fit stage, whose snapping this script measures
+            det = det or detector_observer(args.detector, conf=0.25, device="cpu", snap=False)
+            cache[str(path)] = [e.model_dump(mode="json") for e in det.observe(image).elements]
         raw = [Element.model_validate(e) for e in cache[str(path)]]
         pixels = np.asarray(image)
         snapped = snap_text_boxes(image, raw)

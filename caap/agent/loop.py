@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -31,10 +31,25 @@ from caap.decide.prompter import CaapPrompter, HistoryEntry, PromptContext, Prom
 from caap.elements import Element, element_at
 from caap.memory.cache import ActionCache, cache_key
 from caap.memory.session import Memory
-from caap.observe.capture.screen import FrameChange, Observer, Screen, ScreenError, changed_within
+from caap.observe.capture.screen import FrameChange, Screen, ScreenError, changed_within
+from caap.observe.observation import Observation, Observer
 from caap.observe.tracking import IdTracker
 from caap.records import ActionRecord, EpisodeStatus, Outcome, PromptRecord, StepRecord
 
+
+def provenance_of(tracked: Sequence[Element], observation: Observation) -> list[dict[str, Any] | None]:
+    """The provenance of each tracked element (reordered, with ids), found by its type, box and
+    text among the observation's; None for an element carried from the previous screen."""
+    if len(observation.provenance) != len(observation.elements):
+        return [None] * len(tracked)
+    by_key: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for e, origin in zip(observation.elements, observation.provenance, strict=True):
+        by_key.setdefault((e.type, tuple(e.bbox), e.text), []).append(origin.to_json())
+    out: list[dict[str, Any] | None] = []
+    for e in tracked:
+        found = by_key.get((e.type, tuple(e.bbox), e.text)) if e.visible else None
+        out.append(found.pop(0) if found else None)
+    return out
 
 class Planner(Protocol):
     """What the loop needs from an LLM client."""
@@ -193,16 +208,18 @@ class Agent:
             self.last_frame = frame
             grab_ms = getattr(self.screen, "last_capture_ms", None)  # the grab of the frame observed now
             t0 = time.perf_counter()
-            elements = tracker.update(self.observer.observe(frame))
+            observation = self.observer.observe(frame)
+            elements = tracker.update(observation.elements)
             timings["observe"] = time.perf_counter() - t0
             # The breakdown the benchmark reports, where the screen and observer measure it.
             if isinstance(grab_ms, int | float):
                 timings["capture"] = grab_ms / 1000
-            parts = getattr(self.observer, "last_timings_ms", None) or {}
             for part in ("detect", "read"):
-                if isinstance(parts.get(part), int | float):
-                    timings[part] = parts[part] / 1000
+                if isinstance(observation.timings_ms.get(part), int | float):
+                    timings[part] = observation.timings_ms[part] / 1000
             record.elements = [e.to_json() for e in elements]
+            record.observe_steps = [run.to_json() for run in observation.steps]
+            record.provenance = provenance_of(elements, observation)
             if self.trace:
                 record.screenshot = self.trace.screenshot(step, frame)
 

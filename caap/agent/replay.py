@@ -36,8 +36,9 @@ from caap.act.actions import ActionError, PlannedAction, ScreenState, execute, l
 from caap.act.executor import Executor
 from caap.decide.demos import Demonstration, DemoStep
 from caap.elements import Element
-from caap.observe.capture.screen import Observer, Screen
+from caap.observe.capture.screen import Screen
 from caap.observe.grounding import Located, describe_miss, locate
+from caap.observe.observation import Observer
 from caap.observe.order import reading_order
 
 StepStatus = Literal["done", "planned", "missing", "masked", "denied", "error", "stopped", "end"]
@@ -165,7 +166,7 @@ class Replayer:
 
     def _observe(self, frame: Image.Image) -> list[Element]:
         # Fresh ids per screen: the id only has to mean something to ``plan`` for this one action.
-        ordered = reading_order(self.observer.observe(frame), self.options.row_tolerance_px)
+        ordered = reading_order(self.observer.observe(frame).elements, self.options.row_tolerance_px)
         return [e.model_copy(update={"id": n, "visible": True}) for n, e in enumerate(ordered, start=1)]
 
     def _find(self, target: Element, frame: Image.Image, report: ReplayStep

@@ -1,10 +1,11 @@
 """How long the observer takes per screen: a screen seen for the first time (every element read)
 and the same screen again (the reading memo answers for unchanged elements, as on most steps of
-an episode)."""
+an episode), per stage and per named step of the pipeline."""
 
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from PIL import Image
@@ -15,13 +16,16 @@ from caap.observe.vision import VisionObserver
 @dataclass
 class ObserveTiming:
     """One screen's timings in ms: ``first`` (nothing remembered) and the median of ``repeat``
-    observations of it right after; each holds detect, read, ocr (where used) and total."""
+    observations of it right after; each holds detect, read, ocr (where used) and total. The
+    ``*_steps`` hold the same per named step."""
 
     width: int
     height: int
     elements: int
     first: dict[str, float]
     again: dict[str, float] = field(default_factory=dict)
+    first_steps: dict[str, float] = field(default_factory=dict)
+    again_steps: dict[str, float] = field(default_factory=dict)
 
 
 def _median(runs: list[dict[str, float]]) -> dict[str, float]:
@@ -38,10 +42,14 @@ def warm_up(observer: VisionObserver, image: Image.Image) -> None:
 def time_screen(observer: VisionObserver, image: Image.Image, repeat: int = 3) -> ObserveTiming:
     """``image`` observed once with nothing remembered, then ``repeat`` more times."""
     observer.forget()
-    elements = observer.observe(image)
-    first = dict(observer.last_timings_ms)
-    again = []
-    for _ in range(repeat):
-        observer.observe(image)
-        again.append(dict(observer.last_timings_ms))
-    return ObserveTiming(image.width, image.height, len(elements), first, _median(again))
+    seen = observer.observe(image)
+    again = [observer.observe(image) for _ in range(repeat)]
+    return ObserveTiming(image.width, image.height, len(seen.elements), dict(seen.timings_ms),
+                         _median([o.timings_ms for o in again]), seen.steps_ms, _median([o.steps_ms for o in again]))
+
+
+def step_medians(timings: Sequence[ObserveTiming]) -> dict[str, tuple[float, float]]:
+    """Per step, over the screens: the median ms at first sight and again (steps in the order met)."""
+    names = list(dict.fromkeys(n for t in timings for n in t.first_steps))
+    return {n: (round(statistics.median(t.first_steps.get(n, 0.0) for t in timings), 1),
+                round(statistics.median(t.again_steps.get(n, 0.0) for t in timings), 1)) for n in names}

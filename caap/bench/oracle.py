@@ -12,7 +12,7 @@ import time
 from PIL import Image
 
 from caap.bench.miniwob import MiniWoBEnv
-from caap.elements import Element
+from caap.observe.observation import Observation, Provenance
 
 
 class OracleObserver:
@@ -20,12 +20,12 @@ class OracleObserver:
 
     def __init__(self, env: MiniWoBEnv) -> None:
         self.env = env
-        self.last_timings_ms: dict[str, float] = {}
 
-    def observe(self, image: Image.Image) -> list[Element]:
+    def observe(self, image: Image.Image) -> Observation:
         from caap.bench.dom_labels import annotate, popup_rect
 
         t0 = time.perf_counter()
         elements = annotate(self.env, popup_rect(self.env))
-        self.last_timings_ms = {"detect": round((time.perf_counter() - t0) * 1000, 2), "read": 0.0}
-        return elements
+        ms = round((time.perf_counter() - t0) * 1000, 2)
+        return Observation(elements, {"detect": ms, "read": 0.0, "total": ms}, [],
+                           [Provenance("dom")] * len(elements))

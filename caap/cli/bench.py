@@ -122,7 +122,7 @@ def _check_models(observe: Any) -> None:
     if not detector.is_file():
         fail(f"{detector}: detector weights not found (or use --observer oracle)")
     try:
-        from caap.observe.read.inference import load_checkpoint_meta
+        from caap.observe.read.configuration import load_checkpoint_meta
 
         load_checkpoint_meta(observe.reader or DEFAULT_READER)
     except ImportError:
@@ -167,16 +167,19 @@ def bench_observe(
         help="auto | openvino | onnx | torch: what runs the detector (default: the config's observe section).")] = None,
     ui_scale: Annotated[float | None, typer.Option(
         help="The device scale factor the screens were drawn at (default from the config's observe section).")] = None,
+    disable_step: Annotated[list[str] | None, typer.Option(
+        "--disable-step", help="Switch an observer step off (repeatable; caap observe --list-steps).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per screen.")] = False,
     config: ConfigOpt = None,
 ) -> None:
     """Time the observer per screen: first sight (every element read) and the same screen again
-    (unchanged elements answered from the reading memo). Models are loaded and warmed once."""
+    (unchanged elements answered from the reading memo), then the median of every named step over
+    the screens. Models are loaded and warmed once."""
     import json
     import sys
     from dataclasses import asdict
 
-    from caap.bench.observe_speed import time_screen, warm_up
+    from caap.bench.observe_speed import step_medians, time_screen, warm_up
     from caap.cli.observe import image_paths
     from caap.observe.capture.screen import ScreenError, load_image
     from caap.observe.detect.detector import DetectorError
@@ -187,9 +190,10 @@ def bench_observe(
     paths = image_paths(images)
     _check_models(cfg.observe)
     try:
-        observer = VisionObserver.from_config(cfg.observe)
-    except DetectorError as exc:
+        observer = VisionObserver.from_config(cfg.observe, disable=disable_step or ())
+    except (DetectorError, ValueError) as exc:
         fail(str(exc))
+    timings = []
     table = Table(title=f"observe, ms (detector runtime: {observer.detector.runtime if observer.detector else '-'})")
     for col in ("screen", "size", "elements", "detect", "read", "ocr", "first total", "again total"):
         table.add_column(col, justify="left" if col == "screen" else "right")
@@ -203,6 +207,7 @@ def bench_observe(
             warm_up(observer, image)
             warmed = True
         t = time_screen(observer, image, repeat)
+        timings.append(t)
         if as_json:
             sys.stdout.write(json.dumps({"image": str(path), **asdict(t)}) + "\n")
             continue
@@ -211,3 +216,10 @@ def bench_observe(
                       f"{f['ocr']:.0f}" if "ocr" in f else "-", f"{f['total']:.0f}", f"{t.again['total']:.0f}")
     if not as_json:
         out.print(table)
+        stages = {s["name"]: s["stage"] for s in observer.steps()}
+        per_step = Table(title=f"observer steps, median ms over {len(timings)} screens")
+        for col in ("step", "stage", "first", "again"):
+            per_step.add_column(col, justify="left" if col in ("step", "stage") else "right")
+        for name, (first, again) in step_medians(timings).items():
+            per_step.add_row(name, stages.get(name, "?"), f"{first:.1f}", f"{again:.1f}")
+        out.print(per_step)

@@ -67,7 +67,10 @@ def eval_detector(
     conf: Annotated[float, typer.Option(help="Confidence threshold for precision/recall.")] = 0.25,
     device: Annotated[str, typer.Option(help="Device for the accuracy pass (latency runs on CPU and GPU).")] = "cpu",
     snap: Annotated[bool | None, typer.Option(
-        help="Snap text boxes to the words they cover, as the observer does (default: config observe).")] = None,
+        help="Run the observer's fit stage on the boxes (snapped to their words...), as the observer does "
+             "(default: config observe).")] = None,
+    disable_step: Annotated[list[str] | None, typer.Option(
+        "--disable-step", help="Switch an observer step off (repeatable; caap observe --list-steps).")] = None,
     config: Annotated[Path | None, typer.Option(help="caap config file whose observe section is used.")] = None,
     out_file: Annotated[Path | None, typer.Option("--out", help="Also write the result JSON here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
@@ -76,12 +79,14 @@ def eval_detector(
     from caap.cli.common import config_from_flags
     from caap.data.format import DatasetError
     from caap.observe.detect.detector import DetectorError
+    from caap.observe.pipeline import PipelineError
     from caap.train.eval_detector import evaluate
 
-    snap = config_from_flags(config, {"observe.snap_text_boxes": snap}).observe.snap_text_boxes
+    observe_cfg = config_from_flags(config, {"observe.snap_text_boxes": snap}).observe
     try:
-        result = evaluate(data, weights, conf=conf, device=device, snap=snap)
-    except (DatasetError, DetectorError) as exc:
+        result = evaluate(data, weights, conf=conf, device=device, snap=observe_cfg.snap_text_boxes,
+                          disable=[*observe_cfg.disable, *(disable_step or [])])
+    except (DatasetError, DetectorError, PipelineError) as exc:
         fail(str(exc))
     text = json.dumps(result, indent=2)
     if out_file:
@@ -147,7 +152,7 @@ def train_reader(
 
     Several processes (CPUs or GPUs): torchrun --nproc_per_node N -m caap.cli train reader ..."""
     from caap.data.format import DatasetError
-    from caap.observe.read.inference import ReaderError
+    from caap.observe.read.configuration import ReaderError
     from caap.train.reader import train as run_training
 
     overrides = _settings_overrides(settings or [])
@@ -164,7 +169,7 @@ def _fitted(run: Callable[[], dict], as_json: bool) -> dict | None:
     """Run one of the steps fitted to a trained reader: its report, or None once printed as JSON
     (``--json``); a dataset or reader problem is one error line."""
     from caap.data.format import DatasetError
-    from caap.observe.read.inference import ReaderError
+    from caap.observe.read.configuration import ReaderError
 
     try:
         report = run()
@@ -248,7 +253,7 @@ def train_text_choice(
         with Progress(transient=True, console=out) as bar:
             task = bar.add_task("observing validation screens", total=None)
             return fit([str(d) for d in data], checkpoint, detector=weights, split=split,
-                       snap=cfg.snap_text_boxes, threads=threads, out=out_file,
+                       snap=cfg.snap_text_boxes, disable=cfg.disable, threads=threads, out=out_file,
                        progress=lambda done, total: bar.update(task, completed=done, total=total))
 
     report = _fitted(observe_and_fit, as_json)
@@ -304,7 +309,9 @@ def eval_reader(
              "labelled boxes; also times the whole observation (detect + read).")] = None,
     threads: Annotated[int | None, typer.Option(help="torch CPU threads (default: one per core).", min=1)] = None,
     snap: Annotated[bool | None, typer.Option(
-        help="--detector: snap its text boxes to the words they cover (default: config observe).")] = None,
+        help="--detector: run the observer's fit stage on its boxes (default: config observe).")] = None,
+    disable_step: Annotated[list[str] | None, typer.Option(
+        "--disable-step", help="Switch an observer step off (repeatable; caap observe --list-steps).")] = None,
     out_file: Annotated[Path | None, typer.Option("--out", help="Also write the result JSON here.")] = None,
     errors: Annotated[Path | None, typer.Option(
         help="Write every misread text and state here (JSON Lines: screen, task, box, gold and what each "
@@ -313,7 +320,7 @@ def eval_reader(
     """Type accuracy, text exact match and CER per text source, states, latency; PP-OCR and Tesseract beside it."""
     from caap.cli.common import config_from_flags
     from caap.data.format import DatasetError
-    from caap.observe.read.inference import ReaderError
+    from caap.observe.read.configuration import ReaderError
     from caap.train.eval_reader import evaluate
 
     observe_cfg = config_from_flags(config, {"observe.type_source": type_source, "observe.text_source": text_source,
@@ -323,7 +330,8 @@ def eval_reader(
         result = evaluate(data, checkpoint, device=device, limit=limit, tesseract=not no_tesseract, ocr=not no_ocr,
                           detector=detector, threads=threads, type_source=observe_cfg.type_source,
                           text_source=observe_cfg.text_source, ocr_threshold=observe_cfg.ocr_threshold,
-                          errors=errors, snap=observe_cfg.snap_text_boxes)
+                          errors=errors, snap=observe_cfg.snap_text_boxes,
+                          disable=[*observe_cfg.disable, *(disable_step or [])])
     except (ReaderError, DatasetError) as exc:
         fail(str(exc))
     text = json.dumps(result, indent=2, ensure_ascii=False)

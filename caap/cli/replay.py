@@ -93,7 +93,8 @@ def replay(
     from caap.cli.run import ELEMENTS_HINT
     from caap.decide.demos import DemoFileError, load_demo
     from caap.elements import ElementFileError, load_elements
-    from caap.observe.capture.screen import ScreenError, StaticObserver
+    from caap.observe.capture.screen import ScreenError
+    from caap.observe.observation import StaticObserver
 
     cfg = config_from_flags(config, {
         "observe.detector": detector, "observe.reader": reader,

@@ -120,7 +120,8 @@ def run(
     from caap.memory.cache import CacheError
     from caap.memory.experience import ExperienceError
     from caap.memory.session import Memory, MemoryOptions
-    from caap.observe.capture.screen import ScreenError, StaticObserver, load_image
+    from caap.observe.capture.screen import ScreenError, load_image
+    from caap.observe.observation import StaticObserver
 
     if mode is not None and mode not in ("tools", "text"):
         fail(f"--mode must be 'tools' or 'text', not {mode!r}")

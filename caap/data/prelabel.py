@@ -40,6 +40,7 @@ from caap import __version__
 from caap.data.format import Annotation, Dataset, DatasetError, Source
 from caap.data.labelstudio import export_tasks
 from caap.elements import Element
+from caap.observe.observation import Observation
 from caap.taxonomy import DETECTOR_CLASSES
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
@@ -54,7 +55,7 @@ Status = Literal["written", "already", "unreadable"]
 
 
 class Observer(Protocol):
-    def observe(self, image: Image.Image) -> list[Element]: ...
+    def observe(self, image: Image.Image) -> Observation: ...
 
 
 def _sha256(path: Path) -> str:
@@ -314,7 +315,7 @@ def prelabel(images_dir: str | Path, out_root: str | Path, observer: Observer, m
             result.unreadable.append((path, f"not a readable image ({exc})"))
             report(path, "unreadable", result.unreadable[-1][1])
             continue
-        elements, scores, dropped = label_elements(observer.observe(image), image.width, image.height)
+        elements, scores, dropped = label_elements(observer.observe(image).elements, image.width, image.height)
         if entry is not None:  # logged, but the run stopped before its label was written: same place
             rel = entry["label"]
             group, stem, seed = str(Path(rel).parent.relative_to("labels").as_posix()), Path(rel).stem, entry["seed"]

@@ -243,7 +243,7 @@ class Recorder:
             nonlocal cache
             assert self.observer is not None  # only called where an observer is set
             if cache[0] is not frame:  # one step's after is often the next one's before
-                cache = (frame, list(self.observer.observe(frame)))
+                cache = (frame, list(self.observer.observe(frame).elements))
             return cache[1]
 
         while True:

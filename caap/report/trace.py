@@ -349,19 +349,41 @@ def _state_marks(e: _Element) -> str:
     return ", ".join(marks)
 
 
-def _elements_table(elements: list[_Element], targets: set[int]) -> Markup:
+def _origin(record: Any) -> str:
+    """An element's provenance as ``added_by > changed_by ...``; a dash where none was kept."""
+    if not isinstance(record, dict) or not isinstance(record.get("added_by"), str):
+        return "—"
+    changed = [c for c in _list(record.get("changed_by")) if isinstance(c, str)]
+    return " > ".join([record["added_by"], *changed])
+
+
+def _elements_table(elements: list[_Element], targets: set[int], provenance: list[Any] | None = None) -> Markup:
     rows, classes = [], []
-    for e in elements:
+    origins = provenance if provenance is not None and len(provenance) == len(elements) else None
+    for i, e in enumerate(elements):
         c = centre(e.bbox) if e.bbox else None
         rows.append([
             "?" if e.id is None else e.id, e.type.value + (f" ({e.subtype})" if e.subtype else ""),
             tag("span", e.text, cls="muted") if e.text is None else e.text,
             "—" if e.bbox is None else ", ".join(str(v) for v in e.bbox),
             "—" if c is None else f"{c[0]}, {c[1]}", _state_marks(e), fmt(e.score, 2),
+            *([_origin(origins[i])] if origins is not None else []),
         ])
         classes.append("target" if e.id in targets else ("hidden" if not e.visible else None))
-    return table(["id", "type", "text", "bbox x1,y1,x2,y2", "centre", "state", "score"], rows,
+    return table(["id", "type", "text", "bbox x1,y1,x2,y2", "centre", "state", "score",
+                  *(["from (step that added it > steps that changed it)"] if origins is not None else [])], rows,
                  row_classes=classes, numeric=[0, 6])
+
+
+def _observer_steps(step: StepRecord) -> Markup:
+    """The observer's steps on this screen: time and what each did to the element list."""
+    runs = [r for r in step.observe_steps if isinstance(r, dict)]
+    if not runs:
+        return Markup("")
+    rows = [[r.get("name", "?"), r.get("stage", "?"), fmt(r.get("ms"), 1), r.get("added", 0), r.get("changed", 0),
+             r.get("removed", 0)] for r in runs]
+    steps = table(["step", "stage", "ms", "added", "changed", "removed"], rows, numeric=[2, 3, 4, 5])
+    return Markup(f"<details><summary>Observer steps</summary>{steps}</details>")
 
 
 def _args_text(args: Any) -> str:
@@ -510,7 +532,10 @@ def _dry_run_figure(trace: TraceData, step: StepRecord) -> Markup:
 
 def _step_section(trace: TraceData, step: StepRecord) -> Markup:
     n = step.step
-    elements = [e for e in (_Element.from_json(r) for r in step.elements) if e is not None]
+    origins = step.provenance if len(step.provenance) == len(step.elements) else [None] * len(step.elements)
+    kept = [(e, o) for e, o in zip((_Element.from_json(r) for r in step.elements), origins, strict=True)
+            if e is not None]
+    elements = [e for e, _ in kept]
     actions = step.actions
     targets = set()
     for a in actions:
@@ -533,11 +558,13 @@ def _step_section(trace: TraceData, step: StepRecord) -> Markup:
         Markup("<h3>Response</h3>"), _response_block(step), _proposals_block(step),
         Markup(f"<h3>Timings <span class=\"muted\">({esc(fmt_ms(total))} in all)</span></h3>"),
         stacked_bar(timing_items),
+        _observer_steps(step),
         _prompt_block(step),
     ]
     grid = (f'<div class="step-grid">{_shot_figure(trace, step, elements)}{_dry_run_figure(trace, step)}'
             f'<div class="info">{join(info)}</div></div>')
-    el_table = (f"<h3>Elements ({len(elements)})</h3>{_elements_table(elements, targets)}" if elements
+    provenance = [o for _, o in kept] if step.provenance else None
+    el_table = (f"<h3>Elements ({len(elements)})</h3>{_elements_table(elements, targets, provenance)}" if elements
                 else '<h3>Elements</h3><p class="muted">No elements were recorded for this step.</p>')
     cls = "step bad" if bad else "step"
     return Markup(f'<section class="{cls}" id="step-{esc(n)}">{head}{grid}{el_table}</section>')

@@ -7,6 +7,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,8 @@ from PIL import Image
 from caap.data.format import Dataset, open_dataset
 from caap.geometry import iou
 from caap.observe.detect.detector import Detector
+from caap.observe.steps import FIT_STEPS
+from caap.observe.vision import VisionObserver
 from caap.taxonomy import DETECTOR_CLASSES
 
 IOU_THRESHOLDS = [round(0.5 + 0.05 * i, 2) for i in range(10)]
@@ -72,13 +75,23 @@ def _ap(scores: list[float], hits: list[bool], n_gt: int) -> float:
     return float(np.mean([precision[i] if i < len(precision) else 0.0 for i in idx]))
 
 
+def detector_observer(weights: str | Path, *, conf: float, device: str, snap: bool = True,
+                      disable: Sequence[str] = ()) -> VisionObserver:
+    """The detector with the observer's steps that follow it (detect and fit stages: without a
+    reader no proposal or reading step runs). ``snap`` False: the fit stage off; ``disable``: more
+    steps off by name."""
+    steps = dict.fromkeys([*disable, *(() if snap else FIT_STEPS)])
+    return VisionObserver(Detector(weights, conf=conf, device=device), None, disable=steps)
+
+
 def evaluate(dataset_root: str | Path, weights: str | Path, *, conf: float = 0.25, iou_match: float = 0.5,
-             device: str = "cpu", latency_images: int = 200, snap: bool = True) -> dict[str, Any]:
+             device: str = "cpu", latency_images: int = 200, snap: bool = True,
+             disable: Sequence[str] = ()) -> dict[str, Any]:
     open_dataset(dataset_root)
     items = list(Dataset(dataset_root))
-    # Low threshold for AP; `conf` applies to P/R. `snap`: text boxes snapped to their words, as
-    # the observer uses them.
-    detector = Detector(weights, conf=0.001, device=device, snap=snap)
+    # Low threshold for AP; `conf` applies to P/R. The detector's boxes go through the observer's
+    # steps for them (``snap`` False: the fit stage off; ``disable``: steps off by name).
+    detector = detector_observer(weights, conf=0.001, device=device, snap=snap, disable=disable)
     ds = Dataset(dataset_root)
     tp = fp = fn = centred = 0
     # Per task (a MiniWoB task, a desktop app): labelled, found at IoU 0.5, found by centres.
@@ -92,7 +105,7 @@ def evaluate(dataset_root: str | Path, weights: str | Path, *, conf: float = 0.2
     for _, ann in items:
         with Image.open(ds.image_path(ann)) as im:
             image = im.convert("RGB")
-        found = detector.detect(image)
+        found = detector.observe(image).elements
         kept = [e for e in found if (e.score or 0) >= conf]
         gts = [e.bbox for e in ann.elements]
         scored = [(e.score or 0, e.bbox) for e in kept]
@@ -143,7 +156,7 @@ def evaluate(dataset_root: str | Path, weights: str | Path, *, conf: float = 0.2
     present = [v for v in classes.values() if v["ap50"] is not None]
     return {
         "dataset": str(dataset_root),
-        "weights": str(weights), "snap_text_boxes": snap,
+        "weights": str(weights), "snap_text_boxes": snap, "disabled_steps": sorted(detector.pipeline.disabled),
         "images": len(items),
         "elements": tp + fn,
         "conf": conf,
@@ -157,7 +170,8 @@ def evaluate(dataset_root: str | Path, weights: str | Path, *, conf: float = 0.2
         "map50": round(float(np.mean([v["ap50"] for v in present])), 4) if present else None,
         "map50_95": round(float(np.mean([v["ap50_95"] for v in present])), 4) if present else None,
         "per_class": classes,
-        "latency_ms": latency(weights, [ds.image_path(a) for _, a in items[:latency_images]], conf=conf, snap=snap),
+        "latency_ms": latency(weights, [ds.image_path(a) for _, a in items[:latency_images]], conf=conf, snap=snap,
+                              disable=disable),
     }
 
 
@@ -170,7 +184,8 @@ def _ratio(a: int, b: int) -> float | None:
     return round(a / b, 4) if b else None
 
 
-def latency(weights: str | Path, paths: list[Path], *, conf: float = 0.25, snap: bool = True) -> dict[str, Any]:
+def latency(weights: str | Path, paths: list[Path], *, conf: float = 0.25, snap: bool = True,
+            disable: Sequence[str] = ()) -> dict[str, Any]:
     """Per-image detect() time (model loaded, one screen at a time, as the observer calls it)."""
     out: dict[str, Any] = {}
     devices = ["cpu"]
@@ -186,13 +201,13 @@ def latency(weights: str | Path, paths: list[Path], *, conf: float = 0.25, snap:
         with Image.open(p) as im:
             images.append(im.convert("RGB"))
     for device in devices:
-        det = Detector(weights, conf=conf, device=device, snap=snap)
+        det = detector_observer(weights, conf=conf, device=device, snap=snap, disable=disable)
         for img in images[:5]:
-            det.detect(img)  # warm-up
+            det.observe(img)  # warm-up
         times = []
         for img in images:
             t = time.perf_counter()
-            det.detect(img)
+            det.observe(img)
             times.append((time.perf_counter() - t) * 1000)
         if times:
             times.sort()

@@ -45,6 +45,7 @@ import subprocess
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,16 +54,14 @@ from PIL import Image
 from caap.data.format import Annotation, DatasetError, open_dataset
 from caap.elements import Element
 from caap.files import write_atomic
-from caap.observe.read.inference import Reader, ReaderError, decode_target, same_record
-from caap.observe.steps.field_ink import reading_boxes, without_foreign_ink
+from caap.observe.pipeline import Parts, Pipeline, PipelineError
+from caap.observe.read.configuration import ReaderError
+from caap.observe.read.inference import Reader
+from caap.observe.read.target import decode_target, same_record
+from caap.observe.steps import FIT_STEPS
+from caap.observe.steps.texts import chosen_text, ocr_limit, reads_nothing
 from caap.observe.text_choice import levenshtein
-from caap.observe.vision import (
-    DEFAULT_OCR_THRESHOLD,
-    DEFAULT_TEXT_SOURCE,
-    DEFAULT_TYPE_SOURCE,
-    merge_reading,
-    plain_rows_unhighlighted,
-)
+from caap.observe.vision import DEFAULT_OCR_THRESHOLD, DEFAULT_TEXT_SOURCE, DEFAULT_TYPE_SOURCE
 from caap.taxonomy import CHECKED, FOCUSED, HIGHLIGHTED, SUBTYPE, TEXT, attributes_of
 from caap.train.eval_detector import match_boxes
 
@@ -70,6 +69,9 @@ STATE_ATTRIBUTES = (CHECKED, FOCUSED, HIGHLIGHTED, SUBTYPE)
 TESSERACT_UPSCALE = 3  # MiniWoB text is ~10 px high; Tesseract wants ~30 px capitals
 TESSERACT_PSM = 7      # "treat the image as a single text line"
 AUTO_THRESHOLDS = (0.3, 0.5, 0.7, 0.8, 0.9, 0.95)
+# Labelled boxes are read as they are: the steps that clean a detected field or narrow a detected
+# row's reading box stay off (the reader alone is measured there).
+LABELLED_OFF = ("erase_foreign_ink", "narrow_reading_boxes")
 
 
 def _ratio(a: float, b: float) -> float | None:
@@ -137,7 +139,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
              tesseract: bool = True, ocr: bool = True, latency_screens: int = 50, threads: int | None = None,
              detector: str | Path | None = None, iou_match: float = 0.5, type_source: str = DEFAULT_TYPE_SOURCE,
              text_source: str = DEFAULT_TEXT_SOURCE, ocr_threshold: float = DEFAULT_OCR_THRESHOLD,
-             errors: str | Path | None = None, snap: bool = True) -> dict[str, Any]:
+             errors: str | Path | None = None, snap: bool = True, disable: Sequence[str] = ()) -> dict[str, Any]:
     """Reader accuracy and latency on every labelled element of ``data`` (``limit``: an even spread
     of that many screens), with PP-OCR and Tesseract on the same elements (module docstring).
     ``detector``: weights whose boxes are read instead of the labelled ones (``snap``: with their
@@ -146,7 +148,9 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
     ``threads``: torch and onnxruntime CPU threads (process-wide; None: their defaults); ``errors``: a
     JSON Lines file that gets one row per text the reader, PP-OCR or the default source got wrong
     (``attribute`` "text"; every other text all of them read right) and one per state the observer
-    got wrong (``attribute`` checked/focused/highlighted/subtype, with the decoder's record)."""
+    got wrong (``attribute`` checked/focused/highlighted/subtype, with the decoder's record);
+    ``disable``: the observer's steps switched off by name (``caap observe --list-steps``), for A/B
+    runs; ``snap`` False switches off the fit stage."""
     screens = _screens(data, limit)
     misread: list[dict[str, Any]] = []  # the rows for ``errors``, written once the pass is through
     if errors is not None and not Path(errors).parent.is_dir():
@@ -173,17 +177,21 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
         from caap.observe.detect.detector import Detector, DetectorError
 
         try:
-            det = Detector(detector, device=device, snap=snap)
+            det = Detector(detector, device=device)
         except DetectorError as exc:
             raise ReaderError(str(exc)) from None
-    observer = None
-    if text_source != "reader" and engine is not None:
-        from caap.observe.vision import VisionObserver
-
-        # The observer's own text step (the detector is run here, box by box, for the matching).
-        observer = VisionObserver(det, reader, type_source=type_source, text_source=text_source, ocr=engine,
-                                  ocr_threshold=ocr_threshold)
-    chooser = getattr(observer, "chooser", None)
+    # The observer's own pipeline of steps. With a detector: every step, from the screen. Without
+    # one: from the read stage on, on the labelled boxes as they are (no field's stray ink painted
+    # over, no narrowed reading box) with the reader's own type — the reader alone.
+    off = [*disable, *(() if snap else FIT_STEPS), *(() if det is not None else LABELLED_OFF)]
+    try:
+        pipeline = Pipeline(disable=dict.fromkeys(off))
+    except PipelineError as exc:
+        raise ReaderError(str(exc)) from None
+    parts = Parts(detector=det, reader=reader, ocr=engine if text_source != "reader" else None,
+                  type_source=type_source if det is not None else "reader", text_source=text_source,
+                  ocr_threshold=ocr_threshold)
+    chooser = parts.chooser
     # As the observer reads: with the detector's class as the type, the decoder writes that class's
     # record (the reader's own type is then not measured: score it on labelled boxes).
     follow = det is not None and type_source == "detector"
@@ -204,15 +212,14 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
     for image_path, ann in screens:
         if not ann.elements:
             continue
-        image = _load(image_path)
+        look = pipeline.look(_load(image_path), parts)
         t_detect = 0.0
         if det is None:
             found = list(ann.elements)  # the true types stand in for a detector that is always right
             golds: list[Element | None] = list(ann.elements)
         else:
             t0 = time.perf_counter()
-            # The observer's proposals (the detector's boxes and what its pixel rules add) where it runs.
-            found = observer.propose(image) if observer is not None else det.detect(image)
+            found = pipeline.run(look, stop="read")  # the detector's boxes, fitted, and the proposals
             t_detect = time.perf_counter() - t0
             matched = match_boxes([(e.score or 0.0, e.bbox) for e in found], [e.bbox for e in ann.elements], iou_match)
             golds = [ann.elements[j] if j >= 0 else None for j in matched]
@@ -224,41 +231,34 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             if not found:
                 continue
         boxes, hints = [e.bbox for e in found], [e.type for e in found]
-        read_boxes = boxes
-        if det is not None:  # the whole observer: fields read without what shows through them or sits at their end,
-            image = without_foreign_ink(image, found)  # rows without the icon before their text
-            read_boxes = [e.bbox for e in reading_boxes(image, found)]
         if not warmed:
-            reader.read(image, boxes, hints, follow_hints=follow)  # the first call pays one-off costs
+            reader.read(look.image, boxes, hints, follow_hints=follow)  # the first call pays one-off costs
             if engine is not None:
-                engine.read(image, boxes[:1], [hints[0].value])
+                engine.read(look.image, boxes[:1], [hints[0].value])
             warmed = True
         t0 = time.perf_counter()
-        read = reader.read(image, read_boxes, hints, follow_hints=follow)
+        merged = pipeline.run(look, found, start="read", stop="unhighlight_plain_rows")
         t_read = time.perf_counter() - t0
+        readings = look.readings
+        assert readings is not None  # the read stage ran
         read_times.append(t_read * 1000)
         read_elements += len(boxes)
-        records = [decode_target(r.record, b) for r, b in zip(reader.last_readings, boxes, strict=True)]
-        merged = [merge_reading(f, r, type_source) if det is not None else r
-                  for f, r in zip(found, read, strict=True)]
+        records = [decode_target(r.record, b) for r, b in zip(readings.readings, boxes, strict=True)]
         texty = [i for i, e in enumerate(merged) if TEXT in attributes_of(e.type)]
         ocr_text: dict[int, str] = {}
         ocr_confidence: dict[int, float] = {}
         if engine is not None and texty:
             t0 = time.perf_counter()
-            got = engine.read(image, [boxes[i] for i in texty], [merged[i].type.value for i in texty])
+            got = engine.read(look.image, [boxes[i] for i in texty], [merged[i].type.value for i in texty])
             ocr_times.append((time.perf_counter() - t0) * 1000)
             ocr_elements += len(texty)
             ocr_text = {i: g.text for i, g in zip(texty, got, strict=True)}
             ocr_confidence = {i: round(float(g.confidence), 4) for i, g in zip(texty, got, strict=True)}
-        # The observer's own output under the configured text source, timed as it runs (only the
-        # doubtful texts go to PP-OCR under auto), its rules on the pixels included.
-        default = merged
-        t_ocr = 0.0
-        if observer is not None:
-            t0 = time.perf_counter()
-            default = observer.rules(image, observer.texts(image, plain_rows_unhighlighted(image, merged)))
-            t_ocr = time.perf_counter() - t0
+        # The observer's own output under the configured text source: the rest of the pipeline,
+        # timed as it runs (only the doubtful texts go to PP-OCR under auto).
+        t0 = time.perf_counter()
+        default = pipeline.run(look, merged, start="unhighlight_plain_rows")
+        t_ocr = time.perf_counter() - t0
         if det is not None:
             observe_times.append(((t_detect + t_read + t_ocr) * 1000, len(boxes)))
         task = ann.source.task or "-"
@@ -282,7 +282,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
                     if errors is not None and getattr(pred, name) != truth:
                         misread.append({"screen": image_path.name, "task": ann.source.task, "type": gold.type.value,
                                         "bbox": list(boxes[i]), "attribute": name, "gold": truth,
-                                        "read": getattr(pred, name), "record": reader.last_readings[i].record})
+                                        "read": getattr(pred, name), "record": readings.readings[i].record})
             if TEXT not in attributes_of(gold.type) or gold.text is None:
                 continue
             said = _text_of(merged[i])
@@ -291,15 +291,15 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             right_default = texts["default"].add(_text_of(pred), gold.text)
             confidence = merged[i].text_confidence
             # The chooser's verdict does not depend on the threshold: weighed once per text.
-            chosen = (observer._chosen(merged[i], ocr_text[i], ocr_confidence[i], i)
-                      if observer is not None and chooser is not None and i in ocr_text else None)
-            blank = observer is not None and observer._read_nothing(merged[i])  # asked whatever the threshold
+            chosen = (chosen_text(parts, readings, merged[i], ocr_text[i], ocr_confidence[i], i)
+                      if chooser is not None and i in ocr_text else None)
+            blank = parts.ocr is not None and reads_nothing(merged[i])  # asked whatever the threshold
             for th, score in auto.items():
                 doubtful = i in ocr_text and (confidence is None or confidence < th or blank)
                 score.add(ocr_text[i] if doubtful else said, gold.text, to_ocr=doubtful)
-                if observer is not None and chooser is not None:  # a chooser comes from the observer
+                if chooser is not None:
                     doubtful = i in ocr_text and (confidence is None or blank
-                                                  or confidence < observer._limit(merged[i], th))
+                                                  or confidence < ocr_limit(parts, merged[i], th))
                     auto_choice[th].add(chosen if doubtful and chosen is not None else said, gold.text,
                                         to_ocr=doubtful)
             row[2] += 1
@@ -322,7 +322,8 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
         "dataset": str(data), "checkpoint": str(checkpoint), "device": reader.device,
         "boxes": "labelled" if det is None else "detected", "screens": len(screens), "elements": n,
         "settings": {"type_source": type_source, "text_source": text_source, "ocr_threshold": ocr_threshold,
-                     **({"snap_text_boxes": snap} if detector is not None else {})},
+                     **({"snap_text_boxes": snap} if detector is not None else {}),
+                     "disabled_steps": sorted(pipeline.disabled)},
         "type": {"reader": None if follow else _ratio(counts["reader_type"], n),
                  "observer": _ratio(counts["observer_type"], n),
                  **({"detector": _ratio(counts["detector_type"], n)} if det is not None else {})},

@@ -37,23 +37,21 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from caap.observe.read.colour import colour_set
-from caap.observe.read.ctc import COVERAGE, Alphabet
-from caap.observe.read.inference import (
+from caap.observe.read.configuration import (
     CHECKPOINT_FILE,
     DEFAULT_MASK,
     DEFAULT_PATCH,
-    Reader,
     ReaderError,
     ReaderSpec,
     build_tokenizer,
-    decode_target,
     load_model,
     resolve_device,
-    same_record,
     save_checkpoint,
 )
-from caap.observe.read.patches import patch_values
+from caap.observe.read.ctc import COVERAGE, Alphabet
+from caap.observe.read.inference import Reader
+from caap.observe.read.processing import colour_set, patch_values
+from caap.observe.read.target import decode_target, same_record
 from caap.taxonomy import BOOLEAN_ATTRIBUTES, SUBTYPE, TEXT, attributes_of
 from caap.train.reader_data import (
     BatchPrefetch,
@@ -113,7 +111,7 @@ class ReaderTrainSettings(_Strict):
     semi_mask: MaskSettings = Field(default_factory=MaskSettings)
     box_jitter: int = Field(2, ge=0)
     decoder_text: bool = False
-    colour: Literal[False, True, "crop", "box"] = False  # caap.observe.read.colour; true = crop
+    colour: Literal[False, True, "crop", "box"] = False  # caap.observe.read.processing; true = crop
     colour_lr: float = Field(10.0, gt=0)
     train_parts: Literal["all", "decoder"] = "all"
     ctc_weight: float = Field(0.5, ge=0, le=1)
@@ -292,7 +290,7 @@ def base_alphabet(settings: ReaderTrainSettings, texts: Iterable[str]) -> Alphab
     meta = Path(str(settings.base)).expanduser() / "caap-reader.json" if settings.base else None
     if meta is None or not meta.is_file():
         return built
-    from caap.observe.read.inference import load_checkpoint_meta
+    from caap.observe.read.configuration import load_checkpoint_meta
 
     old = str(load_checkpoint_meta(meta.parent)["alphabet"])
     return Alphabet(old + "".join(ch for ch in built.chars if ch not in set(old)))
@@ -342,7 +340,7 @@ def average_readers(directories: list[Path], shares: list[float]) -> tuple[Any, 
     screens forgets some of its base's (MiniWoB's mail icons, after the any-application fine-tune);
     the mean keeps most of both. A checkpoint whose alphabet is a prefix of the last one's (the
     fine-tune grew it, ``base_alphabet``) takes part with its CTC head grown as training grew it."""
-    from caap.observe.read.inference import load_checkpoint_meta, load_model
+    from caap.observe.read.configuration import load_checkpoint_meta, load_model
 
     if len(directories) != len(shares) or len(directories) < 2 or min(shares) < 0 or not sum(shares) > 0:
         raise ReaderError("average: two checkpoints or more, one share each, none negative, not all zero")
@@ -484,7 +482,7 @@ def validate(reader: Reader, samples: list[Sample], *, decoder_text: bool) -> di
     with torch.inference_mode():
         for image, group in by_screen.items():
             read = reader.read(cache.get(image), [s.bbox for s in group], [s.element.type for s in group])
-            for s, got, reading in zip(group, read, reader.last_readings, strict=True):
+            for s, got, reading in zip(group, read.elements, read.readings, strict=True):
                 gold = s.element
                 n += 1
                 # The reader's own type: the hint it was given fills in only for unreadable records.
@@ -657,7 +655,7 @@ def train(
     train_samples, val_samples, info = load_samples(datasets, settings.split)
     tokenizer = build_tokenizer()
     if last is not None:
-        from caap.observe.read.inference import load_checkpoint_meta
+        from caap.observe.read.configuration import load_checkpoint_meta
 
         meta = load_checkpoint_meta(last)
         spec = ReaderSpec.from_meta(meta)

@@ -1,7 +1,7 @@
 """Training samples for the element reader: real screens (MiniWoB++) and synthetic text screens.
 
-One sample per labelled element: the screenshot semi-masked around it (``caap.observe.read.semimask``),
-cut into native-resolution patches (``caap.observe.read.patches``), with two targets — the decoder's
+One sample per labelled element: the screenshot semi-masked around it (``caap.observe.read.processing``),
+cut into native-resolution patches (``caap.observe.read.processing``), with two targets — the decoder's
 record string (``caap.observe.read.inference.encode_target``, the text left out unless the decoder is to
 write it too) and the CTC head's text (``caap.observe.read.ctc``).
 
@@ -24,11 +24,10 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.read.colour import box_colour
+from caap.observe.read.configuration import ReaderError
 from caap.observe.read.ctc import Alphabet, normalise
-from caap.observe.read.inference import ReaderError, encode_target
-from caap.observe.read.patches import patchify
-from caap.observe.read.semimask import semi_mask
+from caap.observe.read.processing import box_colour, patchify, semi_mask
+from caap.observe.read.target import encode_target
 from caap.taxonomy import TEXT, ElementType, attributes_of
 
 SYNTH_KIND = "synth"
@@ -66,7 +65,7 @@ def ctc_text(element: Element) -> str | None:
 # Fields whose label says "empty" while their box shows text: a placeholder (the label is the
 # value), or a generated field whose drawn text the labeller did not take as its value. Trained to
 # read them as nothing, the fine-tune for any application read use-spinner's `-1` as empty with
-# confidence 1.0 (models/reader/MODEL_CARD.md, stop 39), so they get no CTC target at all.
+# confidence 1.0 (models/reader/HISTORY.md, stop 39), so they get no CTC target at all.
 EMPTY_CAN_SHOW_TEXT = (ElementType.INPUT_FIELD, ElementType.TEXT_AREA)
 INK_CONTRAST = 60  # grey levels from the field's own background
 INK_COLUMNS = 4  # distinct columns of such pixels: more than a caret (1-2 px wide)
@@ -281,7 +280,7 @@ class GroupedBatches:
 def patch_shape(sample: Sample, patch: tuple[int, int], mask: dict[str, Any]) -> tuple[int, int]:
     """The (rows, columns) of patches a sample's crop becomes (the box plus its context on every
     side)."""
-    from caap.observe.read.patches import grid_size
+    from caap.observe.read.processing import grid_size
 
     margin = max(int(mask.get("context") or 0), int(mask.get("outline_px") or 0))
     x1, y1, x2, y2 = sample.bbox
@@ -304,7 +303,7 @@ class Collate:
     def __init__(self, tokenizer: Any, alphabet: Alphabet, *, patch: tuple[int, int], max_patches: int,
                  mask: dict[str, Any], max_target_tokens: int, decoder_text: bool, jitter: int = 0,
                  seed: int = 0, colour: str | None = None) -> None:
-        """``colour``: the model's colour set (``caap.observe.read.colour``); ``box`` is measured on the
+        """``colour``: the model's colour set (``caap.observe.read.processing``); ``box`` is measured on the
         screenshot around the (jittered) box, anything else on the crop."""
         self.tokenizer, self.alphabet = tokenizer, alphabet
         self.colour = colour

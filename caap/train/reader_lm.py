@@ -19,8 +19,9 @@ from typing import Any
 from PIL import Image
 
 from caap.observe.read.charlm import LM_FILE, CharLM, Fusion
+from caap.observe.read.configuration import ReaderError
 from caap.observe.read.ctc import beam_decode
-from caap.observe.read.inference import Reader, ReaderError
+from caap.observe.read.inference import Reader
 from caap.train.reader_data import ctc_text, load_samples, spread
 
 WEIGHTS = (0.0, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6)
@@ -46,18 +47,14 @@ def ctc_outputs(reader: Reader, samples: Sequence[Any]) -> list[tuple[Any, Any, 
     by_image: dict[str, list[Any]] = defaultdict(list)
     for s in samples:
         by_image[s.image].append(s)
-    reader.keep_log_probs = True
     out = []
-    try:
-        for image_path, group in by_image.items():
-            with Image.open(image_path) as im:
-                image = im.convert("RGB")
-            crops = reader._crops(image, [s.bbox for s in group])
-            readings, _ = reader.infer(crops, [False] * len(crops), 1)
-            for s, reading, lp in zip(group, readings, reader.last_log_probs, strict=True):
-                out.append((lp, reading, ctc_text(s.element) or ""))
-    finally:
-        reader.keep_log_probs = False
+    for image_path, group in by_image.items():
+        with Image.open(image_path) as im:
+            image = im.convert("RGB")
+        crops = reader._crops(image, [s.bbox for s in group])
+        readings, _, frames = reader.infer(crops, [False] * len(crops), 1, log_probs=True)
+        for s, reading, lp in zip(group, readings, frames, strict=True):
+            out.append((lp, reading, ctc_text(s.element) or ""))
     return out
 
 

@@ -20,8 +20,9 @@ from typing import Any
 
 from PIL import Image
 
+from caap.observe.read.configuration import ReaderError
 from caap.observe.read.ctc import normalise
-from caap.observe.read.inference import Reader, ReaderError
+from caap.observe.read.inference import Reader
 from caap.observe.text_choice import CHOICE_FILE, TextChooser, features, resolve_lookalikes
 from caap.taxonomy import TEXT, ElementType, attributes_of
 
@@ -48,43 +49,39 @@ def observed_texts(datasets: Sequence[str | Path], reader: Reader, ocr: Any, det
         raise ReaderError(str(exc)) from None
     if not items:
         raise ReaderError(f"{', '.join(map(str, datasets))}: split '{split}' leaves no labelled validation screens")
-    reader.keep_log_probs = True
     rows: list[dict[str, Any]] = []
-    try:
-        for n, item in enumerate(items):
-            with Image.open(item.image_path) as im:
-                image = im.convert("RGB")
-            found = detector.detect(image) if detector is not None else list(item.ann.elements)
-            if not found:
+    for n, item in enumerate(items):
+        with Image.open(item.image_path) as im:
+            image = im.convert("RGB")
+        found = detector.observe(image).elements if detector is not None else list(item.ann.elements)
+        if not found:
+            continue
+        golds = item.ann.elements
+        matched = (match_boxes([(e.score or 0.0, e.bbox) for e in found], [e.bbox for e in golds], 0.5)
+                   if detector is not None else list(range(len(golds))))
+        readings = reader.read(image, [e.bbox for e in found], [e.type for e in found],
+                               follow_hints=detector is not None, log_probs=True)
+        read, log_probs = readings.elements, readings.log_probs
+        texty = [i for i, e in enumerate(read) if TEXT in attributes_of(e.type)]
+        got = ocr.read(image, [read[i].bbox for i in texty], [read[i].type.value for i in texty]) if texty else []
+        for i, o in zip(texty, got, strict=True):
+            gold = golds[matched[i]] if matched[i] >= 0 else None
+            if gold is None or gold.text is None or TEXT not in attributes_of(gold.type):
                 continue
-            golds = item.ann.elements
-            matched = (match_boxes([(e.score or 0.0, e.bbox) for e in found], [e.bbox for e in golds], 0.5)
-                       if detector is not None else list(range(len(golds))))
-            read = reader.read(image, [e.bbox for e in found], [e.type for e in found],
-                               follow_hints=detector is not None)
-            log_probs = reader.last_log_probs
-            texty = [i for i, e in enumerate(read) if TEXT in attributes_of(e.type)]
-            got = ocr.read(image, [read[i].bbox for i in texty], [read[i].type.value for i in texty]) if texty else []
-            for i, o in zip(texty, got, strict=True):
-                gold = golds[matched[i]] if matched[i] >= 0 else None
-                if gold is None or gold.text is None or TEXT not in attributes_of(gold.type):
-                    continue
-                element = read[i]
-                mine, theirs = normalise(element.text or ""), normalise(o.text)
-                if mine != theirs and element.type != ElementType.TEXT_AREA:  # as the observer does
-                    theirs = resolve_lookalikes(theirs, log_probs[i], reader.alphabet, reader.lm)
-                row: dict[str, Any] = {
-                    "seed": item.ann.source.seed or 0, "type": element.type.value, "gold": normalise(gold.text),
-                    "reader": mine, "reader_conf": float(element.text_confidence or 0.0), "ocr": theirs,
-                    "ocr_conf": float(o.confidence), "features": None}
-                if mine != theirs and element.type != ElementType.TEXT_AREA:
-                    row["features"] = features(mine, row["reader_conf"], theirs, row["ocr_conf"], log_probs[i],
-                                               reader.alphabet, reader.lm, element.type.value)
-                rows.append(row)
-            if progress is not None:
-                progress(n + 1, len(items))
-    finally:
-        reader.keep_log_probs = False
+            element = read[i]
+            mine, theirs = normalise(element.text or ""), normalise(o.text)
+            if mine != theirs and element.type != ElementType.TEXT_AREA:  # as the observer does
+                theirs = resolve_lookalikes(theirs, log_probs[i], reader.alphabet, reader.lm)
+            row: dict[str, Any] = {
+                "seed": item.ann.source.seed or 0, "type": element.type.value, "gold": normalise(gold.text),
+                "reader": mine, "reader_conf": float(element.text_confidence or 0.0), "ocr": theirs,
+                "ocr_conf": float(o.confidence), "features": None}
+            if mine != theirs and element.type != ElementType.TEXT_AREA:
+                row["features"] = features(mine, row["reader_conf"], theirs, row["ocr_conf"], log_probs[i],
+                                           reader.alphabet, reader.lm, element.type.value)
+            rows.append(row)
+        if progress is not None:
+            progress(n + 1, len(items))
     return rows
 
 
@@ -127,7 +124,7 @@ def _policy_scores(rows: Sequence[dict[str, Any]], verdict: Callable[[dict[str, 
 
 
 def fit(datasets: Sequence[str | Path], checkpoint: str | Path, *, detector: str | Path | None,
-        split: str = "val:2800-2999", snap: bool = True, threads: int | None = None,
+        split: str = "val:2800-2999", snap: bool = True, disable: Sequence[str] = (), threads: int | None = None,
         out: str | Path | None = None, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Observe, cross-validate, fit, write; returns the report (``module docstring``)."""
     t0 = time.perf_counter()
@@ -145,9 +142,12 @@ def fit(datasets: Sequence[str | Path], checkpoint: str | Path, *, detector: str
     det = None
     if detector is not None:
         from caap.observe.detect.detector import Detector, DetectorError
+        from caap.observe.steps import FIT_STEPS
+        from caap.observe.vision import VisionObserver
 
-        try:
-            det = Detector(detector, snap=snap)
+        try:  # the detector and its fitting steps, as the observer runs them (no reader: no proposals)
+            det = VisionObserver(Detector(detector), None,
+                                 disable=dict.fromkeys([*disable, *(() if snap else FIT_STEPS)]))
         except DetectorError as exc:
             raise ReaderError(str(exc)) from None
     rows = observed_texts(datasets, reader, ocr, det, split=split, progress=progress)

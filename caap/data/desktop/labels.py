@@ -21,7 +21,7 @@ from PIL import Image
 from caap.data.desktop.session import XWindow
 from caap.elements import Element
 from caap.geometry import Box, area, intersect, uncovered_part
-from caap.observe.read.lines import INK_SUM, background_colour, ink_mask
+from caap.observe.primitives import INK_SUM, background_colour, ink_mask
 from caap.observe.steps.cells import cell_ink_box
 from caap.observe.steps.figures import control_kind
 from caap.observe.steps.shape_fit import ink_box

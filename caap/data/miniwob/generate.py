@@ -34,6 +34,7 @@ from caap.data.dedup import dhash, near_duplicate
 from caap.data.format import Annotation, Dataset, Source
 from caap.elements import Element
 from caap.observe.capture.live import CaptureTarget, LiveScreen, SettleOptions
+from caap.observe.observation import Observation
 
 # Clicking these usually ends the episode; the explorer leaves them alone except by accident.
 ENDING_WORDS = ("submit", "ok", "login", "log in", "search", "cancel", "yes", "no", "done", "next", "previous")
@@ -259,11 +260,10 @@ class _LabellingObserver:
         self.task, self.seed, self.utterance = task, seed, utterance
         self.dataset, self.hashes, self.near_bits, self.stats = dataset, hashes, near_bits, stats
         self.step = self.kept = 0
-        self.last_timings_ms: dict[str, float] = {}
 
-    def observe(self, image: Image.Image) -> list[Element]:
-        elements = self.oracle.observe(image)
-        self.last_timings_ms = self.oracle.last_timings_ms
+    def observe(self, image: Image.Image) -> Observation:
+        observation = self.oracle.observe(image)
+        elements = observation.elements
         h = dhash(image)
         if near_duplicate(h, self.hashes, self.near_bits):
             self.stats.duplicates += 1
@@ -277,7 +277,7 @@ class _LabellingObserver:
             self.stats.screenshots += 1
             self.stats.elements += len(elements)
         self.step += 1
-        return elements
+        return observation
 
 
 def _agent_episode(env: MiniWoBEnv, task: str, seed: int, screen: LiveScreen, executor: XdotoolExecutor,

@@ -10,12 +10,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
-
-from caap.elements import Element
 
 
 class ScreenError(RuntimeError):
@@ -41,13 +39,6 @@ class Screen(ABC):
         """Release the capture backend."""
 
 
-@runtime_checkable
-class Observer(Protocol):
-    """Screenshot → elements (without ids; the loop's tracker assigns them)."""
-
-    def observe(self, image: Image.Image) -> list[Element]: ...
-
-
 def load_image(path: str | Path) -> Image.Image:
     path = Path(path)
     try:
@@ -67,16 +58,6 @@ class ImageScreen(Screen):
 
     def capture(self) -> Image.Image:
         return self.image
-
-
-class StaticObserver:
-    """Returns a fixed element list (``caap run --elements``), whatever the image."""
-
-    def __init__(self, elements: list[Element]) -> None:
-        self.elements = elements
-
-    def observe(self, image: Image.Image) -> list[Element]:
-        return [e.model_copy() for e in self.elements]
 
 
 CARET_WIDTH = 3  # px: a change no wider than this, in one column run, is a text caret blinking

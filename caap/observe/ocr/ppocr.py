@@ -35,8 +35,8 @@ import numpy as np
 from PIL import Image
 
 from caap.observe.memo import memo_of, pixel_key
-from caap.observe.primitives import rgb_pixels
-from caap.observe.read.lines import LINE_SEPARATOR, background_colour
+from caap.observe.primitives import background_colour, ink_mask, rgb_pixels
+from caap.observe.read.lines import LINE_SEPARATOR
 
 DET_MODEL = "PP-OCRv6_det_small.onnx"
 REC_MODEL = "PP-OCRv6_rec_small.onnx"
@@ -245,7 +245,7 @@ class PPOCR:
             crop, bg = flat, np.full(3, 255, np.uint8)
         elif t.light_on_dark and (dark := _dark_on_light(crop, bg, t.ink_threshold)) is not None:
             crop, bg = dark, np.full(3, 255, np.uint8)
-        raw = _ink(crop, bg, t.ink_threshold)
+        raw = ink_mask(crop, bg, t.ink_threshold, reduce="max")
         outer = inner
         inner, lines = _borders(raw, outer, t.frame_fraction)
         framed = inner != outer
@@ -427,16 +427,12 @@ def _dark_on_light(crop: np.ndarray, bg: np.ndarray, threshold: int) -> np.ndarr
     fill = float(_luminance(bg.astype(np.float32)))
     if max(fill, float(_luminance(ring.astype(np.float32)))) > DARK_FILL:
         return None
-    ink = _ink(crop, bg, threshold)
+    ink = ink_mask(crop, bg, threshold, reduce="max")
     if ink.sum() < 4 or float(_luminance(crop[ink].astype(np.float32)).mean()) < fill + LIGHTER_INK:
         return None
     d = np.abs(crop.astype(np.int16) - bg.astype(np.int16)).max(axis=2).astype(np.float32)
     grey = (255 - np.clip(d * 1.25, 0, 255)).astype(np.uint8)
     return np.repeat(grey[:, :, None], 3, axis=2)
-
-
-def _ink(crop: np.ndarray, bg: np.ndarray, threshold: int) -> np.ndarray:
-    return (np.abs(crop.astype(np.int16) - bg.astype(np.int16)).max(axis=2) > threshold)
 
 
 def _borders(ink: np.ndarray, box: tuple[int, int, int, int], fraction: float
@@ -591,7 +587,7 @@ def _bullets(crop: np.ndarray, bg: np.ndarray, keep: np.ndarray) -> int:
     are counted on their dark cores: at small sizes neighbouring bullets touch."""
     import cv2  # a rapidocr dependency
 
-    core = _ink(crop, bg, 127) & keep
+    core = ink_mask(crop, bg, 127, reduce="max") & keep
     n, _, stats, centres = cv2.connectedComponentsWithStats(core.astype(np.uint8), connectivity=4)
     if n < 2 or (keep & ~cv2.dilate(core.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)).any():
         return 0

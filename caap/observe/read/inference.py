@@ -1,9 +1,9 @@
 """The element reader: Pix2Struct with a CTC text head, reading one semi-masked element crop per
 detected box into a short structured record (CAAP §3.1, "UI element understanding").
 
-Input: the screenshot semi-masked around the element (``caap.observe.read.semimask``: the element
+Input: the screenshot semi-masked around the element (``caap.observe.read.processing``: the element
 untouched, a frame just outside its box, everything else darkened), cropped to the element plus a
-few px of context and cut at native resolution into narrow patches (``caap.observe.read.patches``).
+few px of context and cut at native resolution into narrow patches (``caap.observe.read.processing``).
 Output, from one encoder pass over all elements of a screen:
 
 * the **text**, from the CTC head (``caap.observe.read.modeling``): one greedy pass over the
@@ -17,42 +17,15 @@ Output, from one encoder pass over all elements of a screen:
   target format below (version 1), text field left out unless the checkpoint's decoder was trained
   to write it (``decoder_text``).
 
-Target format (version 1)::
-
-    TYPE(|KEY=VALUE)*
-
-    TYPE   an ``ElementType`` value: button, text, icon, ...
-    KEY    one letter per attribute: c=checked  f=focused  h=highlighted  e=expanded  s=subtype  t=text
-    VALUE  booleans 0/1; subtype a taxonomy name; text escaped (below)
-
-    button|f=0|t=Submit            checkbox|c=1|t=Remember me       icon|c=0|s=important
-    text|h=1|t=a\\|b\\=c\\nd        scrollbar                        text_area|f=1|t=
-
-Fields come in the fixed order c, f, h, s, t — text last, so a generation cut short loses only the
-end of the text. Only the attributes the type carries (``taxonomy.TYPE_ATTRIBUTES``) appear, and
-only when known: a null attribute is omitted, an empty text is ``t=``. In text, ``\\`` ``|`` ``=``
-newline, carriage return and tab are written ``\\\\`` ``\\|`` ``\\=`` ``\\n`` ``\\r`` ``\\t``; every
-other character is written as itself — the tokenizer is byte-level.
-
-Decoding never raises on a generation: one whose first field is not a type name becomes
-``Element(type=unknown, text=<the raw generation>)``; unknown keys, attributes the type does not
-carry, booleans other than 0/1, subtypes outside the taxonomy and repeated keys (after the first)
-are dropped; an unknown escape ``\\x`` reads as ``x`` and a trailing ``\\`` as itself.
-
-Checkpoint directory (format 2): ``save_pretrained`` output of ``ReaderModel`` plus
-``caap-reader.json`` (patch size, CTC alphabet, semi-mask settings, generation length, whether the
-decoder writes the text). The byte-level tokenizer (``ByT5Tokenizer(extra_ids=0)``) and the
-alphabet are rebuilt from it — nothing is ever downloaded.
+The record format is ``caap.observe.read.target``; the checkpoint directory and everything
+inference must repeat from training, ``caap.observe.read.configuration``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import math
-import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -62,346 +35,24 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.files import read_json
 from caap.geometry import Box, as_box
 from caap.observe.memo import ReadingMemo, memo_of, pixel_key
 from caap.observe.primitives import rgb_pixels
 from caap.observe.read.charlm import LM_FILE, CharLM, CharLMError
-from caap.observe.read.colour import box_colours
-from caap.observe.read.lines import LINE_SEPARATOR, text_lines
-from caap.observe.read.semimask import semi_mask
-from caap.observe.text_choice import CHOICE_FILE, TextChoiceError, TextChooser
-from caap.taxonomy import (
-    BOOLEAN_ATTRIBUTES,
-    CHECKED,
-    EXPANDED,
-    FOCUSED,
-    HIGHLIGHTED,
-    SUBTYPE,
-    TEXT,
-    ElementType,
-    attributes_of,
-    subtypes_of,
+from caap.observe.read.configuration import (
+    CHECKPOINT_FILE,
+    ReaderError,
+    ReaderSpec,
+    build_tokenizer,
+    load_checkpoint_meta,
+    load_model,
+    resolve_device,
 )
-
-# Never reach for the model hub unless the user explicitly allows it.
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-TARGET_FORMAT = 1
-CHECKPOINT_FORMAT = 2
-CHECKPOINT_FILE = "caap-reader.json"
-DEFAULT_MASK: dict[str, Any] = {"darken": 0.5, "outline_px": 2, "outline_rgb": [255, 0, 0], "context": 4}
-DEFAULT_PATCH = (16, 4)  # patch height, width (px): a 4 px column per CTC step pair
-
-# Attribute → key letter, in the order fields are written (text last).
-KEYS: dict[str, str] = {CHECKED: "c", FOCUSED: "f", HIGHLIGHTED: "h", EXPANDED: "e", SUBTYPE: "s", TEXT: "t"}
-_ATTR_OF_KEY = {v: k for k, v in KEYS.items()}
-_ESCAPE = {"\\": "\\\\", "|": "\\|", "=": "\\=", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_UNESCAPE = {"\\": "\\", "|": "|", "=": "=", "n": "\n", "r": "\r", "t": "\t"}
-_TYPES = {t.value: t for t in ElementType}
-
-
-class ReaderError(RuntimeError):
-    """A reader checkpoint, dataset or setting that cannot be used; the message names the file or field."""
-
-
-# --- target strings -----------------------------------------------------------------------------
-
-
-def escape_text(text: str) -> str:
-    return "".join(_ESCAPE.get(ch, ch) for ch in text)
-
-
-def encode_target(element: Element) -> str:
-    """The target string of an element (see the module docstring)."""
-    parts = [element.type.value]
-    carried = attributes_of(element.type)
-    for name, key in KEYS.items():
-        if name not in carried:
-            continue
-        value = getattr(element, name)
-        if value is None:
-            continue
-        if name in BOOLEAN_ATTRIBUTES:
-            parts.append(f"{key}={int(bool(value))}")
-        elif name == TEXT:
-            parts.append(f"{key}={escape_text(value)}")
-        else:
-            parts.append(f"{key}={value}")
-    return "|".join(parts)
-
-
-def _split_fields(text: str) -> list[tuple[str, str | None]]:
-    """Unescaped fields as ``(before '=', after '=' or None)``, splitting on unescaped ``|`` and ``=``."""
-    fields: list[tuple[str, str | None]] = []
-    key: list[str] = []
-    value: list[str] | None = None
-    i, n = 0, len(text)
-    while i <= n:
-        ch = text[i] if i < n else "|"  # a virtual separator closes the last field
-        if ch == "\\" and i < n:
-            if i + 1 < n:
-                nxt = text[i + 1]
-                (key if value is None else value).append(_UNESCAPE.get(nxt, nxt))
-                i += 2
-                continue
-            (key if value is None else value).append("\\")  # a trailing lone backslash is itself
-        elif ch == "|":
-            fields.append(("".join(key), None if value is None else "".join(value)))
-            key, value = [], None
-        elif ch == "=" and value is None:
-            value = []
-        else:
-            (key if value is None else value).append(ch)
-        i += 1
-    return fields
-
-
-def decode_target(text: str, bbox: Sequence[int]) -> Element:
-    """An element from a generated target string; never raises on the string (see the module
-    docstring). ``bbox`` must be a valid box (``geometry.as_box``) — that is the caller's part."""
-    box = as_box(bbox)
-    raw = text if isinstance(text, str) else str(text)
-    fields = _split_fields(raw)  # not stripped: spaces at the end of a text are part of it
-    head, head_value = fields[0]
-    element_type = _TYPES.get(head)
-    if element_type is None or head_value is not None:
-        return Element(type=ElementType.UNKNOWN, bbox=box, text=raw or None)
-    carried = attributes_of(element_type)
-    values: dict[str, Any] = {}
-    for key, value in fields[1:]:
-        name = _ATTR_OF_KEY.get(key)
-        if name is None or value is None or name not in carried or name in values:
-            continue
-        if name in BOOLEAN_ATTRIBUTES:
-            if value in ("0", "1"):
-                values[name] = value == "1"
-        elif name == SUBTYPE:
-            if value in subtypes_of(element_type):
-                values[name] = value
-        else:
-            values[name] = value
-    try:
-        return Element(type=element_type, bbox=box, **values)
-    except ValueError:  # cannot happen with the checks above; belt and braces for "never raises"
-        return Element(type=ElementType.UNKNOWN, bbox=box, text=raw or None)
-
-
-class RecordGrammar:
-    """Every record the target format allows, as a trie of decoder tokens, for constrained
-    generation: the decoder only chooses among valid continuations, so a record is always
-    parseable and never runs past its end. A byte-level decoder that cannot tell ``but|t`` from
-    ``butt|o`` (measured: 0.51 against 0.49 after 700k samples) still writes ``button``, because no
-    type name continues ``buttt``.
-
-    The records are produced by ``encode_target`` itself over every type and every combination of
-    the attribute values the taxonomy allows (``None`` included), so the grammar cannot drift from
-    the format. With ``text``, the node after ``t=`` is free: any token may follow until the end.
-    ``allowed(..., element_type)`` keeps to the records of one type (the detector's class, when the
-    observer takes the type from the detector: the decoder then writes that class's attributes)."""
-
-    def __init__(self, tokenizer: Any, *, text: bool) -> None:
-        from itertools import product
-
-        self.eos = int(tokenizer.eos_token_id)
-        self.vocab = len(tokenizer)
-        self._root: dict[Any, Any] = {}
-        self._roots: dict[ElementType, dict[Any, Any]] = {}
-        self._memo: dict[tuple[Any, ...], list[int]] = {}
-        box = (0, 0, 1, 1)
-        for element_type in ElementType:
-            if element_type is ElementType.UNKNOWN:
-                continue
-            carried = [n for n in KEYS if n in attributes_of(element_type) and n != TEXT]
-            choices = [(None, *((False, True) if n in BOOLEAN_ATTRIBUTES else subtypes_of(element_type)))
-                       for n in carried]
-            texts = (None, "") if text and TEXT in attributes_of(element_type) else (None,)
-            for values in product(*choices, texts):
-                fields = dict(zip([*carried, TEXT], values, strict=True))
-                record = encode_target(Element(type=element_type, bbox=box, **fields))
-                for node in (self._root, self._roots.setdefault(element_type, {})):
-                    for token in tokenizer(record, add_special_tokens=False).input_ids:
-                        node = node.setdefault(int(token), {})
-                    node[self.eos] = {}
-                    if fields[TEXT] == "":
-                        node["free"] = True
-        self.longest = self._depth(self._root)
-
-    def _depth(self, node: dict[Any, Any]) -> int:
-        return max((1 + self._depth(child) for key, child in node.items() if key != "free"), default=0)
-
-    def allowed(self, generated: Sequence[int], element_type: ElementType | None = None) -> list[int]:
-        """The tokens that may follow ``generated`` (the decoder's output after its start token) in
-        a record of any type, or of ``element_type``."""
-        key = (element_type, *generated)
-        hit = self._memo.get(key)
-        if hit is not None:
-            return hit
-        root = self._root if element_type is None else self._roots.get(element_type)
-        node: dict[Any, Any] | None = root if root is not None else self._root
-        for token in key[1:]:
-            assert node is not None  # the walk stops where it leaves the grammar
-            if node.get("free"):
-                break
-            node = node.get(token)
-            if node is None or token == self.eos:
-                node = None
-                break
-        if node is None:
-            out = [self.eos]  # finished (or off the grammar, which constrained generation cannot reach)
-        elif node.get("free"):
-            out = list(range(self.vocab))
-        else:
-            out = [k for k in node if k != "free"]
-        if len(self._memo) < 100_000:
-            self._memo[key] = out
-        return out
-
-
-def _allowed(grammar: RecordGrammar, types: Sequence[ElementType | None], row: int, ids: Any) -> list[int]:
-    """``generate``'s prefix_allowed_tokens_fn: ``ids`` starts with the decoder's start token."""
-    return grammar.allowed(ids[1:].tolist(), types[row])
-
-
-def same_record(a: Element, b: Element) -> bool:
-    """Whether two elements agree on type and every attribute their type carries (the exact-match metric)."""
-    return a.type == b.type and all(getattr(a, n) == getattr(b, n) for n in attributes_of(a.type))
-
-
-# --- tokenizer, checkpoints ---------------------------------------------------------------------
-
-
-def build_tokenizer() -> Any:
-    """The decoder's byte-level tokenizer, built offline (vocab: pad, eos, unk + 256 bytes)."""
-    try:
-        from transformers import ByT5Tokenizer
-    except ImportError:
-        raise ReaderError("the reader needs transformers: pip install 'caap[vision]'") from None
-    return ByT5Tokenizer(extra_ids=0)  # no sentinel tokens: we never mask spans
-
-
-def resolve_device(device: str | None) -> str:
-    """``None``/``"auto"`` → cuda when present, else cpu; ``"0"`` → ``"cuda:0"``; anything else as given."""
-    import torch
-
-    if device in (None, "", "auto"):
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if str(device).isdigit():
-        return f"cuda:{device}"
-    return str(device)
-
-
-@contextlib.contextmanager
-def quiet_transformers() -> Iterator[None]:
-    """No per-file progress bars while saving and loading (restored afterwards)."""
-    from transformers.utils import logging as hf_logging
-
-    was = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was:
-            hf_logging.enable_progress_bar()
-
-
-@dataclass(frozen=True)
-class ReaderSpec:
-    """How a checkpoint sees and writes: everything inference must repeat exactly from training."""
-
-    alphabet: str  # the CTC head's characters (``caap.observe.read.ctc.Alphabet``)
-    patch: tuple[int, int] = DEFAULT_PATCH
-    max_patches: int = 1024  # per element crop; larger crops are scaled down to fit
-    mask: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_MASK))
-    max_new_tokens: int = 32  # decoder generation length (the longest record seen in training)
-    decoder_text: bool = False  # whether the decoder also writes the text field
-
-    def to_meta(self) -> dict[str, Any]:
-        return {"alphabet": self.alphabet, "patch": list(self.patch), "max_patches": self.max_patches,
-                "semi_mask": dict(self.mask), "max_new_tokens": self.max_new_tokens,
-                "decoder_text": self.decoder_text}
-
-    @classmethod
-    def from_meta(cls, meta: dict[str, Any]) -> ReaderSpec:
-        return cls(alphabet=meta["alphabet"], patch=(int(meta["patch"][0]), int(meta["patch"][1])),
-                   max_patches=int(meta["max_patches"]), mask={**DEFAULT_MASK, **meta["semi_mask"]},
-                   max_new_tokens=int(meta["max_new_tokens"]), decoder_text=bool(meta["decoder_text"]))
-
-
-def save_checkpoint(model: Any, directory: str | Path, spec: ReaderSpec, extra: dict[str, Any] | None = None) -> Path:
-    """Write a reader checkpoint directory (model + ``caap-reader.json``); the JSON goes last, so
-    a directory without it was never completely written."""
-    from caap import __version__
-
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / CHECKPOINT_FILE).unlink(missing_ok=True)
-    with quiet_transformers():
-        model.save_pretrained(directory)
-    meta = {"format": CHECKPOINT_FORMAT, "target_format": TARGET_FORMAT, "caap_version": __version__,
-            "tokenizer": "byt5-extra_ids0", **spec.to_meta(), **(extra or {})}
-    tmp = directory / f".{CHECKPOINT_FILE}.tmp"
-    tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, directory / CHECKPOINT_FILE)
-    return directory
-
-
-def load_checkpoint_meta(directory: str | Path) -> dict[str, Any]:
-    """``caap-reader.json`` of a checkpoint, validated; ReaderError naming the path otherwise."""
-    directory = Path(directory)
-    if not directory.exists():
-        raise ReaderError(f"{directory}: reader checkpoint not found")
-    if not directory.is_dir():
-        raise ReaderError(f"{directory}: a reader checkpoint is a directory (save_pretrained output), not a file")
-    path = directory / CHECKPOINT_FILE
-    meta = read_json(path, ReaderError, missing=f"missing — {directory} is not a caap reader checkpoint",
-                     unreadable="unreadable")
-    if not isinstance(meta, dict):
-        raise ReaderError(f"{path}: expected a JSON object")
-    if meta.get("format") != CHECKPOINT_FORMAT or meta.get("target_format") != TARGET_FORMAT:
-        raise ReaderError(f"{path}: format {meta.get('format')}/{meta.get('target_format')} is not supported "
-                          f"(this caap reads {CHECKPOINT_FORMAT}/{TARGET_FORMAT}; format 1 readers had no CTC "
-                          "head: train a new one with `caap train reader`)")
-
-    def bad(field_name: str, what: str) -> ReaderError:
-        return ReaderError(f"{path}: {field_name}: missing or not {what}")
-
-    for name in ("max_patches", "max_new_tokens"):
-        if not isinstance(meta.get(name), int) or isinstance(meta.get(name), bool) or meta[name] < 1:
-            raise bad(name, "a positive integer")
-    if not isinstance(meta.get("semi_mask"), dict):
-        raise bad("semi_mask", "a mapping")
-    unknown = set(meta["semi_mask"]) - set(DEFAULT_MASK)
-    if unknown:
-        raise ReaderError(f"{path}: semi_mask: unknown settings {sorted(unknown)} (known: {sorted(DEFAULT_MASK)})")
-    patch = meta.get("patch")
-    if not (isinstance(patch, list) and len(patch) == 2 and all(isinstance(v, int) and v > 0 for v in patch)):
-        raise bad("patch", "[height, width] in px")
-    if not isinstance(meta.get("alphabet"), str) or not meta["alphabet"]:
-        raise bad("alphabet", "a non-empty string")
-    if not isinstance(meta.get("decoder_text"), bool):
-        raise bad("decoder_text", "true or false")
-    return meta
-
-
-def load_model(directory: str | Path, device: str = "cpu") -> Any:
-    """The ``ReaderModel`` of a checkpoint, in eval mode, computing in float32 (shipped weights may be
-    stored in float16 to halve their size)."""
-    try:
-        import torch
-
-        from caap.observe.read.modeling import ReaderModel
-    except ImportError:
-        raise ReaderError("the reader needs torch and transformers: pip install 'caap[vision]'") from None
-    try:
-        with quiet_transformers():
-            model = ReaderModel.from_pretrained(str(directory), local_files_only=True, dtype=torch.float32)
-    except Exception as exc:  # OSError, safetensors and JSON errors of every kind for a corrupt directory
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        raise ReaderError(
-            f"{directory}: not a loadable reader checkpoint ({type(exc).__name__}: {first})") from None
-    # transformers decorates .to() with functools.wraps(nn.Module.to), which mypy reads as unbound
-    return model.to(device).eval()  # type: ignore[arg-type]
+from caap.observe.read.lines import LINE_SEPARATOR, text_lines
+from caap.observe.read.processing import box_colours, grid_size, patchify, semi_mask
+from caap.observe.read.target import TYPES, RecordGrammar, _allowed, decode_target
+from caap.observe.text_choice import CHOICE_FILE, TextChoiceError, TextChooser
+from caap.taxonomy import TEXT, ElementType, attributes_of
 
 
 def token_budget(box: Sequence[int]) -> int:
@@ -422,6 +73,26 @@ class Reading:
     record: str  # the decoder's generation (target format)
     text: str | None  # the CTC text (lines joined for a text area); None if no line was found
     confidence: float  # the CTC confidence (lowest over lines)
+
+
+@dataclass
+class Readings:
+    """One ``Reader.read`` of a screen: per box, in the order given, the element it became and the
+    reading it came from; each crop's CTC log-probabilities (frames × alphabet) where they were
+    asked for (``log_probs``: one per box, then one per text-area line; empty otherwise); and the
+    milliseconds spent preparing crops and in the models."""
+
+    elements: list[Element]
+    readings: list[Reading]
+    log_probs: list[Any] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.elements)
+
+    def frames(self, index: int) -> Any | None:
+        """The CTC log-probabilities of box ``index``'s crop, None where they were not kept."""
+        return self.log_probs[index] if index < len(self.log_probs) else None
 
 
 class Reader:
@@ -477,12 +148,8 @@ class Reader:
         self.model, self.tokenizer, self.device = model, tokenizer, device
         self.chunk_size, self.pad_waste = chunk_size, pad_waste
         self.grammar = RecordGrammar(tokenizer, text=spec.decoder_text) if constrained else None
-        self.last_timings_ms: dict[str, float] = {}
-        self.last_readings: list[Reading] = []
         self.lm = None
         self.chooser = None
-        self.keep_log_probs = False  # infer() keeps each crop's CTC log-probabilities (for tuning)
-        self.last_log_probs: list[Any] = []
         self.memo = None
 
     # -- the model passes -------------------------------------------------------------------------
@@ -497,7 +164,6 @@ class Reader:
         (or at ``chunk_size`` crops). One batch pads every crop to the largest grid of the screen
         — a text area or a wide line next to twenty small buttons: 2/3 of the encoder's work was
         padding on text-heavy screens (measured)."""
-        from caap.observe.read.patches import grid_size
 
         limit = self.spec.max_patches
         shapes = [grid_size(c.width, c.height, self.spec.patch) for c in crops]
@@ -525,24 +191,23 @@ class Reader:
         return box_colours(rgb_pixels(image), boxes)
 
     def infer(self, crops: Sequence[Image.Image], generate: Sequence[bool], max_new_tokens: int,
-              types: Sequence[ElementType | None] | None = None,
-              colours: np.ndarray | None = None) -> tuple[list[Any], list[str | None]]:
+              types: Sequence[ElementType | None] | None = None, colours: np.ndarray | None = None, *,
+              log_probs: bool = False) -> tuple[list[Any], list[str | None], list[Any]]:
         """CTC readings for every crop and the decoder's generation for those with ``generate``
         set (None for the others): encoder passes over crops of similar size (``passes``), then
         one batched generation over all of them; ``types``: per crop, the type whose record the
         decoder must write (None: any type; needs the grammar); ``colours``: ``self.colours`` of
         the crops' boxes (needed to generate with a ``box`` colour set). With a ``memo``, crops
         read before (the same pixels, type and settings) take their earlier reading and only the
-        others go through the model."""
+        others go through the model. The third list holds each crop's CTC log-probabilities
+        where ``log_probs`` asks for them (None each otherwise)."""
         if self.memo is None:
-            readings, records, kept = self._infer(crops, generate, max_new_tokens, types, colours,
-                                                  keep=self.keep_log_probs)
-            self.last_log_probs = kept if self.keep_log_probs else []
-            return readings, records
+            readings, records, kept = self._infer(crops, generate, max_new_tokens, types, colours, keep=log_probs)
+            return readings, records, kept
         fusion = self.lm.fusion if self.lm is not None else None
         # Types matter only where the decoder writes a record (the hints may cover only those crops).
         wanted = [types[i] if types is not None and generate[i] else None for i in range(len(crops))]
-        keep = self.keep_log_probs  # the CTC frames are most of a reading's size: kept only where asked for
+        keep = log_probs  # the CTC frames are most of a reading's size: kept only where asked for
         keys = [pixel_key(np.asarray(crop), crop.mode, generate[i], max_new_tokens if generate[i] else None,
                           wanted[i], colours[i] if colours is not None else None, id(self.lm), fusion, keep)
                 for i, crop in enumerate(crops)]
@@ -555,8 +220,7 @@ class Reader:
             return list(zip(readings, kept, records, strict=True))
 
         done = self.memo.read_through(keys, read)
-        self.last_log_probs = [entry[1] for entry in done] if keep else []
-        return [entry[0] for entry in done], [entry[2] for entry in done]
+        return [entry[0] for entry in done], [entry[2] for entry in done], [entry[1] for entry in done]
 
     def _infer(self, crops: Sequence[Image.Image], generate: Sequence[bool], max_new_tokens: int,
                types: Sequence[ElementType | None] | None, colours: np.ndarray | None, *,
@@ -566,7 +230,6 @@ class Reader:
         import torch
 
         from caap.observe.read.ctc import CtcReading, beam_decode, greedy_decode
-        from caap.observe.read.patches import patchify
 
         readings: list[Any] = [None] * len(crops)
         kept: list[Any] = [None] * len(crops)
@@ -634,8 +297,9 @@ class Reader:
 
     def read(self, image: Image.Image, boxes: Sequence[Sequence[int] | Element],
              type_hints: Sequence[ElementType | str | None] | None = None, *,
-             follow_hints: bool = False) -> list[Element]:
-        """One element per box, in the given order, with the box kept and the attributes read.
+             follow_hints: bool = False, log_probs: bool = False) -> Readings:
+        """One element per box, in the given order, with the box kept and the attributes read, and
+        the readings behind them (``Readings``; ``log_probs``: with each crop's CTC frames).
 
         ``boxes`` are ``[x1, y1, x2, y2]`` in ``image`` pixels, or detector ``Element``s (their box,
         score and id are kept and their type is the hint). ``type_hints`` (one per box, or None):
@@ -659,7 +323,7 @@ class Reader:
                 raise ReaderError(f"boxes[{i}]: {list(box)} lies outside the {rgb.width}x{rgb.height} image")
             plain.append(box)
             hint = type_hints[i] if type_hints is not None else (item.type if isinstance(item, Element) else None)
-            hints.append(_TYPES.get(str(hint)) if hint else None)  # StrEnum: str() is the value
+            hints.append(TYPES.get(str(hint)) if hint else None)  # StrEnum: str() is the value
         t0 = time.perf_counter()
         lines = {i: text_lines(rgb, box) for i, box in enumerate(plain) if hints[i] == ElementType.TEXT_AREA}
         crop_boxes = list(plain) + [line for i in sorted(lines) for line in lines[i]]
@@ -670,7 +334,8 @@ class Reader:
         crops = self._crops(rgb, crop_boxes)
         t1 = time.perf_counter()
         forced = hints if follow_hints and self.grammar is not None else None
-        ctc, records = self.infer(crops, generate, budget, forced, self.colours(rgb, crop_boxes)) if crops else ([], [])
+        ctc, records, frames = (self.infer(crops, generate, budget, forced, self.colours(rgb, crop_boxes),
+                                           log_probs=log_probs) if crops else ([], [], []))
         t2 = time.perf_counter()
         readings = []
         at = len(plain)
@@ -686,10 +351,9 @@ class Reader:
             readings.append(Reading(record, text, confidence))
         elements = [self._element(box, reading, hints[i], boxes[i]) for i, (box, reading) in
                     enumerate(zip(plain, readings, strict=True))]
-        self.last_readings = readings
-        self.last_timings_ms = {"prepare": round((t1 - t0) * 1000, 2), "infer": round((t2 - t1) * 1000, 2),
-                                "total": round((time.perf_counter() - start) * 1000, 2)}
-        return elements
+        timings = {"prepare": round((t1 - t0) * 1000, 2), "infer": round((t2 - t1) * 1000, 2),
+                   "total": round((time.perf_counter() - start) * 1000, 2)}
+        return Readings(elements, readings, list(frames) if log_probs else [], timings)
 
     def _element(self, box: Box, reading: Reading, hint: ElementType | None, source: Any) -> Element:
         element = decode_target(reading.record, box)

@@ -22,6 +22,7 @@ import numpy as np
 from PIL import Image
 
 from caap.geometry import Box
+from caap.observe.primitives import grey_ink
 
 LINE_SEPARATOR = "\n"  # between the lines of a multi-line element's text, as the labels write it
 INK_DIFFERENCE = 48  # grey levels between ink and background
@@ -30,29 +31,8 @@ PITCHES = range(9, 41)  # line heights considered, px
 GRIP = 14  # px: ink wholly inside the bottom-right corner this big is a resize grip
 
 
-def background_colour(pixels: np.ndarray) -> np.ndarray:
-    """The most common colour of an RGB array (H, W, 3): the background text is drawn on."""
-    flat = pixels.reshape(-1, 3).astype(np.int32)
-    packed = (flat[:, 0] << 16) | (flat[:, 1] << 8) | flat[:, 2]
-    values, counts = np.unique(packed, return_counts=True)
-    v = int(values[counts.argmax()])
-    return np.array([(v >> 16) & 255, (v >> 8) & 255, v & 255], np.uint8)
-
-
-INK_SUM = 60  # summed |RGB| difference from the background that counts as drawn (colour ink)
-
-
-def ink_mask(pixels: np.ndarray, background: np.ndarray | None = None, threshold: int = INK_SUM) -> np.ndarray:
-    """What is drawn on an RGB array (H, W, 3): pixels whose summed |RGB| difference from
-    ``background`` (default: the array's most common colour) exceeds ``threshold``."""
-    bg = background_colour(pixels) if background is None else background
-    return np.abs(pixels.astype(np.int32) - bg.astype(np.int32)).sum(axis=2) > threshold
-
-
 def _ink(image: Image.Image, inner: tuple[int, int, int, int]) -> np.ndarray:
-    grey = np.asarray(image.crop(inner).convert("L"), dtype=np.int16)
-    values, counts = np.unique(grey, return_counts=True)
-    ink = np.abs(grey - int(values[counts.argmax()])) > INK_DIFFERENCE
+    ink = grey_ink(np.asarray(image.crop(inner).convert("L"), dtype=np.int16), INK_DIFFERENCE)
     ink[:, ink.mean(axis=0) > 0.6] = False  # borders, scrollbars: not text
     return ink
 

@@ -12,7 +12,7 @@
   convolutions run over each crop re-assembled from its patches, so they see across patch borders
   and a glyph gives the same features whatever its offset to the 4 px patch grid;
 * ``ctc_pool``: per patch column, attention weights over the column's rows, so each column of the
-  encoder's output becomes one vector (every patch carries its column id, ``caap.observe.read.patches``);
+  encoder's output becomes one vector (every patch carries its column id, ``caap.observe.read.processing``);
 * ``ctc_context`` (optional, ``config.ctc["context"]`` = kernel width in columns, 0 = none):
   residual 1-D convolutions along the pooled columns. A character spans 1-3 narrow patch columns;
   the convolutions hand each column its neighbours directly instead of waiting for the from-scratch
@@ -20,7 +20,7 @@
   on CTC's all-blank plateau for the first ~100k samples, measured);
 * ``ctc_head``: each pooled column → ``frames_per_column`` frames of class scores (blank +
   alphabet, ``caap.observe.read.ctc``): a left-to-right frame sequence read by CTC;
-* ``colour`` (optional, ``config.ctc["colour"]``: the name of a set in ``caap.observe.read.colour``): a
+* ``colour`` (optional, ``config.ctc["colour"]``: the name of a set in ``caap.observe.read.processing``): a
   small MLP that turns the element's colour statistics (what per-crop standardising removes) into
   a vector added to every position of the decoder's memory (``decoder_memory``). The
   states need it (a hovered row differs from a plain one by its pale tint alone); the CTC head
@@ -45,7 +45,7 @@ from torch import nn
 from transformers import Pix2StructConfig, Pix2StructForConditionalGeneration, PreTrainedConfig
 from transformers.models.pix2struct.modeling_pix2struct import Pix2StructVisionEmbeddings
 
-from caap.observe.read.colour import COLOUR_SETS, colour_set
+from caap.observe.read.processing import COLOUR_SETS, colour_set
 
 
 class ReaderModel(Pix2StructForConditionalGeneration):
@@ -112,7 +112,7 @@ class ReaderModel(Pix2StructForConditionalGeneration):
                       flattened_patches: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(log_probs (batch, frames, classes), frames per element)`` from the encoder output
         ``hidden`` (batch, tokens, dim); each token's column is the second value of its patch row in
-        ``flattened_patches`` (1-based, 0 for padding; see ``caap.observe.read.patches``)."""
+        ``flattened_patches`` (1-based, 0 for padding; see ``caap.observe.read.processing``)."""
         batch, _, dim = hidden.shape
         cols = flattened_patches[:, :, 1].long()
         width = max(int(cols.max().item()), 1)
@@ -156,7 +156,7 @@ class ColumnContext(nn.Module):
 
 
 class ConvPatchProjection(nn.Module):
-    """Each flattened patch (height x width x RGB, ``caap.observe.read.patches``) → two 3x3 convolutions
+    """Each flattened patch (height x width x RGB, ``caap.observe.read.processing``) → two 3x3 convolutions
     → max over groups of 4 rows → a linear map to the encoder's width. A drop-in for the vision
     embeddings' ``patch_projection`` (same input and output shapes)."""
 

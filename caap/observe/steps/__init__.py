@@ -1,0 +1,137 @@
+"""The observer's steps, in the order they run: the one table of the pipeline.
+
+Each entry names a step (a verb for what it does), its stage, a one-line purpose, the function over
+the screen (``caap.observe.pipeline.Look``) and the element list, and the models it needs. The
+functions here are thin: each calls the rule of its module with the screen's shared arrays
+(``look.page_ink``, ``look.page_difference``). ``caap observe --list-steps`` prints this table;
+``[observe] disable`` and ``--disable-step`` switch entries off by name. A rule earns its place by
+an A/B on validation screens (``caap eval reader --disable-step NAME``); the numbers live in the
+model cards' HISTORY files, not here.
+"""
+
+from __future__ import annotations
+
+from caap.elements import Element
+from caap.observe.pipeline import Look, Step
+from caap.observe.steps import reading, texts
+from caap.observe.steps.boxes import drop_spanning_rows, merge_duplicates, merge_overlapping_words
+from caap.observe.steps.cells import fit_cells
+from caap.observe.steps.field_ink import blank_placeholders
+from caap.observe.steps.figures import (
+    bars_as_letters,
+    control_kinds,
+    lone_glyphs,
+    small_figures,
+    solid_figures,
+    thin_bars,
+)
+from caap.observe.steps.framed_icons import framed_icons
+from caap.observe.steps.frames import grow_framed_icons
+from caap.observe.steps.grips import resize_grips
+from caap.observe.steps.label_stacks import centred_label_stacks
+from caap.observe.steps.missed_text import missed_lines
+from caap.observe.steps.scrollbars import arrow_scrollbars, trough_scrollbars
+from caap.observe.steps.segments import drawn_lines
+from caap.observe.steps.separators import split_at_separators
+from caap.observe.steps.shape_fit import fit_icons, fit_small_shapes
+from caap.observe.steps.snap import add_missed_rows, add_missed_words, snap_text_boxes, split_links
+from caap.observe.steps.switches import toggle_switches
+from caap.observe.steps.text_areas import framed_text_areas
+
+
+def _detect(look: Look, elements: list[Element]) -> list[Element]:
+    assert look.parts.detector is not None  # the step needs the detector
+    return look.parts.detector.detect(look.image)
+
+
+def _missed_lines(look: Look, elements: list[Element]) -> list[Element]:
+    assert look.parts.ocr is not None  # the step needs PP-OCR
+    return missed_lines(look.image, elements, look.parts.ocr)
+
+
+READER = ("reader",)
+STEPS: tuple[Step, ...] = (
+    # detect: the network's boxes and the clean-up of its output
+    Step("detect_elements", "detect", "the detector's boxes and classes, the screen at its own resolution",
+         _detect, ("detector",)),
+    Step("merge_duplicate_boxes", "detect", "keep the most confident of boxes that cover one thing, whatever "
+         "class each has", lambda look, els: merge_duplicates(els)),
+    Step("drop_spanning_rows", "detect", "drop a row box that spans two rows the detector also found",
+         lambda look, els: drop_spanning_rows(els)),
+    # fit: the detector's boxes fitted to the pixels
+    Step("fit_small_shapes", "fit", "fit each small shape box to its figure",
+         lambda look, els: fit_small_shapes(look.image, els)),
+    Step("grow_framed_icons", "fit", "box an icon that sits alone in a drawn button frame as the frame",
+         lambda look, els: grow_framed_icons(look.image, els)),
+    Step("fit_icons", "fit", "fit each small icon box to what differs from the colour round it",
+         lambda look, els: fit_icons(look.image, els)),
+    Step("snap_text_boxes", "fit", "move one-line text boxes' left and right sides to the words they cover",
+         lambda look, els: snap_text_boxes(look.image, els)),
+    Step("fit_cells", "fit", "fit a table cell boxed whole (its text set right or centred) to its text",
+         lambda look, els: fit_cells(look.image, els)),
+    Step("split_links", "fit", "cut a link box holding two links where their underline breaks",
+         lambda look, els: split_links(look.image, els)),
+    Step("split_at_separators", "fit", "cut a text box holding texts joined by middle dots into them",
+         lambda look, els: split_at_separators(look.image, els)),
+    Step("add_missed_words", "fit", "add the words of found lines of text that no box holds (short inline links)",
+         lambda look, els: add_missed_words(look.image, els)),
+    Step("merge_overlapping_words", "fit", "merge text or link boxes of one line that run into each other",
+         lambda look, els: merge_overlapping_words(els)),
+    Step("add_missed_rows", "fit", "add a list's rows that no box holds, one row pitch after another",
+         lambda look, els: add_missed_rows(look.image, els)),
+    Step("retype_centred_label_stacks", "fit", "make a column of centred labels taken for tabs texts fitted "
+         "to their ink", lambda look, els: centred_label_stacks(look.image, els)),
+    # propose: what the detector misses, from the pixels (only with a reader: these boxes must be read)
+    Step("add_lone_glyphs", "propose", "add a text for every large glyph standing alone that no box holds",
+         lambda look, els: lone_glyphs(look.image, els, look.page_ink), READER),
+    Step("add_small_figures", "propose", "add a shape for every small filled figure (a dot, a marker) no box holds",
+         lambda look, els: small_figures(look.image, els, look.page_ink), READER),
+    Step("add_thin_bars", "propose", "add a progress bar for every long thin bar no box holds",
+         lambda look, els: thin_bars(look.image, els, look.page_difference), READER),
+    Step("add_arrow_scrollbars", "propose", "add a scrollbar for every two arrow buttons with a trough between",
+         lambda look, els: arrow_scrollbars(look.image, els, look.page_ink), READER),
+    Step("add_trough_scrollbars", "propose", "add a scrollbar for every trough with a slider in it",
+         lambda look, els: trough_scrollbars(look.image, els, look.page_difference), READER),
+    Step("add_framed_icons", "propose", "add an icon for every small framed glyph (a dock's title buttons)",
+         lambda look, els: framed_icons(look.image, els, look.page_ink), READER),
+    Step("add_drawn_lines", "propose", "add a shape for every slanted line drawn between two points",
+         lambda look, els: drawn_lines(look.image, els, look.page_ink), READER),
+    Step("add_toggle_switches", "propose", "add a checkbox for every switch-shaped pill no box holds",
+         lambda look, els: toggle_switches(look.image, els, look.page_difference), READER),
+    Step("add_missed_lines", "propose", "add a text for every line PP-OCR's text detector finds where no box "
+         "stands", _missed_lines, ("reader", "ocr")),
+    Step("add_text_areas", "propose", "add a text area for every panel that text lines stand on",
+         lambda look, els: framed_text_areas(look.image, els), READER),
+    # read: the reader, PP-OCR where it is unsure, the text chooser
+    Step("erase_foreign_ink", "read", "paint over what shows through a field besides its value (a second "
+         "text, the caret, trailing controls)", reading.erase_foreign_ink, READER),
+    Step("narrow_reading_boxes", "read", "read a row from after the icon before its text",
+         reading.narrow_reading_boxes, READER),
+    Step("read_elements", "read", "read every box in one batch: type, text, states",
+         reading.read_elements, READER),
+    Step("unhighlight_plain_rows", "read", "a row on the page's own colour is not highlighted",
+         reading.unhighlight_plain_rows, READER),
+    Step("reread_doubtful_texts", "read", "PP-OCR reads the texts the reader is unsure of; the chooser "
+         "picks where they differ", texts.reread_doubtful_texts, ("reader", "ocr")),
+    Step("read_lone_letters", "read", "a small icon both readers read as one letter becomes that letter",
+         texts.read_lone_letters, ("reader", "ocr")),
+    Step("empty_placeholder_fields", "read", "a field that shows only its placeholder has no text",
+         lambda look, els: blank_placeholders(look.image, els), READER),
+    # settle: corrections on the pixels around what was read
+    Step("trim_trailing_chevrons", "settle", "take a submenu's chevron off the end of a row's text",
+         texts.trim_trailing_chevrons, READER),
+    Step("retype_solid_figures", "settle", "a one-glyph text or shape that is a filled figure becomes a shape "
+         "of its kind", lambda look, els: solid_figures(look.image, els), READER),
+    Step("retype_bars_as_letters", "settle", "a lone glyph read as the digit one whose ink is a plain bar is "
+         "the letter l", lambda look, els: bars_as_letters(look.image, els), READER),
+    Step("retype_controls_by_outline", "settle", "a round control is a radio button, a square one a checkbox",
+         lambda look, els: control_kinds(look.image, els), READER),
+    Step("add_resize_grips", "settle", "a field with a resize grip is a text area; add a handle over the grip",
+         lambda look, els: resize_grips(look.image, els), READER),
+)
+
+STEP_NAMES: tuple[str, ...] = tuple(s.name for s in STEPS)
+# The steps behind ``[observe] snap_text_boxes = false`` and ``caap eval --no-snap``: the fit stage.
+FIT_STEPS: tuple[str, ...] = tuple(s.name for s in STEPS if s.stage == "fit")
+# The read stage's PP-OCR steps: the observe contract's ``timings_ms.ocr``.
+OCR_READ_STEPS: tuple[str, ...] = ("reread_doubtful_texts", "read_lone_letters")

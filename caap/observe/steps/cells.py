@@ -16,23 +16,13 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box, area
-from caap.observe.read.lines import ink_mask
+from caap.observe.primitives import ink_extent, ink_mask
 from caap.taxonomy import ElementType
 
 WHOLE_CELL = 0.5  # a box whose text's ink takes less than this share of it is a whole cell
 # px: text starting this near a box's left side is a row's (a list option, boxed across its list
 # in the DOM), not a number or date set right or centred in a cell
 LEFT_ALIGNED = 12
-
-
-def ink_extent(ink: np.ndarray, box: Box, pad: int) -> Box | None:
-    """The box round the ink of ``box``'s crop, ``pad`` px around and inside ``box``; None: no ink."""
-    x1, y1, x2, y2 = box
-    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
-    if not len(rows):
-        return None
-    return (max(x1, x1 + int(cols[0]) - pad), max(y1, y1 + int(rows[0]) - pad),
-            min(x2, x1 + int(cols[-1]) + 1 + pad), min(y2, y1 + int(rows[-1]) + 1 + pad))
 
 
 def cell_ink_box(image: Image.Image, box: Box, pad: int = 1, edge: int = 3) -> Box | None:

@@ -25,8 +25,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.primitives import rgb_pixels
-from caap.observe.read.lines import background_colour
+from caap.observe.primitives import background_colour, difference, ink_mask, rgb_pixels
 from caap.taxonomy import ElementType
 
 FIELD_TYPES = frozenset({ElementType.INPUT_FIELD})
@@ -69,7 +68,7 @@ def foreign_ink(crop: np.ndarray) -> np.ndarray | None:
     if crop.shape[0] < 3 or crop.shape[1] < 3:
         return None
     bg = _background(crop)
-    diff = np.abs(crop.astype(np.int16) - bg).max(axis=2)
+    diff = difference(crop, bg, "max")
     strongest = int(diff.max())
     if strongest < DARK_TEXT:
         return None  # a placeholder or a light value: nothing darker to keep
@@ -111,7 +110,7 @@ def caret_columns(crop: np.ndarray) -> slice | None:
 
     if crop.shape[0] < 6 or crop.shape[1] < 4:
         return None
-    diff = np.abs(crop.astype(np.int16) - _background(crop)).max(axis=2)
+    diff = difference(crop, _background(crop), "max")
     ink = diff > INK_DIFFERENCE
     cols = np.flatnonzero(ink.any(axis=0))
     if cols.size < 4:
@@ -166,7 +165,7 @@ def trailing_controls(crop: np.ndarray) -> slice | None:
     kept: a field is never emptied here."""
     if crop.shape[0] < 3 or crop.shape[1] < 4:
         return None
-    ink = np.abs(crop.astype(np.int16) - _background(crop)).max(axis=2) > INK_DIFFERENCE
+    ink = ink_mask(crop, _background(crop), INK_DIFFERENCE, "max")
     rows = np.flatnonzero(ink.any(axis=1))
     if rows.size == 0:
         return None
@@ -206,7 +205,7 @@ def leading_icon(crop: np.ndarray) -> slice | None:
     background = _background(crop)
     if int(background.max()) - int(background.min()) > COLOURFUL // 2:
         return None  # text on a coloured badge or highlight: its colour is no icon
-    ink = np.abs(crop.astype(np.int16) - background).max(axis=2) > INK_DIFFERENCE
+    ink = ink_mask(crop, background, INK_DIFFERENCE, "max")
     rows = np.flatnonzero(ink.any(axis=1))
     if rows.size == 0:
         return None

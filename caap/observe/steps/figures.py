@@ -19,10 +19,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box, area, intersection, iou, uncovered_part
-from caap.observe.primitives import rgb_pixels
-from caap.observe.read.lines import background_colour
-from caap.observe.steps.cells import ink_extent
-from caap.observe.steps.snap import RIGHT_PAD
+from caap.observe.primitives import FAINT_INK, RIGHT_PAD, background_colour, ink_extent, ink_mask, page_ink, rgb_pixels
 from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
 
 MIN_SIDE = 12        # px: smaller solid blobs are glyph strokes or bullets
@@ -43,7 +40,7 @@ def _ink(rgb: np.ndarray, box: Sequence[int]) -> tuple[np.ndarray, np.ndarray, t
     if crop.shape[0] < 3 or crop.shape[1] < 3:
         return None
     border = np.concatenate([crop[0], crop[-1], crop[:, 0], crop[:, -1]])
-    ink = np.abs(crop - background_colour(border).astype(np.int16)).max(axis=2) > INK
+    ink = ink_mask(crop, background_colour(border), INK, reduce="max")
     if not ink.any():
         return None
     edges = [bool(ink[:, 0].any()), bool(ink[0].any()), bool(ink[:, -1].any()), bool(ink[-1].any())]
@@ -121,6 +118,7 @@ def solid_figures(image: Image.Image, elements: list[Element]) -> list[Element]:
     return _rewrite(image, elements, lambda e: e.type == ElementType.SHAPE
                     or (e.type == ElementType.TEXT and len((e.text or "").strip()) <= 1), _as_figure)
 
+CONTROL_INK = 40      # a channel this far from the control's background is its outline
 ROUND_CORNERS = 0.35  # ink share of a control's corner squares: a radio's circle leaves them empty
                       # (labelled test/validation/agent screens: radios ≤ 0.3, checkboxes ≥ 0.4)
 SQUARE_FILL = 0.9     # share of a closed outline's bounding box it encloses: a circle π/4, a rounded
@@ -135,7 +133,7 @@ def _control(rgb: np.ndarray, box: Sequence[int]) -> np.ndarray | None:
     crop = rgb[max(0, y1):y2, max(0, x1):x2].astype(np.int16)
     if crop.shape[0] < 8 or crop.shape[1] < 8:
         return None
-    ink = np.abs(crop - background_colour(crop).astype(np.int16)).max(axis=2) > 40
+    ink = ink_mask(crop, background_colour(crop), CONTROL_INK, reduce="max")
     cols = ink.any(axis=0)
     xs = np.flatnonzero(cols)
     if xs.size == 0:
@@ -213,27 +211,6 @@ LONE_CLEARANCE = 6     # px of background all round, free of other ink and of ev
                        # form-sequence-2's unchecked radio buttons, 7 px from their neighbours, unboxed)
 LONE_MAX_ASPECT = 6    # a blob taller than this many widths is a rule (a pane's 4 x 36 px divider), no glyph
 GLYPH_GAP = 3          # px between the pieces of one glyph
-
-
-def page_difference(image: Image.Image) -> np.ndarray:
-    """How far each pixel is from its page's background colour: the largest channel difference
-    (uint8, H × W). The ink masks below are thresholds of it, so a screen computes it once."""
-    import cv2  # the vision extra's
-
-    rgb = rgb_pixels(image)
-    h, w = rgb.shape[:2]
-    bg = background_colour(rgb[:: max(1, h // 64), :: max(1, w // 64)]).astype(np.uint8)
-    # uint8 arithmetic in OpenCV: this runs on every screen, full-size ones included.
-    d = cv2.absdiff(np.ascontiguousarray(rgb), (int(bg[0]), int(bg[1]), int(bg[2]), 0))  # type: ignore[call-overload]  # a scalar: no full-size copy
-    return np.maximum(np.maximum(d[:, :, 0], d[:, :, 1]), d[:, :, 2])
-
-
-def page_ink(image: Image.Image, threshold: int = INK, difference: np.ndarray | None = None) -> np.ndarray:
-    """Where the screenshot differs from its page's background colour by more than ``threshold`` in
-    some channel (uint8 0/1, H × W). ``difference``: the screen's ``page_difference`` where the
-    caller has it."""
-    d = page_difference(image) if difference is None else difference
-    return (d > threshold).astype(np.uint8)
 
 
 def _taken(elements: Sequence[Element], h: int, w: int) -> np.ndarray:
@@ -423,7 +400,6 @@ def _label_left(ruled: np.ndarray, box: Box, figures: Sequence[Box]) -> Box | No
 
 
 # --- thin bars ---------------------------------------------------------------------------------------
-THIN_BAR_FAINT = 12          # a trough this far from the background counts (GTK's light-grey troughs differ by ~20)
 THIN_BAR_THICKNESS = (3, 10) # px: GTK's progress bars are 4-6 px thick, its framed level bars 9; 1-2 px lines
                              # are separators and underlines
 THIN_BAR_MIN_LENGTH = 40     # px, and at least 8 thicknesses
@@ -449,7 +425,7 @@ def thin_bars(image: Image.Image, elements: list[Element], difference: np.ndarra
     gives way to its bars. ``difference``: the screen's ``page_difference`` where the caller has it."""
     import cv2  # the vision extra's
 
-    faint = page_ink(image, THIN_BAR_FAINT, difference)
+    faint = page_ink(image, FAINT_INK, difference)
     _, labels, stats, _ = cv2.connectedComponentsWithStats(faint, connectivity=4)
     lo, hi = THIN_BAR_THICKNESS
     bw, bh, blob = stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT], stats[:, cv2.CC_STAT_AREA]

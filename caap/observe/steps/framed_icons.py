@@ -18,8 +18,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box, area, intersection, uncovered_part
-from caap.observe.primitives import components
-from caap.observe.steps.figures import page_ink
+from caap.observe.primitives import components, page_ink
 from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
 
 SIDES = (9, 24)       # px: the frame's side (Fusion's dock buttons: 11)

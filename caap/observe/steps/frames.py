@@ -19,8 +19,8 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box
-from caap.observe.read.lines import INK_SUM
-from caap.observe.steps.shape_fit import rebox
+from caap.observe.primitives import INK_SUM
+from caap.observe.steps.boxes import rebox
 from caap.taxonomy import ElementType
 
 MAX_SIDE = 64  # px: icons larger than this are panels or pictures, not button faces

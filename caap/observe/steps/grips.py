@@ -16,8 +16,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import intersection
-from caap.observe.primitives import rgb_pixels
-from caap.observe.read.lines import background_colour
+from caap.observe.primitives import background_colour, difference, rgb_pixels
 from caap.taxonomy import ElementType
 
 CORNER_PX = 16      # the grip lies within this many pixels of the field's bottom-right corner
@@ -58,7 +57,7 @@ def find_grip(crop: np.ndarray) -> tuple[int, int, int, int] | None:
     on one column (the triangle's legs)."""
     if crop.shape[0] < LONG_STRIPE or crop.shape[1] < LONG_STRIPE:
         return None
-    diff = np.abs(crop.astype(np.int16) - background_colour(crop).astype(np.int16)).max(axis=2)
+    diff = difference(crop, background_colour(crop), "max")
     ink = diff > INK
     runs = _runs(ink)
     for k, (length, top, right) in sorted(runs.items()):

@@ -14,8 +14,7 @@ from __future__ import annotations
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.primitives import rgb_pixels
-from caap.observe.steps.missed_text import fit_to_ink
+from caap.observe.primitives import fit_to_ink, rgb_pixels
 from caap.taxonomy import ElementType
 
 CENTRE_PX = 4       # px the middles of a column's boxes may differ by

@@ -23,10 +23,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box, as_box, intersection
-from caap.observe.primitives import rgb_pixels
-from caap.observe.read.lines import ink_mask
-from caap.observe.steps.cells import ink_extent
-from caap.observe.steps.snap import RIGHT_PAD
+from caap.observe.primitives import fit_to_ink, rgb_pixels
 from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
 
 if TYPE_CHECKING:
@@ -84,16 +81,6 @@ def uncovered_regions(rgb: np.ndarray, boxes: Sequence[Box]) -> list[Box]:
             continue
         regions.append((max(0, x - MARGIN), max(0, y - MARGIN), min(w, x + bw + MARGIN), min(h, y + bh + MARGIN)))
     return regions
-
-
-def fit_to_ink(rgb: np.ndarray, box: Box) -> Box | None:
-    """``box`` fitted to the ink inside it (against its most common colour), ending 1 px past the
-    ink on the right and below as the snapped text boxes do (``caap.observe.steps.snap.RIGHT_PAD``)."""
-    x1, y1, x2, y2 = box
-    tight = ink_extent(ink_mask(rgb[y1:y2, x1:x2]), box, 0)
-    if tight is None:
-        return None
-    return (tight[0], tight[1], min(rgb.shape[1], tight[2] + RIGHT_PAD), min(rgb.shape[0], tight[3] + RIGHT_PAD))
 
 
 def missed_lines(image: Image.Image, elements: Sequence[Element], ocr: PPOCR) -> list[Element]:

@@ -25,8 +25,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box, area, intersection
-from caap.observe.primitives import components, rgb_pixels
-from caap.observe.steps.figures import THIN_BAR_FAINT, page_difference, page_ink
+from caap.observe.primitives import FAINT_INK, components, page_difference, page_ink, rgb_pixels
 from caap.taxonomy import ElementType
 
 ARROW_LONG = (5, 11)     # px: an arrow's base (Chromium 7-9, Fusion 5-7)
@@ -196,7 +195,7 @@ def trough_scrollbars(image: Image.Image, elements: Sequence[Element],
     import cv2  # the vision extra's
 
     rgb = rgb_pixels(image)
-    faint = page_ink(image, THIN_BAR_FAINT, page_difference(image) if difference is None else difference)
+    faint = page_ink(image, FAINT_INK, page_difference(image) if difference is None else difference)
     # The trough meets its view's 1 px frame: an opening along each axis keeps only strips at least
     # a trough wide and long.
     lo = TROUGH_WIDTH[0]

@@ -19,7 +19,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box, area, iou
-from caap.observe.steps.figures import page_ink
+from caap.observe.primitives import page_ink
 from caap.taxonomy import ElementType
 
 MIN_LENGTH = 30          # px

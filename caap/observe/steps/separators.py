@@ -18,8 +18,8 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box
-from caap.observe.read.lines import background_colour
-from caap.observe.steps.snap import RIGHT_PAD, cut_across
+from caap.observe.primitives import RIGHT_PAD, background_colour, ink_mask
+from caap.observe.steps.boxes import cut_across
 from caap.taxonomy import ElementType
 
 INK_SUM = 48          # summed |RGB| from the box's background that counts as ink
@@ -69,7 +69,7 @@ def separated_parts(pixels: np.ndarray, box: Box) -> list[tuple[int, int]] | Non
     band = pixels[y1:y2, x1:x2]
     if band.shape[1] < MIN_SIZE[0] or band.shape[0] < MIN_SIZE[1]:
         return None
-    ink = np.abs(band.astype(np.int32) - background_colour(band).astype(np.int32)).sum(axis=2) > INK_SUM
+    ink = ink_mask(band, background_colour(band), INK_SUM)
     dots = _dots(ink)
     if not dots:
         return None

@@ -17,16 +17,15 @@ frame is ink, keeps its box and a flat one shrinks to its glyph.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box
-from caap.observe.primitives import rgb_pixels
-from caap.observe.read.lines import INK_SUM, background_colour, ink_mask
-from caap.observe.steps.cells import ink_extent
+from caap.observe.primitives import INK_SUM, background_colour, ink_extent, ink_mask
+from caap.observe.steps.boxes import rebox
 from caap.taxonomy import ElementType
 
 MAX_SIDE = 24  # px: larger figures are boxed well enough by the detector
@@ -69,23 +68,6 @@ def fitted_shape_box(pixels: np.ndarray, box: Box) -> Box:
     return fitted
 
 
-def rebox(image: Image.Image, elements: Sequence[Element], kind: ElementType, max_side: int,
-          fit: Callable[[np.ndarray, Box], Box | None]) -> list[Element]:
-    """The elements with each ``kind`` box of no side over ``max_side`` px moved to where ``fit``
-    (the screenshot's RGB array, the box) puts it; None keeps the box."""
-    small = [i for i, e in enumerate(elements) if e.type == kind
-             and max(e.bbox[2] - e.bbox[0], e.bbox[3] - e.bbox[1]) <= max_side]
-    if not small:
-        return list(elements)
-    pixels = rgb_pixels(image)
-    out = list(elements)
-    for i in small:
-        box = fit(pixels, out[i].bbox)
-        if box is not None and box != out[i].bbox:
-            out[i] = out[i].model_copy(update={"bbox": box})
-    return out
-
-
 def fit_small_shapes(image: Image.Image, elements: Sequence[Element], max_side: int = MAX_SIDE) -> list[Element]:
     """The elements with each small ``shape`` box (no side over ``max_side`` px) fitted to its figure."""
     return rebox(image, elements, ElementType.SHAPE, max_side, fitted_shape_box)
@@ -108,10 +90,7 @@ def ink_box(image: Image.Image, box: Box, pad: int = 1, ring: int = 0) -> Box | 
     pixels = np.asarray(image.crop(box).convert("RGB"))
     if pixels.size == 0:
         return None
-    if ring:
-        ink = np.abs(pixels.astype(np.int32) - ring_colour(image, box, ring)).sum(axis=2) > INK_SUM
-    else:
-        ink = ink_mask(pixels)
+    ink = ink_mask(pixels, ring_colour(image, box, ring), INK_SUM) if ring else ink_mask(pixels)
     return ink_extent(ink, box, pad)
 
 

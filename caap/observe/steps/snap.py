@@ -21,7 +21,7 @@ dataset's labelled boxes.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -30,14 +30,13 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box, as_box, iou_matrix
-from caap.observe.primitives import rgb_pixels
-from caap.observe.read.lines import background_colour
+from caap.observe.primitives import RIGHT_PAD, background_colour, rgb_pixels
+from caap.observe.steps.boxes import SURE_SCORE, cut_across
 from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
 
 SNAPPED_TYPES = TEXT_ELEMENT_TYPES
 INK_DIFFERENCE = 60  # summed |RGB| difference from the line's background that counts as ink
 SAME_COLOUR = 0.95  # cosine between two words' ink colours (as differences from the background)
-RIGHT_PAD = 1  # labelled boxes end one px past the last ink column (the glyph's advance)
 COLOUR_GAP = 2  # px: the narrowest blank gap at which a change of ink colour separates two words
 REACH = 12  # px looked at beyond each side (a word the box cuts is found whole)
 UNDERLINE_RUN = 1.0  # line heights: a horizontal run of ink this long low in the line is an underline
@@ -194,9 +193,6 @@ def snap_text_boxes(image: Image.Image, elements: Sequence[Element], *, max_shif
 LINE_TYPES = frozenset({ElementType.TEXT, ElementType.HYPERLINK})
 WORD_SPACE = 0.7  # line heights: the widest blank between two words of one line of running text
 MISSED_LINES = 3  # whole lines looked for below a paragraph, one after another
-# The rules that cut, join or add boxes from a box's neighbours act on boxes the observer keeps at its
-# default threshold only: low-confidence boxes (kept for evaluation) never change a sure one.
-SURE_SCORE = 0.25
 
 
 def _same_line(a: Box, b: Box) -> bool:
@@ -458,24 +454,6 @@ def split_links(image: Image.Image, elements: Sequence[Element]) -> list[Element
     boxed as one link "eu lobortis."). The parts keep the box's top, bottom and score."""
     return cut_across(image, elements, lambda e: e.type is ElementType.HYPERLINK and (e.score or 0.0) >= SURE_SCORE,
                       _link_parts)
-
-
-def cut_across(image: Image.Image, elements: Sequence[Element], chosen: Callable[[Element], bool],
-               spans: Callable[[np.ndarray, Box], list[tuple[int, int]] | None]) -> list[Element]:
-    """The elements with each ``chosen`` one cut into the column ``spans`` (screen x, exclusive
-    ends) found in its box; a part keeps the box's top, bottom, type and score."""
-    picked = {i for i, e in enumerate(elements) if chosen(e)}
-    if not picked:
-        return list(elements)
-    pixels = rgb_pixels(image)
-    out: list[Element] = []
-    for i, e in enumerate(elements):
-        parts = spans(pixels, e.bbox) if i in picked else None
-        if not parts:
-            out.append(e)
-            continue
-        out += [e.model_copy(update={"bbox": as_box((a, e.bbox[1], b, e.bbox[3]))}) for a, b in parts]
-    return out
 
 
 def _link_parts(pixels: np.ndarray, box: Box) -> list[tuple[int, int]] | None:

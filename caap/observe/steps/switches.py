@@ -16,7 +16,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box, area, intersection
-from caap.observe.steps.figures import page_difference
+from caap.observe.primitives import page_difference
 from caap.taxonomy import ElementType
 
 FAINT = 8              # largest channel difference from the page that counts (an off switch: ~13)

@@ -22,7 +22,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 from caap.observe.detect.onnx_export import cache_dir
-from caap.observe.read.lines import INK_SUM, ink_mask
+from caap.observe.primitives import INK_SUM, ink_mask
 
 SYMBOLS = "+-×÷=±.%/"
 # Drawn too, so that a digit, a letter or an arrow alone on a key is not taken for the symbol it is

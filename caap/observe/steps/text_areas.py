@@ -17,8 +17,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box, area, intersection, iou
-from caap.observe.primitives import rgb_pixels
-from caap.observe.read.lines import background_colour
+from caap.observe.primitives import background_colour, rgb_pixels
 from caap.taxonomy import ElementType
 
 SAME = 4              # largest channel difference that is still the panel's colour

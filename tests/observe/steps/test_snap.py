@@ -14,7 +14,7 @@ from caap.elements import Element
 from caap.observe.steps.snap import SNAPPED_TYPES, snap_text_boxes
 from caap.taxonomy import ElementType
 
-FIXTURE = Path(__file__).parent / "fixtures" / "miniwob-mini"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "miniwob-mini"
 FONT = Path("/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf")
 # Screens whose text lines are one colour (the fixture's click-tab-2 labels predate hyperlinks
 # inside paragraphs, so their "text" lines hold blue link words too).
@@ -173,9 +173,8 @@ def test_the_shipped_detector_snapped_lands_closer_to_the_labels() -> None:
     when written)."""
     pytest.importorskip("ultralytics", reason="needs the vision extra")
     from caap.geometry import iou
-    from caap.observe.detect.detector import Detector
     from caap.observe.vision import DEFAULT_DETECTOR
-    from caap.train.eval_detector import match_boxes
+    from caap.train.eval_detector import detector_observer, match_boxes
 
     if not DEFAULT_DETECTOR.is_file():
         pytest.skip("shipped detector weights not present")
@@ -183,12 +182,12 @@ def test_the_shipped_detector_snapped_lands_closer_to_the_labels() -> None:
     close = {False: 0, True: 0}
     overlap = {False: 0.0, True: 0.0}
     for snap in (False, True):
-        det = Detector(DEFAULT_DETECTOR, snap=snap)
+        det = detector_observer(DEFAULT_DETECTOR, conf=0.25, device="cpu", snap=snap)  # snap: the fit stage
         for _, ann in ds:
             if ann.source.task not in ONE_COLOUR_TASKS:
                 continue
             image = Image.open(ds.image_path(ann)).convert("RGB")
-            found = det.detect(image)
+            found = det.observe(image).elements
             gts = [tuple(e.bbox) for e in ann.elements]
             for f, j in zip(found, match_boxes([(f.score or 0, tuple(f.bbox)) for f in found], gts, 0.5), strict=True):
                 if j >= 0 and ann.elements[j].type in SNAPPED_TYPES:

@@ -10,8 +10,8 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from caap.elements import Element
-from caap.observe.detect.detector import drop_spanning_rows, merge_overlapping_words
-from caap.observe.read.colour import dominant_colour, on_page_colour
+from caap.observe.primitives import dominant_colour, on_page_colour
+from caap.observe.steps.boxes import drop_spanning_rows, merge_overlapping_words
 from caap.observe.steps.field_ink import (
     blank_placeholders,
     caret_columns,
@@ -33,17 +33,11 @@ from caap.observe.steps.figures import (
     thin_bars,
 )
 from caap.observe.steps.grips import find_grip, grip_of, resize_grips
+from caap.observe.steps.reading import plain_rows_unhighlighted
 from caap.observe.steps.snap import split_links
-from caap.observe.vision import (
-    DEFAULT_READER,
-    MINIWOB_DETECTOR,
-    plain_rows_unhighlighted,
-    spin_boxes,
-    spin_value,
-    without_trailing_chevrons,
-)
+from caap.observe.steps.texts import spin_boxes, spin_value, without_trailing_chevrons
 
-SCREENS = Path(__file__).parent / "fixtures" / "screens"
+SCREENS = Path(__file__).resolve().parents[2] / "fixtures" / "screens"
 # Arial's metric twin, as Chromium draws MiniWoB's text here (setup.sh --system installs it).
 FONT = Path("/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf")
 needs_font = pytest.mark.skipif(not FONT.is_file(), reason="needs fonts-liberation (tools/setup.sh --system)")
@@ -53,15 +47,10 @@ def row(text: str, box: list[int], score: float = 0.9, **kw) -> Element:
     return Element(type="tabled_text", bbox=box, text=text, score=score, **kw)
 
 
-@pytest.fixture(scope="module")
-def observer():
+@pytest.fixture
+def observer(miniwob_observer):
     """The observer as the MiniWoB++ benchmark runs it (these are screens of its episodes)."""
-    pytest.importorskip("ultralytics", reason="needs the vision extra (pip install 'caap[vision]')")
-    from caap.observe.vision import VisionObserver
-
-    if not MINIWOB_DETECTOR.is_file() or not (DEFAULT_READER / "model.safetensors").is_file():
-        pytest.skip("the shipped models are not in this checkout")
-    return VisionObserver.load(MINIWOB_DETECTOR)
+    return miniwob_observer
 
 
 def test_a_box_over_two_rows_goes_and_the_rows_stay():
@@ -106,13 +95,13 @@ def test_focus_outline_around_a_list_does_not_select_its_first_row(observer):
     """click-scroll-list after one ctrl-click: the list has keyboard focus (a dark outline around
     it) and only Catherine is selected. The reader's colour statistics took the outline for a
     selection of Theodora, and the agent kept deselecting her."""
-    found = observer.observe(Image.open(SCREENS / "click-scroll-list-focus-outline.png"))
+    found = observer.observe(Image.open(SCREENS / "click-scroll-list-focus-outline.png")).elements
     selected = {e.text for e in found if e.type.value == "tabled_text" and e.highlighted}
     assert selected == {"Catherine"}
 
 
 def test_two_selected_rows_are_two_elements(observer):
-    found = observer.observe(Image.open(SCREENS / "click-scroll-list-two-selected.png"))
+    found = observer.observe(Image.open(SCREENS / "click-scroll-list-two-selected.png")).elements
     rows = sorted((e for e in found if e.type.value == "tabled_text"), key=lambda e: e.bbox[1])
     assert [e.text for e in rows[:2]] == ["Theodora", "Catherine"]
     assert [e.highlighted for e in rows[:3]] == [True, True, False]
@@ -122,7 +111,7 @@ def test_a_minus_touching_the_focus_ring_is_read(observer):
     """use-spinner with "-1" in the focused field: the minus sign touches the 2 px focus ring,
     whose right side the spinner buttons cover. The frame is found from its top and bottom lines,
     the buttons are cut off where those lines end, and the minus is no corner speck."""
-    found = observer.observe(Image.open(SCREENS / "use-spinner-focused.png"))
+    found = observer.observe(Image.open(SCREENS / "use-spinner-focused.png")).elements
     (field,) = [e for e in found if e.type.value == "input_field"]
     assert field.text == "-1"
 
@@ -160,13 +149,10 @@ def _field(text: str, ink: tuple[int, int, int], background: tuple[int, int, int
 
 
 def test_a_field_showing_only_its_placeholder_holds_no_text():
-    from caap.observe.vision import VisionObserver
-
     field = Element(type="input_field", bbox=[0, 0, 140, 30], text="Name")
-    observer = VisionObserver(None)  # its text steps only
     for ink, background in (((117, 117, 117), (255, 255, 255)),  # Chromium's placeholder
                             ((150, 150, 150), (48, 48, 48))):  # a dark theme's
-        [got] = observer.texts(_field("Name", ink, background), [field])
+        [got] = blank_placeholders(_field("Name", ink, background), [field])
         assert got.text == "", (ink, background)
     for ink, background in (((0, 0, 0), (255, 255, 255)),  # a value
                             ((0, 0, 255), (255, 255, 255)),  # a value in a colour
@@ -244,7 +230,7 @@ def test_a_search_typed_over_a_heading_reads_as_typed(observer):
     """email-inbox-nl-turk after a search: the field is transparent and the grey "Results" heading
     shows through after the typed name, read as one word (``Kileyts``). The agent then typed the
     name again until its step limit."""
-    found = observer.observe(Image.open(SCREENS / "email-search-over-heading.png"))
+    found = observer.observe(Image.open(SCREENS / "email-search-over-heading.png")).elements
     (field,) = [e for e in found if e.type.value == "input_field"]
     assert field.text == "Kiley"
 
@@ -258,7 +244,7 @@ def test_a_chevron_after_a_row_label_is_not_text():
 def test_a_submenu_arrow_is_not_read_into_the_entry(observer):
     """click-menu: the arrow of a submenu is drawn right after the entry's name and was read as
     ``Marietta>``; the agent found no entry Marietta."""
-    found = observer.observe(Image.open(SCREENS / "click-menu-submenu-arrow.png"))
+    found = observer.observe(Image.open(SCREENS / "click-menu-submenu-arrow.png")).elements
     assert "Marietta" in {e.text for e in found if e.type.value == "tabled_text"}
 
 
@@ -297,7 +283,7 @@ def test_filled_figures_are_told_apart_from_glyphs():
 def test_identify_shape_figures(observer, name, subtype):
     """identify-shape: a yellow square the detector boxed by its top half and read as ``A``, and a
     circle the reader called a rectangle; the agent clicked the wrong button for both."""
-    found = observer.observe(Image.open(SCREENS / name))
+    found = observer.observe(Image.open(SCREENS / name)).elements
     assert [e.subtype for e in found if e.type.value == "shape"] == [subtype]
 
 
@@ -328,7 +314,7 @@ def test_a_spin_box_value_is_read_as_a_number(observer, name, value):
     lost the faint minus: ``3``); a "9" drawn over the focus ring was read ``g`` by the reader, and
     PP-OCR's ``9`` lost to it; an 8 whose left side lies under the ring reads ``B`` to both. A field
     with up and down arrows holds a number: the reading that is one stands."""
-    found = observer.observe(Image.open(SCREENS / name))
+    found = observer.observe(Image.open(SCREENS / name)).elements
     (field,) = [e for e in found if e.type.value == "input_field"]
     assert field.text == value
 
@@ -367,7 +353,7 @@ def test_a_rounded_square_is_a_checkbox_and_a_circle_a_radio_button():
 def test_click_widget_radio_buttons_are_not_checkboxes(observer):
     """click-widget "Click on a checkbox widget": the detector called the radio button GDK a
     checkbox, and the agent clicked it."""
-    found = observer.observe(Image.open(SCREENS / "click-widget-radio-called-checkbox.png"))
+    found = observer.observe(Image.open(SCREENS / "click-widget-radio-called-checkbox.png")).elements
     kinds = {e.text: e.type.value for e in found if e.type.value in ("checkbox", "radio")}
     assert kinds == {"US": "radio", "GDK": "radio", "Hh8": "checkbox", "0": "checkbox"}
 
@@ -410,7 +396,7 @@ def test_a_final_letter_is_not_a_caret(text):
 def test_a_caret_after_a_typed_name_is_not_read_as_a_letter(observer):
     """email-inbox-nl-turk: after the search, the caret right after the name read as an ``l``
     (``Tiphanil``) and the agent typed the name again until its step limit."""
-    found = observer.observe(Image.open(SCREENS / "email-search-caret-after-name.png"))
+    found = observer.observe(Image.open(SCREENS / "email-search-caret-after-name.png")).elements
     (field,) = [e for e in found if e.type.value == "input_field"]
     assert field.text == "Tiphani"
 
@@ -432,7 +418,7 @@ def test_a_resize_grip_is_found_in_a_fields_corner():
 def test_a_small_text_area_with_a_grip_is_a_text_area_with_a_handle(observer):
     """resize-textarea: dragged small, the text area was detected as an input field with no resize
     handle, and the agent could not tell that it had shrunk."""
-    found = observer.observe(Image.open(SCREENS / "resize-textarea-small-area.png"))
+    found = observer.observe(Image.open(SCREENS / "resize-textarea-small-area.png")).elements
     areas = [e for e in found if e.type.value == "text_area"]
     handles = [e for e in found if e.type.value == "resize_handle"]
     assert len(areas) == 1 and not [e for e in found if e.type.value == "input_field"]
@@ -455,7 +441,7 @@ def test_resize_grips_rule_types_and_adds_once():
 def test_a_paragraphs_missed_last_line_is_found(observer):
     """click-collapsible-2: the lone link "adipiscing." on a section's last line had no box at
     all; the agent opened every section and gave up."""
-    found = observer.observe(Image.open(SCREENS / "click-collapsible-2-last-line-missed.png"))
+    found = observer.observe(Image.open(SCREENS / "click-collapsible-2-last-line-missed.png")).elements
     links = {e.text: e for e in found if e.type.value == "hyperlink"}
     assert "adipiscing." in links
     assert links["adipiscing."].bbox[1] >= 136
@@ -463,7 +449,7 @@ def test_a_paragraphs_missed_last_line_is_found(observer):
 
 def test_two_links_in_one_box_are_split_at_the_underline_break(observer):
     """click-collapsible-2: the links "eu" and "lobortis." a space apart were boxed as one link."""
-    found = observer.observe(Image.open(SCREENS / "click-collapsible-2-two-links-one-box.png"))
+    found = observer.observe(Image.open(SCREENS / "click-collapsible-2-two-links-one-box.png")).elements
     links = {e.text for e in found if e.type.value == "hyperlink"}
     assert {"eu", "lobortis."} <= links and "eu lobortis." not in links
 
@@ -471,7 +457,7 @@ def test_two_links_in_one_box_are_split_at_the_underline_break(observer):
 def test_a_two_letter_link_beside_a_link_is_split_off(observer):
     """click-tab-2-easy: the links "in" and "porttitor" a space apart were one box; the underline of
     "in" is shorter than a line height."""
-    found = observer.observe(Image.open(SCREENS / "click-tab-2-short-link-beside-link.png"))
+    found = observer.observe(Image.open(SCREENS / "click-tab-2-short-link-beside-link.png")).elements
     links = {e.text for e in found if e.type.value == "hyperlink"}
     assert {"in", "porttitor"} <= links and "in porttitor" not in links
 
@@ -479,7 +465,7 @@ def test_a_two_letter_link_beside_a_link_is_split_off(observer):
 def test_a_link_whose_underline_skips_a_descender_stays_whole(observer):
     """click-tab-2: the underline breaks round the descender of "q" and "g"; the break lies between
     two letters of one word, not in a word space (``aliq`` + ``uet`` lost the link "aliquet")."""
-    found = observer.observe(Image.open(SCREENS / "click-tab-2-underline-skips-descenders.png"))
+    found = observer.observe(Image.open(SCREENS / "click-tab-2-underline-skips-descenders.png")).elements
     links = {e.text for e in found if e.type.value == "hyperlink"}
     assert {"aliquet", "aliquam", "feugiat."} <= links
 
@@ -498,7 +484,7 @@ def test_one_link_underlined_across_a_space_stays_whole():
 def test_a_word_boxed_twice_in_two_parts_is_one_box(observer):
     """click-collapsible-2: the link "ullamcorper" came as two overlapping links ``ullamco`` and
     ``amcorper``; neither matched."""
-    found = observer.observe(Image.open(SCREENS / "click-collapsible-2-link-boxed-twice.png"))
+    found = observer.observe(Image.open(SCREENS / "click-collapsible-2-link-boxed-twice.png")).elements
     assert "ullamcorper" in {e.text for e in found if e.type.value == "hyperlink"}
 
 
@@ -525,7 +511,7 @@ def test_overlapping_word_boxes_merge_but_neighbours_do_not():
     ("identify-shape-l-read-one.png", "l"),         # a plain bar read as the digit one
 ])
 def test_identify_shapes_lone_letters_read_as_letters(observer, name, text):
-    found = observer.observe(Image.open(SCREENS / name))
+    found = observer.observe(Image.open(SCREENS / name)).elements
     lone = [e for e in found if e.type.value in ("text", "shape") and 60 <= e.bbox[1] <= 110]
     assert [(e.type.value, e.text) for e in lone] == [("text", text)]
 
@@ -552,8 +538,12 @@ def test_small_letters_boxed_as_shapes_become_texts(observer):
     shapes = [Element(type="shape", bbox=box, score=0.5) for box in boxes.values()]
     shapes.append(Element(type="shape", bbox=[120, 100, 132, 112], score=0.5))
     shapes.append(Element(type="icon", bbox=[60, 120, 100, 160], score=0.5))
-    observer.reader.read(image, shapes)
-    out = observer.letters(image, shapes)
+    from caap.observe.pipeline import Look
+    from caap.observe.steps.texts import read_lone_letters
+
+    look = Look(image, observer.parts)
+    look.readings = observer.reader.read(image, shapes)  # the read step's readings, as the step finds them
+    out = read_lone_letters(look, shapes)
     assert [(e.type.value, e.text) for e in out] == [
         ("text", "3"), ("text", "8"), ("text", "k"), ("shape", None), ("shape", None), ("icon", None)]
     assert [e.bbox for e in out] == [e.bbox for e in shapes]
@@ -634,7 +624,7 @@ def test_a_one_is_no_plain_bar_but_an_l_is():
     ("click-menu-hovered-entry-chevron.png", "Marietta"),  # its white submenu arrow read as an "x"
 ])
 def test_a_hovered_menu_entry_reads_as_its_name(observer, name, entry):
-    found = observer.observe(Image.open(SCREENS / name))
+    found = observer.observe(Image.open(SCREENS / name)).elements
     assert entry in {e.text for e in found if e.type.value == "tabled_text" and e.highlighted}
 
 

@@ -24,8 +24,8 @@ from caap.observe.text_choice import (
 )
 from caap.taxonomy import DETECTOR_CLASSES, PAPER_TYPES
 
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURE = Path(__file__).parent / "fixtures" / "miniwob-mini"
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "miniwob-mini"
 SHIPPED_READER = ROOT / "models" / "reader"
 
 
@@ -160,46 +160,42 @@ def test_observer_follows_the_chooser(fitted):
     from caap.observe.detect.detector import Detector
     from caap.observe.ocr.ppocr import PPOCR
     from caap.observe.read.inference import Reader
-    from caap.observe.vision import (
-        BLANK_BUTTON_OCR,
-        DEFAULT_DETECTOR,
-        GLYPH_BEFORE_OCR,
-        VisionObserver,
-        glyph_before,
-    )
+    from caap.observe.steps.texts import BLANK_BUTTON_OCR, GLYPH_BEFORE_OCR, glyph_before
+    from caap.observe.vision import DEFAULT_DETECTOR, VisionObserver
     from caap.taxonomy import TEXT_ELEMENT_TYPES
 
     if not DEFAULT_DETECTOR.is_file():
         pytest.skip(f"{DEFAULT_DETECTOR} is not in this checkout")
     checkpoint, _ = fitted
     detector, reader, ocr = Detector(DEFAULT_DETECTOR), Reader(checkpoint), PPOCR(threads=1)
-    assert reader.chooser is not None and not reader.keep_log_probs
+    fitted_chooser = reader.chooser
+    assert fitted_chooser is not None
     ds = open_dataset(FIXTURE)
     screens = [Image.open(ds.image_path(ann)).convert("RGB") for _, ann in list(ds)[:12]]
     plain = VisionObserver(detector, reader, text_source="reader")
     observer = VisionObserver(detector, reader, text_source="auto", ocr=ocr, ocr_threshold=1.01)
-    assert reader.keep_log_probs  # the chooser weighs texts by the CTC frames
+    assert observer.parts.chooser is fitted_chooser and plain.parts.chooser is None  # auto only
     always = TextChooser([0.0] * len(FEATURES), 60.0, [0.0] * len(FEATURES), [1.0] * len(FEATURES),
                          text_area_below=1.01)
     never = TextChooser([0.0] * len(FEATURES), -60.0, [0.0] * len(FEATURES), [1.0] * len(FEATURES))
     decided = 0
     for image in screens:
-        mine = plain.observe(image)
-        chosen = observer.observe(image)
+        mine = plain.observe(image).elements
+        chosen = observer.observe(image).elements
         texty = [i for i, e in enumerate(mine) if e.text is not None]
         theirs = ocr.read(image, [mine[i].bbox for i in texty], [mine[i].type.value for i in texty])
         for i, o in zip(texty, theirs, strict=True):
             assert chosen[i].text in (mine[i].text, o.text)
             decided += mine[i].text != o.text
-        observer.chooser = always
+        reader.chooser = always
         # PP-OCR's text everywhere, but a button the reader read blank takes it only where PP-OCR is
         # sure of it (BLANK_BUTTON_OCR; a dropdown's chevron boxed as a button reads "V" unsure).
         blank_key = [mine[i].type.value == "button" and not (mine[i].text or "").strip() for i in texty]
-        assert [e.text for i, e in enumerate(observer.observe(image)) if i in texty] == [
+        assert [e.text for i, e in enumerate(observer.observe(image).elements) if i in texty] == [
             o.text if not k or (o.text.strip() and o.confidence >= BLANK_BUTTON_OCR) else mine[i].text
             for i, o, k in zip(texty, theirs, blank_key, strict=True)]
-        observer.chooser = never
-        kept = observer.observe(image)
+        reader.chooser = never
+        kept = observer.observe(image).elements
         for i, o in zip(texty, theirs, strict=True):
             if mine[i].type.value == "text_area":
                 continue
@@ -211,12 +207,12 @@ def test_observer_follows_the_chooser(fitted):
             key = (mine[i].type.value == "button" and not (mine[i].text or "").strip() and o.text.strip() != ""
                    and o.confidence >= BLANK_BUTTON_OCR)
             assert kept[i].text == (o.text if blank or key else mine[i].text)
-        observer.chooser = reader.chooser
+        reader.chooser = fitted_chooser
     assert decided > 0
 
 
 def test_a_controls_glyph_read_before_a_label_is_left_out():
-    from caap.observe.vision import glyph_before
+    from caap.observe.steps.texts import glyph_before
 
     assert glyph_before("C Radio button 2", "Radio button 2")  # a radio's ring
     assert glyph_before("-G] Thaddeus", "Thaddeus") and glyph_before("ル Overlay", "Overlay")
@@ -227,7 +223,8 @@ def test_a_controls_glyph_read_before_a_label_is_left_out():
 
 
 def test_a_broken_chooser_file_is_one_reader_error(fitted, tmp_path):
-    from caap.observe.read.inference import Reader, ReaderError
+    from caap.observe.read.configuration import ReaderError
+    from caap.observe.read.inference import Reader
 
     checkpoint, _ = fitted
     broken = tmp_path / "reader"

@@ -21,12 +21,13 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.read.inference import ReaderError, decode_target, encode_target
-from caap.observe.read.semimask import context_window, semi_mask
+from caap.observe.read.configuration import ReaderError
+from caap.observe.read.processing import context_window, semi_mask
+from caap.observe.read.target import decode_target, encode_target
 from caap.taxonomy import BOOLEAN_ATTRIBUTES, SUBTYPE, TEXT, ElementType, attributes_of, subtypes_of
 
-FIXTURE = Path(__file__).parent / "fixtures" / "miniwob-mini"
-CONFIG = Path(__file__).parents[1] / "training" / "reader.yaml"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "miniwob-mini"
+CONFIG = Path(__file__).parents[3] / "training" / "reader.yaml"
 BOX = (3, 4, 20, 30)
 
 
@@ -167,7 +168,7 @@ def test_any_element_round_trips(element):
 
 def test_patches_keep_native_resolution_and_pack_each_image_alone():
     torch = pytest.importorskip("torch")
-    from caap.observe.read.patches import patch_values, patchify
+    from caap.observe.read.processing import patch_values, patchify
 
     small = _noise(10, 20, seed=1)  # 2 rows x 3 cols of 16x4 patches (width padded 10 -> 12)
     wide = _noise(41, 9, seed=2)  # 1 row x 11 cols
@@ -236,7 +237,7 @@ def _tiny_model(alphabet_size: int, frames: int = 2, context: int = 0, stem: lis
 
 def test_ctc_head_pools_each_column_from_its_own_patches_only():
     torch = pytest.importorskip("torch")
-    from caap.observe.read.patches import patchify
+    from caap.observe.read.processing import patchify
 
     model = _tiny_model(10).eval()
     grid = patchify([_noise(12, 30, seed=3), _noise(20, 10, seed=4)], (16, 4))
@@ -255,7 +256,7 @@ def test_ctc_head_pools_each_column_from_its_own_patches_only():
 
 def test_column_context_mixes_neighbouring_columns_only_within_each_element():
     torch = pytest.importorskip("torch")
-    from caap.observe.read.patches import patchify
+    from caap.observe.read.processing import patchify
 
     model = _tiny_model(10, context=3).eval()  # 2 layers of kernel 3: reach of 2 columns each side
     with torch.no_grad():
@@ -280,7 +281,7 @@ def test_column_context_mixes_neighbouring_columns_only_within_each_element():
 def test_convolutional_stem_gives_a_crop_the_same_features_in_any_batch(over, tmp_path):
     torch = pytest.importorskip("torch")
     from caap.observe.read.modeling import ReaderModel, StemEmbeddings
-    from caap.observe.read.patches import patchify
+    from caap.observe.read.processing import patchify
     from caap.train.reader import build_model, load_settings
 
     class A:
@@ -336,8 +337,8 @@ def test_joint_objective_learns_to_read_a_few_crops_exactly():
     """The whole text path — crop, patches, encoder, column pooling, CTC loss and greedy decoding —
     learns: a tiny model overfits six real text crops until it reads them exactly."""
     torch = pytest.importorskip("torch")
+    from caap.observe.read.configuration import build_tokenizer
     from caap.observe.read.ctc import Alphabet, greedy_decode
-    from caap.observe.read.inference import build_tokenizer
     from caap.train.reader import JointObjective, build_model, load_settings
     from caap.train.reader_data import Collate
 
@@ -372,8 +373,8 @@ def test_joint_objective_learns_to_read_a_few_crops_exactly():
 
 def test_the_loss_weight_decides_which_head_learns():
     pytest.importorskip("torch")
+    from caap.observe.read.configuration import build_tokenizer
     from caap.observe.read.ctc import Alphabet
-    from caap.observe.read.inference import build_tokenizer
     from caap.train.reader import JointObjective
     from caap.train.reader_data import Collate
 
@@ -434,8 +435,8 @@ def test_prefetched_batches_are_the_serial_ones_and_resume_where_the_model_stopp
     its box jitter included, is the one the serial loop makes, and the saved stream position is
     that after the last batch handed out, not after those collated ahead."""
     torch = pytest.importorskip("torch")
+    from caap.observe.read.configuration import build_tokenizer
     from caap.observe.read.ctc import Alphabet
-    from caap.observe.read.inference import build_tokenizer
     from caap.train.reader_data import BatchPrefetch, Collate, GroupedBatches, MixedStream
 
     samples = _fixture_texts(12)
@@ -581,7 +582,7 @@ def _screen():
 
 def test_reader_reads_a_screen_in_passes_of_similar_crops_and_one_generation(run):
     from caap.observe.read.inference import Reader
-    from caap.observe.read.patches import grid_size
+    from caap.observe.read.processing import grid_size
 
     reader = Reader(run / "best")
     image, ann = _screen()
@@ -590,13 +591,14 @@ def test_reader_reads_a_screen_in_passes_of_similar_crops_and_one_generation(run
     reader.model.encode = lambda p, m: calls["encode"].append(p.shape[0]) or encode(p, m)
     reader.model.generate = lambda **kw: calls["generate"].append(kw["attention_mask"].shape[0]) or generate(**kw)
     boxes = [e.bbox for e in ann.elements]
-    found = reader.read(image, boxes)
+    got = reader.read(image, boxes)
+    found = got.elements
     assert sum(calls["encode"]) == len(boxes) and calls["generate"] == [len(boxes)]
     assert [e.bbox for e in found] == boxes and all(isinstance(e, Element) for e in found)
-    assert set(reader.last_timings_ms) == {"prepare", "infer", "total"}
+    assert set(got.timings_ms) == {"prepare", "infer", "total"} and got.log_probs == []  # frames only when asked
     texts = [e for e in found if TEXT in attributes_of(e.type)]
     assert all(e.text is not None and 0 <= e.text_confidence <= 1 for e in texts)
-    assert [r.text for r, e in zip(reader.last_readings, found, strict=True) if e.text is not None] == [
+    assert [r.text for r, e in zip(got.readings, found, strict=True) if e.text is not None] == [
         e.text for e in texts]  # the CTC reading is the element's text
     # Passes: every crop once, no pass padded beyond pad_waste times its own patches; the readings
     # are those of one big batch and of small chunks (a crop reads the same in any company).
@@ -607,18 +609,22 @@ def test_reader_reads_a_screen_in_passes_of_similar_crops_and_one_generation(run
         shapes = [grid_size(crops[i].width, crops[i].height, reader.spec.patch) for i in group]
         padded = len(group) * max(r for r, _ in shapes) * max(c for _, c in shapes)
         assert len(group) == 1 or padded <= reader.pad_waste * sum(r * c for r, c in shapes)
-    said = [(r.text, r.record) for r in reader.last_readings]
+    said = [(r.text, r.record) for r in got.readings]
+    with_frames = reader.read(image, boxes, log_probs=True)
+    assert [(r.text, r.record) for r in with_frames.readings] == said
+    assert [f.shape[1] for f in with_frames.log_probs] == [reader.alphabet.size] * len(boxes)
     reader.pad_waste = float("inf")
     calls = {"encode": [], "generate": []}
-    reader.read(image, boxes)
-    assert calls["encode"] == [len(boxes)] and [(r.text, r.record) for r in reader.last_readings] == said
+    again = reader.read(image, boxes)
+    assert calls["encode"] == [len(boxes)] and [(r.text, r.record) for r in again.readings] == said
     reader.chunk_size = 4
     calls = {"encode": [], "generate": []}
-    assert len(reader.read(image, boxes)) == len(boxes)
+    chunked = reader.read(image, boxes)
+    assert len(chunked) == len(boxes)
     assert calls["encode"] == [4] * (len(boxes) // 4) + ([len(boxes) % 4] if len(boxes) % 4 else [])
-    assert [(r.text, r.record) for r in reader.last_readings] == said
+    assert [(r.text, r.record) for r in chunked.readings] == said
     calls = {"encode": [], "generate": []}
-    assert reader.read(image, []) == [] and calls == {"encode": [], "generate": []}
+    assert reader.read(image, []).elements == [] and calls == {"encode": [], "generate": []}
 
 
 def test_a_text_area_is_read_line_by_line(run):
@@ -641,14 +647,15 @@ def test_a_text_area_is_read_line_by_line(run):
     encode = reader.model.encode
     sizes = []
     reader.model.encode = lambda p, m: sizes.append(p.shape[0]) or encode(p, m)
-    reader.read(image, [[10, 20, 151, 101]], ["text_area"])
+    got = reader.read(image, [[10, 20, 151, 101]], ["text_area"])
     assert sum(sizes) == 1 + 3  # the area (for its record) and its three lines, in passes by size
-    assert reader.last_readings[0].text == "\n".join(t for t in alone if t)  # the lines' readings, joined
+    assert got.readings[0].text == "\n".join(t for t in alone if t)  # the lines' readings, joined
 
 
 @pytest.mark.parametrize("with_text", [False, True])
 def test_record_grammar_allows_every_record_and_nothing_else(with_text):
-    from caap.observe.read.inference import RecordGrammar, build_tokenizer
+    from caap.observe.read.configuration import build_tokenizer
+    from caap.observe.read.target import RecordGrammar
 
     tok = build_tokenizer()
     grammar = RecordGrammar(tok, text=with_text)
@@ -683,16 +690,17 @@ def test_constrained_generation_writes_only_valid_records(run):
     image, ann = _screen()
     boxes = [e.bbox for e in ann.elements]
     free, constrained = Reader(run / "best", constrained=False), Reader(run / "best")
-    free.read(image, boxes)
-    found = constrained.read(image, boxes)
+    unconstrained = free.read(image, boxes)
+    got = constrained.read(image, boxes)
+    found = got.elements
     assert all(decode_target(r.record, b).type is not ElementType.UNKNOWN
-               for r, b in zip(constrained.last_readings, boxes, strict=True))
+               for r, b in zip(got.readings, boxes, strict=True))
     assert [encode_target(e.model_copy(update={"text": None, "text_confidence": None})) for e in found] == [
-        r.record for r in constrained.last_readings]  # the record read back is exactly what was written
-    assert len(free.last_readings) == len(found)
+        r.record for r in got.readings]  # the record read back is exactly what was written
+    assert len(unconstrained.readings) == len(found)
     # Following the detector's classes, every record is of the hinted type, whatever the decoder prefers.
     hints = list(itertools.islice(itertools.cycle(["button", "checkbox", "text", "icon"]), len(boxes)))
-    followed = constrained.read(image, boxes, hints, follow_hints=True)
+    followed = constrained.read(image, boxes, hints, follow_hints=True).elements
     assert [e.type.value for e in followed] == hints
     assert all(e.text is not None for e in followed if TEXT in attributes_of(e.type))
 
@@ -705,8 +713,9 @@ def test_reader_keeps_detector_fields_and_falls_back_to_type_hints(run, monkeypa
     detected = [Element(type="checkbox", bbox=[1, 1, 20, 20], score=0.8, id=3),
                 Element(type="text", bbox=[30, 30, 60, 40], score=0.5)]
     real = reader.infer
-    monkeypatch.setattr(reader, "infer", lambda crops, gen, n, types, colours: (real(crops, gen, n, types, colours)[0], ["garbage", "button|f=1"]))
-    first, second = reader.read(image, detected)
+    monkeypatch.setattr(reader, "infer", lambda crops, gen, n, types, colours, log_probs=False: (
+        real(crops, gen, n, types, colours)[0], ["garbage", "button|f=1"], [None, None]))
+    first, second = reader.read(image, detected).elements
     assert (first.type, first.score, first.id) == (ElementType.CHECKBOX, 0.8, 3)  # unreadable record: the hint
     assert first.text is not None  # ...still with the CTC head's text
     assert (second.type, second.focused, second.score) == (ElementType.BUTTON, True, 0.5)
@@ -796,19 +805,20 @@ def test_observer_sends_only_doubtful_texts_to_ocr(run):
     calls = []
     read = ocr.read
     ocr.read = lambda img, boxes, types=None: calls.append(len(boxes)) or read(img, boxes, types)
-    plain = VisionObserver(detector, reader, text_source="reader").observe(image)
-    never = VisionObserver(detector, reader, text_source="auto", ocr=ocr, ocr_threshold=0.0).observe(image)
+    plain = VisionObserver(detector, reader, text_source="reader").observe(image).elements
+    never = VisionObserver(detector, reader, text_source="auto", ocr=ocr, ocr_threshold=0.0).observe(image).elements
     assert calls == [] and [e.text for e in never] == [e.text for e in plain]
     doubtful = [i for i, e in enumerate(plain) if e.text_confidence is not None and e.text_confidence < 0.99]
     observer = VisionObserver(detector, reader, text_source="auto", ocr=ocr, ocr_threshold=0.99)
-    mixed = observer.observe(image)
+    seen = observer.observe(image)
+    mixed = seen.elements
     assert calls == ([len(doubtful)] if doubtful else [])
-    assert "ocr" in observer.last_timings_ms or not doubtful
+    assert "ocr" in seen.timings_ms and ("reread_doubtful_texts" in seen.steps_ms or not doubtful)
     truth = read(image, [plain[i].bbox for i in doubtful], [plain[i].type.value for i in doubtful]) if doubtful else []
     assert [mixed[i].text for i in doubtful] == [t.text for t in truth]
     assert all(mixed[i].text == plain[i].text for i in range(len(plain)) if i not in doubtful)
     calls.clear()
-    everything = VisionObserver(detector, reader, text_source="ocr", ocr=ocr).observe(image)
+    everything = VisionObserver(detector, reader, text_source="ocr", ocr=ocr).observe(image).elements
     assert calls == [sum(e.text is not None for e in plain)] and len(everything) == len(plain)
     with pytest.raises(ValueError, match="needs an OCR engine"):
         VisionObserver(detector, reader, text_source="auto")
@@ -896,8 +906,9 @@ def test_a_base_read_with_finer_ctc_frames_starts_out_reading_the_same(run):
     copied, so the readings before any fine-tuning step are the base's."""
     import yaml
 
+    from caap.observe.read.configuration import build_tokenizer
     from caap.observe.read.ctc import Alphabet
-    from caap.observe.read.inference import Reader, build_tokenizer
+    from caap.observe.read.inference import Reader
     from caap.train.reader import ReaderTrainSettings, load_base
 
     base = Reader(run / "best")
@@ -923,8 +934,9 @@ def test_a_base_fine_tuned_on_new_characters_keeps_reading_its_own(run):
 
     import yaml
 
+    from caap.observe.read.configuration import build_tokenizer
     from caap.observe.read.ctc import Alphabet
-    from caap.observe.read.inference import Reader, build_tokenizer
+    from caap.observe.read.inference import Reader
     from caap.train.reader import ReaderTrainSettings, base_alphabet, load_base
 
     base = Reader(run / "best")
@@ -947,8 +959,7 @@ def test_a_base_fine_tuned_on_new_characters_keeps_reading_its_own(run):
 
 
 def test_colour_statistics_tell_a_tinted_crop_from_a_white_one():
-    from caap.observe.read.colour import COLOUR_SETS, crop_colour
-    from caap.observe.read.patches import patchify
+    from caap.observe.read.processing import COLOUR_SETS, crop_colour, patchify
 
     white = np.full((12, 40, 3), 255, np.uint8)
     white[5:7, 5:30] = 30  # a line of dark "text"
@@ -974,8 +985,7 @@ def test_box_colour_sees_the_focus_ring_the_red_frame_covers_and_no_neighbour():
     """The `box` set is measured on the screenshot: a 2 px focus ring just outside a button is
     where the semi-mask draws its red frame (the `crop` set cannot see it), and a selected row
     beyond that ring changes nothing."""
-    from caap.observe.read.colour import COLOUR_SETS, box_colour, colour_set, crop_colour
-    from caap.observe.read.semimask import semi_mask
+    from caap.observe.read.processing import COLOUR_SETS, box_colour, colour_set, crop_colour, semi_mask
 
     screen = np.full((60, 80, 3), 255, np.uint8)
     box = (20, 20, 60, 40)
@@ -1012,8 +1022,9 @@ def test_colour_layers_on_a_trained_reader_leave_its_text_and_learn_only_the_dec
     torch = pytest.importorskip("torch")
     import yaml
 
+    from caap.observe.read.configuration import build_tokenizer, load_model
     from caap.observe.read.ctc import Alphabet
-    from caap.observe.read.inference import Reader, build_tokenizer, load_model
+    from caap.observe.read.inference import Reader
     from caap.train.reader import ReaderTrainSettings, load_base
 
     base = Reader(run / "best")
@@ -1026,7 +1037,8 @@ def test_colour_layers_on_a_trained_reader_leave_its_text_and_learn_only_the_dec
     image, ann = _screen()
     boxes = [e.bbox for e in ann.elements]
     start = Reader.in_memory(model, base.spec, tok, path=run / "best", device="cpu")
-    assert [(e.text, e.type) for e in start.read(image, boxes)] == [(e.text, e.type) for e in base.read(image, boxes)]
+    assert [(e.text, e.type) for e in start.read(image, boxes).elements] == [
+        (e.text, e.type) for e in base.read(image, boxes).elements]
     from caap.train.reader import train
 
     out = train(FIXTURE, overrides={**OVERRIDES, "base": str(run / "best"), "train_samples": 48, "colour": colour,
@@ -1041,8 +1053,8 @@ def test_colour_layers_on_a_trained_reader_leave_its_text_and_learn_only_the_dec
              if n.startswith("decoder.") and not torch.equal(p, dict(frozen.named_parameters())[n])]
     assert moved  # the decoder learned
     reread = Reader(out / "last")
-    assert [e.text for e in reread.read(image, boxes, [e.type for e in ann.elements], follow_hints=True)] == [
-        e.text for e in base.read(image, boxes, [e.type for e in ann.elements], follow_hints=True)]
+    assert [e.text for e in reread.read(image, boxes, [e.type for e in ann.elements], follow_hints=True).elements] == [
+        e.text for e in base.read(image, boxes, [e.type for e in ann.elements], follow_hints=True).elements]
 
 
 def test_reader_cli_train_eval_and_observe(tmp_path):
@@ -1132,8 +1144,8 @@ def test_reader_lm_is_counted_tuned_written_and_used(run, tmp_path):
     boxes = [e.bbox for e in ann.elements]
     lm.fusion = type(lm.fusion)(weight=0.5, bonus=1.0, below=1.01)  # search every text
     reader.lm = lm
-    searched = reader.read(image, boxes)
-    plain = Reader(checkpoint, lm=False).read(image, boxes)
+    searched = reader.read(image, boxes).elements
+    plain = Reader(checkpoint, lm=False).read(image, boxes).elements
     assert [e.text_confidence for e in searched] == [e.text_confidence for e in plain]  # confidence: the pixels'
     assert Reader(checkpoint, lm=False).lm is None
     (checkpoint / LM_FILE).write_text("{broken")
@@ -1142,7 +1154,8 @@ def test_reader_lm_is_counted_tuned_written_and_used(run, tmp_path):
 
 
 def test_merge_reading_by_type_source():
-    from caap.observe.vision import VisionObserver, merge_reading
+    from caap.observe.steps.reading import merge_reading
+    from caap.observe.vision import VisionObserver
 
     det = Element(type="button", bbox=[0, 0, 40, 20], score=0.9, id=4)
     read = Element(type="hyperlink", bbox=[0, 0, 40, 20], text="Submit", highlighted=True, id=4)
@@ -1214,8 +1227,9 @@ def test_a_fine_tune_keeps_the_colour_layers_of_its_base(run, tmp_path):
     torch = pytest.importorskip("torch")
     import yaml
 
+    from caap.observe.read.configuration import build_tokenizer, load_model
     from caap.observe.read.ctc import Alphabet
-    from caap.observe.read.inference import Reader, build_tokenizer, load_model
+    from caap.observe.read.inference import Reader
     from caap.train.reader import ReaderTrainSettings, load_base, train
 
     coloured = train(FIXTURE, overrides={**OVERRIDES, "base": str(run / "best"), "train_samples": 16,
@@ -1238,7 +1252,7 @@ def test_a_batch_with_a_non_finite_loss_is_skipped_and_a_diverged_run_stops(run,
     every later step into NaN; a run whose batches are all NaN stops with one clear error."""
     torch = pytest.importorskip("torch")
     import caap.train.reader as trainer
-    from caap.observe.read.inference import load_model
+    from caap.observe.read.configuration import load_model
 
     real = trainer.JointObjective
     calls = {"n": 0}
@@ -1278,8 +1292,8 @@ def test_a_base_and_its_fine_tune_average_with_the_grown_ctc_head(tmp_path):
     takes part grown as training grows it (new characters start as its unknown row); checkpoints of
     another lineage are refused with one message. The tool writes a loadable float16 checkpoint."""
     torch = pytest.importorskip("torch")
+    from caap.observe.read.configuration import ReaderSpec, load_checkpoint_meta, load_model, save_checkpoint
     from caap.observe.read.ctc import UNKNOWN
-    from caap.observe.read.inference import ReaderSpec, load_checkpoint_meta, load_model, save_checkpoint
     from caap.train.reader import average_readers
 
     torch.manual_seed(0)
@@ -1304,7 +1318,7 @@ def test_a_base_and_its_fine_tune_average_with_the_grown_ctc_head(tmp_path):
     with pytest.raises(ReaderError, match="one share each"):
         average_readers([tmp_path / "base", tmp_path / "tuned"], [1.0])
 
-    tool = Path(__file__).resolve().parents[1] / "tools" / "average_weights.py"
+    tool = Path(__file__).resolve().parents[3] / "tools" / "average_weights.py"
     done = subprocess.run([sys.executable, str(tool), str(tmp_path / "base"), str(tmp_path / "tuned"),
                            "--out", str(tmp_path / "soup")], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -1323,8 +1337,8 @@ def test_a_field_labelled_empty_that_shows_text_trains_no_ctc_target(tmp_path):
     pytest.importorskip("torch")
     from PIL import ImageDraw, ImageFont
 
+    from caap.observe.read.configuration import build_tokenizer
     from caap.observe.read.ctc import Alphabet
-    from caap.observe.read.inference import build_tokenizer
     from caap.train.reader_data import Collate, Sample, shows_text
 
     image = Image.new("RGB", (400, 160), "white")

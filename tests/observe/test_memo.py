@@ -13,7 +13,7 @@ from PIL import Image, ImageDraw
 from caap.config import ObserveConfig
 from caap.observe.memo import ReadingMemo, pixel_key
 
-SCREENS = Path(__file__).parent / "fixtures" / "screens"
+SCREENS = Path(__file__).resolve().parents[1] / "fixtures" / "screens"
 
 
 def test_memo_keeps_the_latest_readings_and_drops_the_least_recently_used():
@@ -88,16 +88,16 @@ def _same(a: list, b: list) -> None:
 def test_the_observer_reads_the_same_with_a_memo_and_reads_only_changed_crops(observer, screen):
     image = Image.open(SCREENS / screen).convert("RGB")
     reader, ocr = observer.reader, observer.ocr
-    plain = observer.observe(image)
+    plain = observer.observe(image).elements
     assert plain and reader.memo is None and ocr.memo is None
 
     reader.memo, ocr.memo = ReadingMemo(4096), ReadingMemo(4096)
     try:
-        _same(observer.observe(image), plain)
+        _same(observer.observe(image).elements, plain)
         known = len(reader.memo)
         assert known >= len(plain)  # every element (and a text area's lines) remembered
         misses = (reader.memo.misses, ocr.memo.misses)
-        _same(observer.observe(image), plain)
+        _same(observer.observe(image).elements, plain)
         assert (reader.memo.misses, ocr.memo.misses) == misses  # the same screen: nothing read again
 
         # A step later one element has changed: a bar of another colour across the first element.
@@ -107,10 +107,10 @@ def test_the_observer_reads_the_same_with_a_memo_and_reads_only_changed_crops(ob
         ImageDraw.Draw(changed).rectangle([x1 + 1, (y1 + y2) // 2, max(x1 + 2, (x1 + x2) // 2), (y1 + y2) // 2 + 1],
                                           fill=(200, 30, 160))
         reader.memo.misses = 0
-        with_memo = observer.observe(changed)
+        with_memo = observer.observe(changed).elements
         read_again = reader.memo.misses
         reader.memo, ocr.memo = None, None
-        _same(with_memo, observer.observe(changed))
+        _same(with_memo, observer.observe(changed).elements)
         # Only crops that overlap the bar (with their few px of context) went through the model.
         near = sum(1 for e in plain if e.bbox[0] - 8 <= x2 and x1 <= e.bbox[2] + 8
                    and e.bbox[1] - 8 <= y2 and y1 <= e.bbox[3] + 8)

@@ -17,8 +17,8 @@ from caap.data.format import open_dataset
 from caap.observe.ocr import ppocr as ocr
 from caap.observe.ocr.ppocr import PPOCR, OcrError, OcrText
 
-FIXTURE = Path(__file__).parent / "fixtures" / "miniwob-mini"
-SCREENS = Path(__file__).parent / "fixtures" / "screens"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "miniwob-mini"
+SCREENS = Path(__file__).resolve().parents[2] / "fixtures" / "screens"
 FONT = Path("/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf")
 CONTROL_GLYPHS = set("□口回☐☑◯○●◎OoQ0|[")
 
@@ -247,24 +247,22 @@ def test_models_come_from_the_installed_wheel_and_nothing_is_downloaded(monkeypa
     assert PPOCR().read(image, boxes)[0].text == "Okay"
 
 
-def test_a_text_element_read_blank_goes_to_pp_ocr_whatever_the_readers_confidence(reader: PPOCR) -> None:
+def test_a_text_element_read_blank_goes_to_pp_ocr_whatever_the_readers_confidence(shipped_observer) -> None:
     """identify-shape shows one large letter (here a 37 px "j"): the shipped reader reads it as
     nothing and is sure of it (1.0), so the confidence rule alone never asks PP-OCR. A text element
     always shows text, so the observer asks PP-OCR and takes its text."""
     from caap.config import ObserveConfig
-    from caap.observe.vision import DEFAULT_DETECTOR, VisionObserver
+    from caap.observe.vision import VisionObserver
 
-    if not DEFAULT_DETECTOR.is_file():
-        pytest.skip(f"{DEFAULT_DETECTOR} is not in this checkout")
-    image = Image.open(Path(__file__).parent / "fixtures" / "screens" / "identify-shape-letter.png").convert("RGB")
+    image = Image.open(Path(__file__).resolve().parents[2] / "fixtures" / "screens" / "identify-shape-letter.png").convert("RGB")
     def figure(elements):  # the letter, as the detector boxes it: the one element between text and buttons
         (found,) = [e for e in elements if e.bbox[1] >= 60 and e.bbox[3] <= 110]
         return found
 
-    own = VisionObserver.from_config(ObserveConfig(text_source="reader")).observe(image)
+    own = VisionObserver.from_config(ObserveConfig(text_source="reader")).observe(image).elements
     mine = figure(own)
     assert mine.type.value == "text" and mine.text == "" and mine.text_confidence == 1.0
-    auto = VisionObserver.from_config(ObserveConfig(text_source="auto")).observe(image)
+    auto = shipped_observer.observe(image).elements  # text_source = "auto", the default
     seen = figure(auto)
     assert seen.text == "j"
     # The rest of the screen keeps what the reader and the chooser gave it.
@@ -334,7 +332,8 @@ def test_a_key_the_reader_reads_blank_gets_pp_ocrs_text(reader: PPOCR) -> None:
     text stays blank. A key holding one operator is told by its shape (PP-OCR is unsure of lone
     symbols: ÷ read +)."""
     from caap.elements import Element
-    from caap.observe.vision import VisionObserver
+    from caap.observe.pipeline import Look, Parts
+    from caap.observe.steps.texts import reread_doubtful_texts
 
     image = Image.new("RGB", (360, 90), (239, 239, 239))
     draw = ImageDraw.Draw(image)
@@ -347,8 +346,8 @@ def test_a_key_the_reader_reads_blank_gets_pp_ocrs_text(reader: PPOCR) -> None:
         draw.text(((x1 + x2 - w) / 2, (y1 + y2 - h) / 2), text, fill=(20, 20, 20), font=font)
     blank = [Element(type="button", bbox=b, text="", text_confidence=1.0) for b in keys]
     read = [*blank, Element(type="button", bbox=keys[0], text="Seven", text_confidence=1.0)]
-    observer = VisionObserver(None, None, text_source="auto", ocr=reader)
-    assert [e.text for e in observer._ocr_texts(image, read)] == ["7", "MR", "", "÷", "=", "Seven"]
+    look = Look(image, Parts(ocr=reader, text_source="auto"))  # PP-OCR's step alone, no reader's chooser
+    assert [e.text for e in reread_doubtful_texts(look, read)] == ["7", "MR", "", "÷", "=", "Seven"]
 
 
 def test_ideographs_read_for_symbols_become_the_symbols():

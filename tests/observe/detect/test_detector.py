@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from caap.elements import Element
-from caap.observe.detect.detector import merge_duplicates
+from caap.observe.steps.boxes import merge_duplicates
 
-FIXTURE = Path(__file__).parent / "fixtures" / "miniwob-mini"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "miniwob-mini"
 runner = CliRunner()
 
 
@@ -23,7 +23,7 @@ def test_merge_duplicates_keeps_the_most_confident():
     assert merge_duplicates([b, c, a]) == [a, c]
 
 
-SHIPPED = Path(__file__).resolve().parents[1] / "models" / "detector" / "caap-yolov8n-miniwob.pt"
+SHIPPED = Path(__file__).resolve().parents[3] / "models" / "detector" / "caap-yolov8n-miniwob.pt"
 
 
 def _train(project: Path, name: str, *extra: str) -> Path:
@@ -201,7 +201,10 @@ def test_observe_with_the_shipped_detector(tmp_path):
     one = runner.invoke(app, ["observe", images[0], "--no-reader", "--json", "--out-image", str(tmp_path / "o.png")])
     assert one.exit_code == 0, one.output
     record = json.loads(one.stdout)
-    assert set(record) == {"elements", "timings_ms"} and set(record["timings_ms"]) == {"detect", "read", "total"}
+    # The observe contract (DESIGN §7), and per stage and per step what the detector alone ran.
+    assert set(record) == {"elements", "timings_ms", "stages_ms", "steps_ms"}
+    assert set(record["timings_ms"]) == {"detect", "read", "total"}
+    assert list(record["stages_ms"]) == ["detect", "fit"] and "snap_text_boxes" in record["steps_ms"]
     ids = [e["id"] for e in record["elements"]]
     assert ids == list(range(1, len(ids) + 1)) and len(ids) >= 3
     assert set(record["elements"][0]) >= {"id", "type", "bbox", "text", "checked", "focused", "highlighted",
@@ -434,7 +437,7 @@ def test_averaged_checkpoints_are_the_weighted_mean_and_load_as_a_detector(tmp_p
 
     if not DEFAULT_DETECTOR.is_file():
         pytest.skip("shipped detector weights not present")
-    spec = importlib.util.spec_from_file_location("average_weights", Path(__file__).parents[1] / "tools" / "average_weights.py")
+    spec = importlib.util.spec_from_file_location("average_weights", Path(__file__).parents[3] / "tools" / "average_weights.py")
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
     checkpoint = torch.load(DEFAULT_DETECTOR, map_location="cpu", weights_only=False)

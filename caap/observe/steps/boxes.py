@@ -1,0 +1,128 @@
+"""Boxes cleaned up after the detector (duplicates, rows spanning rows, words boxed in parts), and
+box edits shared by several steps (moving boxes to where a fit puts them, cutting them into column
+spans)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from PIL import Image
+
+from caap.elements import Element
+from caap.geometry import Box, as_box, iou_matrix
+from caap.observe.primitives import rgb_pixels
+from caap.taxonomy import ElementType
+
+
+def rebox(image: Image.Image, elements: Sequence[Element], kind: ElementType, max_side: int,
+          fit: Callable[[np.ndarray, Box], Box | None]) -> list[Element]:
+    """The elements with each ``kind`` box of no side over ``max_side`` px moved to where ``fit``
+    (the screenshot's RGB array, the box) puts it; None keeps the box."""
+    small = [i for i, e in enumerate(elements) if e.type == kind
+             and max(e.bbox[2] - e.bbox[0], e.bbox[3] - e.bbox[1]) <= max_side]
+    if not small:
+        return list(elements)
+    pixels = rgb_pixels(image)
+    out = list(elements)
+    for i in small:
+        box = fit(pixels, out[i].bbox)
+        if box is not None and box != out[i].bbox:
+            out[i] = out[i].model_copy(update={"bbox": box})
+    return out
+
+
+def cut_across(image: Image.Image, elements: Sequence[Element], chosen: Callable[[Element], bool],
+               spans: Callable[[np.ndarray, Box], list[tuple[int, int]] | None]) -> list[Element]:
+    """The elements with each ``chosen`` one cut into the column ``spans`` (screen x, exclusive
+    ends) found in its box; a part keeps the box's top, bottom, type and score."""
+    picked = {i for i, e in enumerate(elements) if chosen(e)}
+    if not picked:
+        return list(elements)
+    pixels = rgb_pixels(image)
+    out: list[Element] = []
+    for i, e in enumerate(elements):
+        parts = spans(pixels, e.bbox) if i in picked else None
+        if not parts:
+            out.append(e)
+            continue
+        out += [e.model_copy(update={"bbox": as_box((a, e.bbox[1], b, e.bbox[3]))}) for a, b in parts]
+    return out
+
+
+# The steps that cut, join or add boxes from a box's neighbours act on boxes the observer keeps at its
+# default threshold only: low-confidence boxes (kept for evaluation) never change a sure one.
+SURE_SCORE = 0.25
+MERGE_IOU = 0.7  # boxes overlapping this much cover one thing, whatever class each was given
+
+
+def merge_duplicates(elements: list[Element], threshold: float = MERGE_IOU) -> list[Element]:
+    """Keep the most confident of boxes that cover the same thing (whatever class each was given)."""
+    ranked = sorted(elements, key=lambda e: -(e.score or 0.0))
+    if len(ranked) < 2:
+        return ranked
+    overlap = iou_matrix([e.bbox for e in ranked])  # every pair at once: a full-size screen has hundreds of boxes
+    kept: list[int] = []
+    for i in range(len(ranked)):
+        if not kept or overlap[i, kept].max() < threshold:
+            kept.append(i)
+    return [ranked[i] for i in kept]
+
+
+WORD_TYPES = (ElementType.TEXT, ElementType.HYPERLINK)
+MIN_WORD_OVERLAP_PX = 3  # words on a line stand a space apart: boxes overlapping more are one thing
+SAME_LINE = 0.7          # share of the lower box's height two boxes must share to lie on one line
+
+
+def _one_thing(a: Element, b: Element) -> bool:
+    """Two sure boxes of one word class on one line that run into each other."""
+    if a.type != b.type or a.type not in WORD_TYPES or min(a.score or 0.0, b.score or 0.0) < SURE_SCORE:
+        return False
+    shared_y = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1])
+    shared_x = min(a.bbox[2], b.bbox[2]) - max(a.bbox[0], b.bbox[0])
+    lower = min(a.bbox[3] - a.bbox[1], b.bbox[3] - b.bbox[1])
+    return shared_y >= SAME_LINE * lower and shared_x >= MIN_WORD_OVERLAP_PX
+
+
+def merge_overlapping_words(elements: list[Element]) -> list[Element]:
+    """One box for text or link boxes of one class on one line that overlap: the words of a line
+    stand a space apart, so two boxes that run into each other cover one thing the network boxed
+    twice, in two parts ("ullamco" and "amcorper" for the link "ullamcorper") or a part inside the
+    whole; the reader gets the union and reads it once. The most confident box's score stands."""
+    merged = list(elements)
+    i = 0
+    while i < len(merged):
+        a = merged[i]
+        j = next((j for j in range(i + 1, len(merged)) if _one_thing(a, merged[j])), None)
+        if j is None:
+            i += 1
+            continue
+        b = merged.pop(j)
+        box = (min(a.bbox[0], b.bbox[0]), min(a.bbox[1], b.bbox[1]),
+               max(a.bbox[2], b.bbox[2]), max(a.bbox[3], b.bbox[3]))
+        # The union may reach a third box: look again from the same place.
+        merged[i] = (a if (a.score or 0.0) >= (b.score or 0.0) else b).model_copy(update={"bbox": box})
+    return merged
+
+
+ROW_TYPES = (ElementType.TABLED_TEXT,)
+
+
+def drop_spanning_rows(elements: list[Element]) -> list[Element]:
+    """Drop a row box that spans two or more rows the detector also found: the network sometimes
+    proposes one box over two neighbouring selected list rows ("Theodora Catherine"), and an agent
+    clicking it hits whichever row lies under its middle. A box goes when it holds the middles of
+    at least two other boxes of its class, each more confident than it, that share most of its
+    width (a sure row never goes for the sake of unsure ones below the confidence threshold)."""
+    rows = [e for e in elements if e.type in ROW_TYPES]
+    if len(rows) < 3:
+        return elements
+    drop: set[int] = set()
+    for e in rows:
+        x1, y1, x2, y2 = e.bbox
+        held = [r for r in rows if r is not e and (r.score or 0.0) >= (e.score or 0.0)
+                and y1 < (r.bbox[1] + r.bbox[3]) / 2 < y2
+                and min(x2, r.bbox[2]) - max(x1, r.bbox[0]) >= 0.5 * min(x2 - x1, r.bbox[2] - r.bbox[0])]
+        if len(held) >= 2:
+            drop.add(id(e))
+    return [e for e in elements if id(e) not in drop]

@@ -1,0 +1,245 @@
+"""The texts the observer reports, after the reader: PP-OCR's reading where the reader is unsure
+(and the text chooser where the two disagree), a spin box's number, a calculator key's operator,
+single letters in small icons, and a row's closing chevron left out.
+
+Texts come from the ``text_source`` (``[observe]``): ``reader`` (the reader's CTC head alone, none
+of PP-OCR's steps run), ``ocr`` (PP-OCR, from the ``rapidocr`` wheel, reads every element that
+carries text) or ``auto`` (the reader's text, except where its confidence is below
+``ocr_threshold``: those elements — few on screens like the ones the reader was trained on, many on
+screens it never saw — go to PP-OCR in one batch, and where the two disagree the reader's text
+chooser, ``caap.observe.text_choice``, picks one; a reader without a chooser gives way to PP-OCR).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from PIL import Image
+
+from caap.elements import Element
+from caap.observe.pipeline import Look, Parts
+from caap.observe.primitives import rgb_pixels
+from caap.observe.read.ctc import normalise
+from caap.observe.read.inference import Readings
+from caap.observe.steps.figures import lone_letter, may_be_letter, solid_figure
+from caap.observe.steps.symbols import lone_symbol
+from caap.observe.text_choice import resolve_lookalikes
+from caap.taxonomy import TEXT, TEXT_ELEMENT_TYPES, ElementType, attributes_of
+
+# A submenu's or a next page's arrow drawn right after a label: an icon beside the text, not part of
+# it (no labelled text on the test and validation screens ends in one; click-menu read "Marietta>").
+_TRAILING_CHEVRON = re.compile(r"(?<=\w)\s*[>›»]$")
+
+
+def without_chevron(text: str) -> str:
+    """A row's text with a closing chevron taken off its end."""
+    return _TRAILING_CHEVRON.sub("", text)
+
+
+def without_trailing_chevrons(elements: list[Element]) -> list[Element]:
+    """Menu and list rows with a closing chevron taken off the end of their text."""
+    out = list(elements)
+    for i, e in enumerate(out):
+        if e.type == ElementType.TABLED_TEXT and e.text and _TRAILING_CHEVRON.search(e.text):
+            out[i] = e.model_copy(update={"text": without_chevron(e.text)})
+    return out
+
+
+# Symbols the reader writes for a lone filled figure; a text element is made of letters.
+FIGURE_SYMBOLS = frozenset("▲△▼▽◀▶◆◇●○■□★☆")
+# A button the reader reads blank goes to PP-OCR; PP-OCR's text stands from this confidence up (a
+# button may truly hold no text, where PP-OCR reads nothing or noise).
+BLANK_BUTTON_OCR = 0.8
+# The reader reads a control drawn before a label (a radio's ring, a tree's expander or icon) as a
+# short first word: ``C Radio button 2``, ``ル Overlay``. PP-OCR finds its lines in the ink and
+# leaves shapes out. Where PP-OCR reads the rest alone, this sure, its text stands.
+GLYPH_BEFORE_OCR = 0.9
+GLYPH_BEFORE_MAX = 3  # characters of the reader's first word
+
+
+def glyph_before(reader_text: str, ocr_text: str) -> bool:
+    """The reader's text is PP-OCR's after a first word of at most ``GLYPH_BEFORE_MAX`` characters."""
+    head, _, rest = reader_text.strip().partition(" ")
+    return len(ocr_text.strip()) >= 3 and rest.strip() == ocr_text.strip() and 1 <= len(head) <= GLYPH_BEFORE_MAX
+
+_NUMBER = re.compile(r"^[-−+]?\d+(?:[.,]\d+)?$")
+_STEPPERS = ({"▲", "▴", "⏶", "+"}, {"▼", "▾", "⏷", "-", "−"})
+
+
+# Glyphs a digit is misread as when part of it is lost (the left side of an 8 under a focus ring reads B).
+_DIGIT_LOOKALIKES = str.maketrans({"B": "8", "O": "0", "o": "0", "D": "0", "l": "1", "I": "1", "|": "1",
+                                   "S": "5", "s": "5", "Z": "2", "z": "2", "g": "9", "q": "9", "G": "6", "b": "6"})
+
+
+def spin_value(reader_text: str, ocr_text: str) -> str | None:
+    """A spin box's value from the reader's and PP-OCR's readings: the reader's where it is a
+    number (None: it stands), else PP-OCR's where it is one, else the first that becomes one with
+    digit look-alikes read as digits; None when neither is a number either way. One exception to
+    the reader's number standing: PP-OCR's with a minus sign before the same digits. In a focused
+    box the minus touches the focus ring, and a reader fine-tuned on many toolkits reads that
+    stroke as the box's border (``9`` for ``-9``, sure of it); PP-OCR keeps it."""
+    mine, theirs = normalise(reader_text), normalise(ocr_text)
+    if _NUMBER.match(mine):
+        lost_minus = theirs[:1] in "-−" and mine[:1] not in "-−" and theirs[1:] == mine.lstrip("+")
+        return theirs if lost_minus else None
+    if _NUMBER.match(theirs):
+        return theirs
+    for text in (theirs, mine):
+        if text and _NUMBER.match(digits := text.translate(_DIGIT_LOOKALIKES)):
+            return digits
+    return None
+
+
+def _at_right_end(field: Element, button: Element) -> bool:
+    """Whether a button's middle lies against the right end of a field (within one and a half
+    field heights inside it, one beyond it)."""
+    _, y1, x2, y2 = field.bbox
+    cx, cy = (button.bbox[0] + button.bbox[2]) / 2, (button.bbox[1] + button.bbox[3]) / 2
+    return x2 - (y2 - y1) * 1.5 <= cx <= x2 + (y2 - y1) and y1 - 4 <= cy <= y2 + 4
+
+
+def spin_boxes(elements: list[Element]) -> set[int]:
+    """The text fields that are spin boxes: an up and a down button stacked against the field's
+    right end (a number input, jQuery UI's spinner, a desktop toolkit's spin button). Their value
+    is a number."""
+    buttons = [e for e in elements if e.type == ElementType.BUTTON]
+    ups = [b for b in buttons if (b.text or "").strip() in _STEPPERS[0]]
+    downs = [b for b in buttons if (b.text or "").strip() in _STEPPERS[1]]
+    if not ups or not downs:
+        return set()
+    return {i for i, f in enumerate(elements) if f.type == ElementType.INPUT_FIELD
+            and any(u.bbox[1] < d.bbox[1] for u in ups if _at_right_end(f, u) for d in downs if _at_right_end(f, d))}
+
+
+def key_symbol(image: Image.Image, element: Element) -> tuple[str, float] | None:
+    """The operator a blank-read key holds alone, told by its shape (``caap.observe.steps.symbols``:
+    PP-OCR reads ``÷`` as ``+`` and ``−`` as ``1``, unsure), with how well it matched."""
+    x1, y1, x2, y2 = (int(v) for v in element.bbox)
+    box = (max(x1, 0), max(y1, 0), min(x2, image.width), min(y2, image.height))
+    crop = np.asarray(image.crop(box).convert("RGB"))
+    return lone_symbol(crop)
+
+
+def reads_nothing(element: Element) -> bool:
+    """The reader read no text where there must be some: a large glyph (identify-shape's letter)
+    comes out blank and sure of it, or as a figure's symbol (an ``A`` read ``▲``; a figure drawn
+    as a text is told by its pixels, ``solid_figures``). PP-OCR reads it, and its text stands."""
+    text = (element.text or "").strip()
+    return element.type in TEXT_ELEMENT_TYPES and (
+        not text or (element.type == ElementType.TEXT and text in FIGURE_SYMBOLS))
+
+
+def blank_button(element: Element) -> bool:
+    """A button read as blank: a large key holding one to four small characters (a calculator's)
+    comes out blank and sure of it, as the reader never saw such keys; a lone operator is told
+    by its shape (``key_symbol``), the rest PP-OCR reads."""
+    return element.type == ElementType.BUTTON and not (element.text or "").strip()
+
+
+def ocr_limit(parts: Parts, element: Element, threshold: float | None = None) -> float:
+    """auto: texts less confident than this go to PP-OCR (``threshold``, default the parts'
+    ``ocr_threshold``; text areas: the chooser's own limit below it)."""
+    threshold = parts.ocr_threshold if threshold is None else threshold
+    chooser = parts.chooser
+    if chooser is not None and element.type == ElementType.TEXT_AREA:
+        return min(threshold, chooser.text_area_below)
+    return threshold
+
+
+def chosen_text(parts: Parts, readings: Readings | None, element: Element, ocr_text: str, ocr_confidence: float,
+                index: int) -> str | None:
+    """PP-OCR's text where the chooser prefers it to the reader's, None where the reader's stands
+    (``index``: the element's place in ``readings``, whose CTC log-probabilities the reader kept).
+    A short first word the reader read before PP-OCR's whole text is a control's glyph
+    (``glyph_before``): PP-OCR's text. PP-OCR's look-alike glyphs are first settled by those
+    frames (``resolve_lookalikes``). Multi-line text areas, read line by line, have no single frame
+    sequence to weigh PP-OCR's text against: sent to PP-OCR below the chooser's
+    ``text_area_below`` only, PP-OCR's text stands as it reads."""
+    reader, chooser = parts.reader, parts.chooser
+    assert reader is not None and chooser is not None  # auto with a chooser
+    frames = readings.frames(index) if readings is not None else None
+    mine, theirs = normalise(element.text or ""), normalise(ocr_text)
+    if mine == theirs:
+        return None
+    if reads_nothing(element):
+        return ocr_text
+    if ocr_confidence >= GLYPH_BEFORE_OCR and glyph_before(element.text or "", ocr_text):
+        return ocr_text
+    if element.type == ElementType.TEXT_AREA or frames is None:
+        return ocr_text
+    theirs = resolve_lookalikes(theirs, frames, reader.alphabet, reader.lm)
+    if mine == theirs:
+        return None
+    wins = chooser.choose(mine, element.text_confidence or 0.0, theirs, ocr_confidence, frames, reader.alphabet,
+                          reader.lm, element.type.value)
+    return theirs if wins else None
+
+
+# --- the steps ------------------------------------------------------------------------------------
+
+
+def reread_doubtful_texts(look: Look, elements: list[Element]) -> list[Element]:
+    """PP-OCR's text for the elements the text source gives to it (all texts, or the doubtful ones,
+    and every spin box's value), weighed against the reader's."""
+    parts = look.parts
+    assert parts.ocr is not None  # the step needs PP-OCR
+    image = look.image
+    spins = spin_boxes(elements)
+    wanted = [i for i, e in enumerate(elements) if TEXT in attributes_of(e.type) and (
+        parts.text_source == "ocr" or e.text_confidence is None or e.text_confidence < ocr_limit(parts, e)
+        or reads_nothing(e) or blank_button(e) or i in spins)]
+    if not wanted:
+        return elements
+    got = parts.ocr.read(image, [elements[i].bbox for i in wanted], [elements[i].type.value for i in wanted])
+    chooser = parts.chooser
+    out = list(elements)
+    for i, reading in zip(wanted, got, strict=True):
+        number = spin_value(out[i].text or "", reading.text) if i in spins else None
+        # A row's submenu chevron is no part of its name: the two texts are weighed without it.
+        theirs = without_chevron(reading.text) if out[i].type == ElementType.TABLED_TEXT else reading.text
+        confidence = float(reading.confidence)
+        symbol = key_symbol(image, out[i]) if blank_button(out[i]) else None
+        if number is not None:
+            text: str | None = number
+        elif symbol is not None:
+            text, confidence = symbol
+        elif blank_button(out[i]):
+            text = theirs if theirs.strip() and reading.confidence >= BLANK_BUTTON_OCR else None
+        elif chooser is None:
+            text = theirs
+        else:
+            text = chosen_text(parts, look.readings, out[i], theirs, confidence, i)
+        if text is None:
+            continue
+        out[i] = out[i].model_copy(update={"text": text, "text_confidence": min(max(confidence, 0.0), 1.0)})
+    return out
+
+
+def read_lone_letters(look: Look, elements: list[Element]) -> list[Element]:
+    """Small icons and shapes that hold one letter or digit become texts of it where the reader's
+    CTC head and PP-OCR read the same one (``caap.observe.steps.figures.lone_letter``)."""
+    parts, readings = look.parts, look.readings
+    if parts.ocr is None or readings is None or len(readings.readings) != len(elements):
+        return elements
+    texts = [r.text or "" for r in readings.readings]
+    wanted = [i for i, e in enumerate(elements) if may_be_letter(e, texts[i])]
+    if not wanted:
+        return elements
+    rgb = rgb_pixels(look.image)
+    wanted = [i for i in wanted if solid_figure(rgb, elements[i].bbox) is None]
+    if not wanted:
+        return elements
+    got = parts.ocr.read(look.image, [elements[i].bbox for i in wanted], [ElementType.TEXT.value] * len(wanted))
+    out = list(elements)
+    for i, reading in zip(wanted, got, strict=True):
+        letter = lone_letter(texts[i], reading.text, float(reading.confidence))
+        if letter is not None:
+            e = out[i]
+            out[i] = Element(type=ElementType.TEXT, bbox=e.bbox, score=e.score, id=e.id, text=letter,
+                             text_confidence=min(max(float(reading.confidence), 0.0), 1.0))
+    return out
+
+
+def trim_trailing_chevrons(look: Look, elements: list[Element]) -> list[Element]:
+    return without_trailing_chevrons(elements)
