@@ -137,6 +137,8 @@ def _same_or_new(before: Sequence[Element], after: Sequence[Element], origins: S
     one with an equal box is that element (changed where any field differs), and one overlapping a
     left-over old element by ``SAME_ELEMENT_IOU`` is that element changed (moved, fitted); the rest
     are new, and the old elements matched by nothing were removed."""
+    if len(after) == len(before) and all(a is b for a, b in zip(after, before, strict=True)):
+        return list(origins), 0, 0, 0  # most steps leave most screens as they are
     where = {id(e): i for i, e in enumerate(before)}
     used = [False] * len(before)
     out: list[Provenance | None] = [None] * len(after)
@@ -160,7 +162,7 @@ def _same_or_new(before: Sequence[Element], after: Sequence[Element], origins: S
             if same:
                 i = same[0]
                 used[i] = True
-                if before[i] == after[j]:
+                if before[i].__dict__ == after[j].__dict__:  # the fields alike: rebuilt, not changed
                     out[j] = origins[i]
                 else:
                     out[j], changed = origins[i].changed(step), changed + 1
