@@ -51,3 +51,24 @@ def test_no_import_cycles_between_subpackages():
 def test_the_cycle_finder_finds_a_cycle():
     assert _cycles({"a": {"b": ["x"]}, "b": {"c": ["y"]}, "c": {"a": ["z"]}}) == [["a", "b", "c"]]
     assert _cycles({"a": {"b": ["x"]}, "b": {"c": ["y"]}}) == []
+
+
+def test_the_results_index_is_up_to_date():
+    """results/README.md is generated from the files under results/ (tools/results_index.py)."""
+    import subprocess
+    import sys
+
+    root = PACKAGE.parent
+    done = subprocess.run([sys.executable, str(root / "tools" / "results_index.py"), "--check"], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def test_model_cards_are_cards():
+    """Each shipped model's card stays a card (history goes to HISTORY.md beside it)."""
+    for card in sorted((PACKAGE.parent / "models").glob("*/MODEL_CARD.md")):
+        lines = card.read_text(encoding="utf-8").splitlines()
+        assert len(lines) <= 250, f"{card}: {len(lines)} lines"
+        assert (card.parent / "HISTORY.md").is_file()
+        for section in ("Intended use", "Training data", "Known limits", "reproduce"):
+            assert any(section.lower() in line.lower() for line in lines if line.startswith("#")), (card, section)
