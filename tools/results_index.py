@@ -66,6 +66,8 @@ DESCRIPTIONS: tuple[tuple[str, str], ...] = (
      "Per app: found and texts read exactly on the reserved desktop apps"),
     ("any-application/screens/*.png",
      "1080p screenshot timed by `caap bench observe results/any-application/screens`"),
+    ("observer/pipeline.md", "The observer as a pipeline of named steps: its output checksums and speed before and "
+                             "after, and the time of every step on MiniWoB and 1080p screens"),
     ("miniwob-67/README.md", "Vision against oracle per task, 67 tasks × seeds 0-19 (written by `caap report`)"),
     ("miniwob-67/FAILURES.md", "Why vision episodes fail where the oracle's succeed, cause by cause"),
     ("miniwob-67/compare.html", "Vision against oracle as an HTML report (`caap report`)"),
