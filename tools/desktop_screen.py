@@ -12,8 +12,8 @@ import argparse
 import time
 from pathlib import Path
 
-from caap.data.desktop.apps import APPS
-from caap.data.desktop.session import DesktopSession
+from caap.bench.desktop.apps import APPS
+from caap.bench.desktop.session import DesktopSession
 
 # Application and where its window's top-left corner goes (no window manager: placed by hand).
 LAYOUT = (("gtk3-widget-factory", (0, 0)), ("qt5-gallery", (1000, 0)), ("qt5-widgets-calculator", (1000, 620)),

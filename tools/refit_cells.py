@@ -1,5 +1,5 @@
 """Box the table cells, list rows, menu entries and tree rows of a desktop dataset as
-``caap dataset desktop`` boxes them now (``caap.data.desktop.labels.drawn_box``): on what they
+``caap dataset desktop`` boxes them now (``caap.bench.desktop.labels.drawn_box``): on what they
 draw, not the whole row the toolkit reports.
 
 The toolkit's boxes are kept once, under ``labels-whole-cells/`` beside ``labels/``, and every run
@@ -7,7 +7,7 @@ derives ``labels/`` from them afresh, so running it again after the rule changed
 added to it after table cells) gives what the labeller gives, and a second run changes nothing.
 A row whose text is not drawn, or whose ink is smaller than the labeller keeps, is dropped, as the
 labeller drops it. A check box that draws a radio button's round control becomes a radio button,
-as the labeller types it now (``caap.data.desktop.labels.drawn_kind``). Other elements are untouched.
+as the labeller types it now (``caap.bench.desktop.labels.drawn_kind``). Other elements are untouched.
 
     python tools/refit_cells.py data/desktop-train data/desktop-eval
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from caap.data.desktop.labels import DRAWN_TYPES, big_enough, drawn_box, drawn_kind
+from caap.bench.desktop.labels import DRAWN_TYPES, big_enough, drawn_box, drawn_kind
 from caap.data.format import Annotation, Dataset, DatasetError, open_dataset
 from caap.taxonomy import ElementType
 

@@ -103,11 +103,15 @@ def _is_file(path: Path) -> bool:
         return False
 
 
+BENCHMARKS = ("miniwob", "desktop")
+
+
 @dataclass
 class BenchSettings:
     tasks: list[str]
     seeds: list[int]
     out: Path
+    benchmark: str = "miniwob"  # miniwob | desktop (caap.bench.desktop)
     workers: int = 1
     ablation: str = "none"
     max_steps: int = 10
@@ -122,8 +126,11 @@ class BenchSettings:
     # Workers as Ray actors (caap.bench.ray_pool) instead of local processes. None: the process pool;
     # "local": a Ray instance of this run's own; else ray.init's address (HOST:6379, ray://HOST:10001, auto).
     ray: str | None = None
+    save_tests: str | None = None  # solved episodes saved as replayable tests here (DIR/TASK/seed-N.json)
 
     def check(self) -> None:
+        if self.benchmark not in BENCHMARKS:
+            raise BenchError(f"the benchmark must be one of {', '.join(BENCHMARKS)}, not {self.benchmark!r}")
         if self.ablation not in ABLATIONS:
             raise BenchError(f"the ablation must be one of {', '.join(ABLATIONS)}, not {self.ablation!r}")
         if self.observer not in ("vision", "oracle"):
@@ -179,32 +186,50 @@ def demos_for(directory: str | None, task: str) -> list[Any]:
 
 
 class EpisodeRunner:
-    """A display, a browser and the agent's parts, reused for many episodes."""
+    """A display, the benchmark's environment (a browser, or a private desktop) and the agent's parts,
+    reused for many episodes."""
 
     def __init__(self, settings: BenchSettings, *, display: str | None = None) -> None:
-        from caap.bench.miniwob import MiniWoBEnv
         from caap.config import CaapConfig
         from caap.decide.llm import LLMClient
         from caap.decide.prompter import PromptOptions
 
         self.settings = settings
         cfg = CaapConfig.model_validate(settings.config)
-        self.cfg = cfg.model_copy(update={"agent": cfg.agent.model_copy(update={"max_steps": settings.max_steps})})
+        # max_steps 0 (desktop tasks): each task's own limit, set per episode.
+        self.cfg = cfg.model_copy(update={"agent": cfg.agent.model_copy(
+            update={"max_steps": settings.max_steps or cfg.agent.max_steps})})
         ablation = ABLATIONS[settings.ablation]
         self.prompt = PromptOptions.from_config(self.cfg, demonstrations=ablation.demonstrations,
                                                 rationales=ablation.rationales, cot=ablation.cot)
         self.planner = LLMClient(self.cfg.llm)
-        self.env = MiniWoBEnv(display=display)
+        self.desktop = settings.benchmark == "desktop"
+        self.env: Any
+        if self.desktop:
+            from caap.bench.desktop.env import DesktopEnv
+
+            self.env = DesktopEnv(display=display)
+        else:
+            from caap.bench.miniwob import MiniWoBEnv
+
+            self.env = MiniWoBEnv(display=display)
         self.observer: Any = None
         if settings.observer == "vision":
             from caap.observe.vision import VisionObserver, miniwob_observe
 
-            self.observer = VisionObserver.from_config(miniwob_observe(self.cfg.observe))
+            # MiniWoB keeps the detector fine-tuned on it, as the paper's agent did; desktops get the default.
+            observe = self.cfg.observe if self.desktop else miniwob_observe(self.cfg.observe)
+            self.observer = VisionObserver.from_config(observe)
+        elif self.desktop:
+            from caap.bench.desktop.oracle import AccessibilityOracle
+
+            self.observer = AccessibilityOracle(self.env)
         else:
             from caap.bench.oracle import OracleObserver
 
             self.observer = OracleObserver(self.env)
         self._device: Any = None
+        self._device_display: str | None = None
         self._demos: dict[str, list[Any]] = {}
         self._references: dict[str, list[Any] | None] = {}
         from caap.memory.session import Memory
@@ -217,11 +242,17 @@ class EpisodeRunner:
         from caap.act.device import Device
         from caap.observe.capture.live import CaptureTarget
 
-        if self.env.task == task and self.env.browser is not None and self.env.browser.alive:
+        if self.desktop:
+            self.env.open(task)  # the desktop and its device stay; the application starts at reset
+            if self._device is not None and self._device_display == self.env.display:
+                return
+        elif self.env.task == task and self.env.browser is not None and self.env.browser.alive:
             return
-        self.env.open(task)
+        else:
+            self.env.open(task)
         if self._device is not None:
             self._device.close()
+        self._device_display = self.env.display
         r = self.env.region
         # The task's region of this worker's display; xdotool names the display on every call, so
         # workers on different displays never mix input.
@@ -252,7 +283,8 @@ class EpisodeRunner:
         try:
             self._open(task)
             self.env.reset(seed)
-            self._wait_for_cover_to_go()
+            if not self.desktop:
+                self._wait_for_cover_to_go()
             utterance = self.env.utterance()
             if task not in self._demos:
                 self._demos[task] = demos_for(s.demos, task)
@@ -261,14 +293,21 @@ class EpisodeRunner:
             lookups, hits = (self.memory.cache.lookups, self.memory.cache.hits) if self.memory.cache else (0, 0)
             trace = TraceWriter(trace_dir.parent, utterance, name=trace_dir.name, screenshots=s.screenshots,
                                 secrets=self._secrets())
-            trace.start({"task": utterance, "miniwob_task": task, "seed": seed, "caap_version": __version__,
+            trace.start({"task": utterance, f"{s.benchmark}_task": task, "seed": seed, "caap_version": __version__,
                          "observer": s.observer, "ablation": s.ablation, "config": self.cfg.redacted()})
-            agent = Agent.from_config(self.cfg, self._device, observer=self.observer, planner=self.planner,
+            cfg = self.cfg
+            if self.desktop and not s.max_steps:
+                cfg = cfg.model_copy(update={"agent": cfg.agent.model_copy(
+                    update={"max_steps": self.env.current.max_steps})})
+            agent = Agent.from_config(cfg, self._device, observer=self.observer, planner=self.planner,
                                       prompt=self.prompt, memory=self.memory, trace=trace, demonstrations=demos,
                                       is_finished=self._finished, on_step=steps.append,
                                       experience=self.memory.experience_lines(utterance, task), family=task)
             result = agent.run(utterance)
-            reward = self.env.reward() if self.env.done() else 0.0
+            # A desktop task is scored on the application's final state however the episode ended.
+            reward = self.env.reward() if self.desktop or self.env.done() else 0.0
+            if self.desktop:
+                record["checks_failed"] = list(self.env.failures)
             try:
                 kept = self.memory.finish(utterance, success=reward > 0, status=result.status, reason=result.reason,
                                           steps=agent.steps, family=task, screen=(self.env.region.width,
@@ -514,7 +553,7 @@ def _check_same_run(settings: BenchSettings) -> None:
         old = json.loads(path.read_text(encoding="utf-8")).get("config", {})
     except (OSError, ValueError):
         return
-    for key in ("ablation", "observer", "max_steps"):
+    for key in ("benchmark", "ablation", "observer", "max_steps"):
         if key in old and old[key] != getattr(settings, key):
             raise BenchError(f"{settings.out} holds a run with {key}={old[key]!r}, not {getattr(settings, key)!r}: "
                              "choose another --out to compare settings")
@@ -588,15 +627,33 @@ def summarize(settings: BenchSettings, episodes: list[dict[str, Any]]) -> dict[s
                 for e in eps if not e.get("success")]}
     rates = [t["success_rate"] for t in tasks.values()]
     everything = [e for eps in by_task.values() for e in eps]
-    all67 = caap67()
     overall = {
         **_group(everything),
         "covered_tasks": len(tasks),
         "mean_success_covered": _mean(rates),
         "tasks_at_least_0.8": sum(r >= 0.8 for r in rates),
         "tasks_at_least_0.9": sum(r >= 0.9 for r in rates),
-        "mean_success_all_67": round(sum(tasks[t]["success_rate"] for t in all67 if t in tasks) / len(all67), 4),
     }
+    if settings.benchmark == "desktop":
+        from caap.bench.desktop.tasks import TASKS
+
+        for key, of in (("by_split", lambda t: TASKS[t].split), ("by_toolkit", lambda t: TASKS[t].toolkit)):
+            groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            for task, eps in by_task.items():
+                if task in TASKS:
+                    groups[of(task)] += eps
+            overall[key] = {name: {k: v for k, v in _group(eps).items() if k in ("episodes", "successes",
+                                                                                   "success_rate")}
+                            for name, eps in sorted(groups.items())}
+        for task, row in tasks.items():
+            row.update(app=TASKS[task].app, toolkit=TASKS[task].toolkit, split=TASKS[task].split)
+            for failure, e in zip(row["failures"], [e for e in sorted(by_task[task], key=lambda e: e["seed"])
+                                                    if not e.get("success")], strict=True):
+                failure["checks_failed"] = e.get("checks_failed", [])
+    else:
+        all67 = caap67()
+        overall["mean_success_all_67"] = round(sum(tasks[t]["success_rate"] for t in all67 if t in tasks)
+                                               / len(all67), 4)
     return {"tasks": tasks, "overall": overall}
 
 
@@ -617,8 +674,9 @@ def write_summary(settings: BenchSettings, *, started: float | None = None,
                    "seeds": _ranges(settings.seeds), "model": llm.get("model"), "base_url": llm.get("base_url"),
                    "mode": llm.get("mode")},
         **summarize(settings, load_episodes(out)),
-        "paper": {"tsv": str(PAPER_RESULTS), "column": ABLATIONS[settings.ablation].paper_column},
     }
+    if settings.benchmark == "miniwob":
+        summary["paper"] = {"tsv": str(PAPER_RESULTS), "column": ABLATIONS[settings.ablation].paper_column}
     tmp = out / ".summary.json.tmp"
     tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)

@@ -61,7 +61,7 @@ def bench_miniwob(
     and overall, with the paper's fair metrics), OUT/report.html (beside the paper's numbers) and
     OUT/traces/TASK/seed-N/ (the agent's trace of each episode).
     """
-    from caap.bench.harness import BenchError, BenchSettings, load_episodes, parse_tasks, run_bench
+    from caap.bench.harness import BenchError, BenchSettings, parse_tasks
     from caap.seeds import SeedRangeError, parse_seed_ranges
 
     if mode is not None and mode not in ("tools", "text"):
@@ -84,15 +84,23 @@ def bench_miniwob(
         from caap.observe.vision import miniwob_observe
 
         _check_models(miniwob_observe(cfg.observe))
+    _run(settings)
+
+
+def _run(settings: Any) -> None:
+    """Run a benchmark with a progress bar, then print its table (a run resumes in its --out)."""
+    from caap.bench.harness import BenchError, load_episodes, run_bench
+
+    out_dir = settings.out
     if (out_dir / "episodes.jsonl").is_file():
-        wanted = {(t, s) for t in task_list for s in seed_list}
+        wanted = {(t, s) for t in settings.tasks for s in settings.seeds}
         kept = sum((r.get("task"), r.get("seed")) in wanted for r in load_episodes(out_dir))
         if kept:
             err.print(f"resuming: {kept} of {len(wanted)} episodes are already in {out_dir}/episodes.jsonl and are "
                       "not run again (use another --out to run them afresh)", highlight=False)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=err) as progress:
-        bar = progress.add_task("episodes", total=len(task_list) * len(seed_list), rate="")
+        bar = progress.add_task("episodes", total=len(settings.tasks) * len(settings.seeds), rate="")
         wins = {"n": 0, "ok": 0}
 
         def on_episode(record: dict[str, Any], count: int, total: int) -> None:
@@ -110,8 +118,103 @@ def bench_miniwob(
             err.print(f"interrupted: finished episodes are kept in {out_dir}/episodes.jsonl; run the same "
                       "command again to resume", highlight=False)
             raise typer.Exit(130) from None
-    _print_summary(summary)
+    if settings.benchmark == "desktop":
+        _print_desktop_summary(summary)
+    else:
+        _print_summary(summary)
     out.print(f"summary: {out_dir / 'summary.json'}  report: {out_dir / 'report.html'}", highlight=False)
+
+
+@bench_app.command("desktop")
+def bench_desktop(
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory; an interrupted run resumes from it.")
+                       ] = None,
+    tasks: Annotated[str, typer.Option(
+        help="all | training | reserved (the tasks in the applications kept for evaluation) | A,B | a file with "
+             "one task per line.")] = "training",
+    seeds: Annotated[str, typer.Option(help="Seeds, e.g. 0-9.")] = "0-4",
+    list_tasks: Annotated[bool, typer.Option("--list", help="Print the tasks with app, toolkit and set, and exit.")
+                          ] = False,
+    workers: Annotated[int, typer.Option(help="Parallel workers, each with its own virtual desktop and models.",
+                                         min=1)] = 1,
+    ray: Annotated[str | None, typer.Option(
+        "--ray", metavar="ADDRESS", help="Run the workers as Ray actors (see caap bench miniwob --help).")] = None,
+    demos: Annotated[Path | None, typer.Option(help="Demonstrations: DIR/TASK/*.json are shown for TASK.")] = None,
+    save_tests: Annotated[Path | None, typer.Option(
+        help="Save every solved episode as a replayable test (DIR/TASK/seed-N.json; caap replay FILE).")] = None,
+    max_steps: Annotated[int | None, typer.Option(
+        help="LLM calls per episode before it counts as failed (default: each task's own).", min=1)] = None,
+    observer: Annotated[str, typer.Option(
+        help="vision: the detector and reader (the real agent); oracle: elements from the accessibility tree, "
+             "to measure the planner with perfect perception.")] = "vision",
+    detector: Annotated[Path | None, typer.Option(help="Detector weights (default: the shipped ones).")] = None,
+    reader: Annotated[Path | None, typer.Option(help="Reader checkpoint (default: the shipped one).")] = None,
+    no_screenshots: Annotated[bool, typer.Option(
+        "--no-screenshots", help="Keep traces small: no step screenshots.")] = False,
+    config: ConfigOpt = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint (env: OPENAI_BASE_URL).")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name (env: OPENAI_MODEL).")] = None,
+    mode: Annotated[str | None, typer.Option(help="tools | text (see caap run --help).")] = None,
+) -> None:
+    """Run the agent on real desktop applications (GTK 3/4, Qt 5, Tk) on a private virtual desktop;
+    success is every check of the task holding on the application's final state.
+
+    Writes OUT/episodes.jsonl, OUT/summary.json (per task, per set and toolkit), OUT/report.html and
+    OUT/traces/TASK/seed-N/, as caap bench miniwob does.
+    """
+    from caap.bench.desktop.tasks import TASKS, parse_desktop_tasks
+    from caap.bench.harness import BenchError, BenchSettings
+    from caap.seeds import SeedRangeError, parse_seed_ranges
+
+    if list_tasks:
+        table = Table(title=f"desktop tasks ({len(TASKS)})")
+        for col in ("task", "app", "toolkit", "set", "covers"):
+            table.add_column(col)
+        for t in TASKS.values():
+            table.add_row(t.name, t.app, t.toolkit, t.split, ", ".join(t.kinds))
+        out.print(table)
+        return
+    if out_dir is None:
+        fail("--out is needed (the run directory)")
+    if mode is not None and mode not in ("tools", "text"):
+        fail(f"--mode must be 'tools' or 'text', not {mode!r}")
+    cfg = config_from_flags(config, {"llm.base_url": base_url, "llm.model": model, "llm.mode": mode,
+                                     "observe.detector": detector, "observe.reader": reader})
+    try:
+        task_list = parse_desktop_tasks(tasks)
+        seed_list = parse_seed_ranges(seeds)
+    except (BenchError, SeedRangeError, ValueError) as exc:
+        fail(str(exc))
+    data: dict[str, Any] = cfg.model_dump(mode="json")
+    data["llm"]["api_key"] = cfg.llm.api_key.get_secret_value() if cfg.llm.api_key else None
+    settings = BenchSettings(
+        tasks=task_list, seeds=seed_list, out=out_dir, benchmark="desktop", workers=workers,
+        max_steps=max_steps or 0, observer=observer, demos=str(demos) if demos else None,
+        screenshots=not no_screenshots, config=data, ray=ray, save_tests=str(save_tests) if save_tests else None)
+    if observer == "vision":
+        _check_models(cfg.observe)
+    _run(settings)
+
+
+def _print_desktop_summary(summary: dict[str, Any]) -> None:
+    table = Table(title="desktop tasks: success rate")
+    for col in ("task", "app", "set", "success", "episodes", "mean steps", "s/step"):
+        table.add_column(col, justify="left" if col in ("task", "app", "set") else "right")
+    for task, t in summary["tasks"].items():
+        table.add_row(task, t.get("app", "?"), t.get("split", "?"), f"{t['success_rate']:.2f}", str(t["episodes"]),
+                      f"{t['mean_steps']:.1f}", "-" if t["mean_seconds_per_step"] is None
+                      else f"{t['mean_seconds_per_step']:.2f}")
+    o = summary["overall"]
+    if o.get("episodes"):
+        table.add_row("all", "", "", f"{o['success_rate']:.3f}", str(o["episodes"]), f"{o['mean_steps']:.1f}",
+                      "" if o["mean_seconds_per_step"] is None else f"{o['mean_seconds_per_step']:.2f}", style="bold")
+    out.print(table)
+    for key in ("by_split", "by_toolkit"):
+        if o.get(key):
+            out.print(f"{key.removeprefix('by_')}: " + ", ".join(
+                f"{name} {g['successes']}/{g['episodes']}" for name, g in o[key].items()), highlight=False)
+    if o.get("latency_ms"):
+        out.print("per step (ms): " + ", ".join(f"{k} {v:.0f}" for k, v in o["latency_ms"].items()), highlight=False)
 
 
 def _check_models(observe: Any) -> None:

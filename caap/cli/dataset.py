@@ -231,7 +231,7 @@ def dataset_synth(
 def dataset_desktop(
     out_dir: Annotated[Path, typer.Option("--out", help="Dataset directory (created; an interrupted run resumes).")],
     apps: Annotated[str | None, typer.Option(
-        help="Comma-separated app names (default: every app of the split; see caap.data.desktop.apps).")] = None,
+        help="Comma-separated app names (default: every app of the split; see caap.bench.desktop.apps).")] = None,
     screens_per_app: Annotated[int, typer.Option(help="Screens to have per app (episodes run until then).",
                                                  min=1)] = 8,
     size: Annotated[str, typer.Option(help="Virtual screen WIDTHxHEIGHT; windows are sized to fit it.")] = "1440x900",
@@ -247,8 +247,8 @@ def dataset_desktop(
     """
     import time
 
+    from caap.bench.desktop.session import DesktopError
     from caap.data.desktop.generate import DesktopDataError, generate, select_apps
-    from caap.data.desktop.session import DesktopError
     from caap.data.format import DatasetError
 
     try:

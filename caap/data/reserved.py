@@ -1,5 +1,5 @@
 """What is reserved for evaluation and never trained on (DESIGN §6): the MiniWoB++ tasks outside
-the paper's 67 and the desktop apps of ``caap.data.desktop.apps.RESERVED_APPS``. The training
+the paper's 67 and the desktop apps of ``caap.bench.desktop.apps.RESERVED_APPS``. The training
 exporters refuse a screen of either, so an evaluation set passed as training data by mistake
 fails before anything is written."""
 
@@ -14,7 +14,7 @@ from caap.data.format import DatasetError, Source
 def reserved_reason(source: Source, reserved_tasks: frozenset[str]) -> str | None:
     """Why a screen must not be trained on, or None. ``reserved_tasks``: the installed MiniWoB++
     tasks outside the 67 (a user's own task names are never among them)."""
-    from caap.data.desktop.apps import RESERVED_APPS
+    from caap.bench.desktop.apps import RESERVED_APPS
 
     if source.kind == "desktop" and source.task in RESERVED_APPS:
         return f"desktop app {source.task} is reserved for evaluation"

@@ -24,11 +24,11 @@ from typing import Any, Protocol
 import numpy as np
 from PIL import Image
 
+from caap.bench.desktop import atspi, tk
+from caap.bench.desktop.apps import APPS, EVALUATION_APPS, FIELDS, TOOLKIT_THEMES, TRAINING_APPS, App
+from caap.bench.desktop.labels import Candidate, capture_box, finish
+from caap.bench.desktop.session import DesktopError, DesktopSession, XWindow, atspi_missing
 from caap.data.dedup import dhash, near_duplicate
-from caap.data.desktop import atspi, tk
-from caap.data.desktop.apps import APPS, EVALUATION_APPS, FIELDS, TOOLKIT_THEMES, TRAINING_APPS, App
-from caap.data.desktop.labels import Candidate, capture_box, finish
-from caap.data.desktop.session import DesktopError, DesktopSession, XWindow, atspi_missing
 from caap.data.format import Annotation, Dataset, DatasetError, Source
 from caap.elements import Element
 from caap.geometry import Box
@@ -69,7 +69,7 @@ def select_apps(names: Sequence[str] | None, split: str) -> list[App]:
         return list(EVALUATION_APPS if split == "eval" else TRAINING_APPS)
     unknown = [n for n in names if n not in APPS]
     if unknown:
-        raise DesktopDataError(f"unknown app(s): {', '.join(unknown)} (see caap.data.desktop.apps; e.g. "
+        raise DesktopDataError(f"unknown app(s): {', '.join(unknown)} (see caap.bench.desktop.apps; e.g. "
                                f"{', '.join(sorted(APPS)[:4])}, ...)")
     apps = [APPS[n] for n in dict.fromkeys(names)]
     reserved = [a.name for a in apps if a.reserved]

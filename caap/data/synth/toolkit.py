@@ -1,6 +1,6 @@
 """Generated look-alikes of desktop-toolkit widgets the detector misses on real desktops.
 
-Measured on the desktop training apps' conventions (AT-SPI boxes, ``caap.data.desktop.labels``):
+Measured on the desktop training apps' conventions (AT-SPI boxes, ``caap.bench.desktop.labels``):
 a GTK scale is boxed with the value it draws beside its trough, long vertical scales and bars run
 300-400 px, scrollbars are classic (arrows), flat (a rounded thumb in a 15 px trough) or overlay
 indicators 5 px thin, text views are large frameless or framed areas holding a few lines, and a

@@ -1,7 +1,7 @@
 """Table cells boxed on their text.
 
 caap boxes a ``tabled_text`` on its words, as the DOM labels, the generated pages and the desktop
-labeller (``caap.data.desktop.labels.drawn_box``) do. The detector still boxes some cells whole,
+labeller (``caap.bench.desktop.labels.drawn_box``) do. The detector still boxes some cells whole,
 above all right-aligned numbers in a wide spreadsheet column, where the words sit farther from the
 box's sides than text snapping moves them (``caap.observe.steps.snap``). ``fit_cells`` fits such a cell
 the way the labeller fits a toolkit's cell: to its ink, less the cell's grid lines.

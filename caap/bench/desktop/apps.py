@@ -60,7 +60,7 @@ class App:
     def missing(self) -> str | None:
         """Why this app cannot run here (naming the Debian package), or None."""
         if self.toolkit == "tk":
-            from caap.data.desktop.tk import demo_dir
+            from caap.bench.desktop.tk import demo_dir
 
             if demo_dir() is None:
                 return f"{self.name}: Tk's demos are missing (Debian package {self.package})"

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from caap.data.desktop.labels import Candidate, text_width
-from caap.data.desktop.session import XWindow
+from caap.bench.desktop.labels import Candidate, text_width
+from caap.bench.desktop.session import XWindow
 from caap.geometry import Box, intersect, iou
 
 # AT-SPI role → caap element type (DESIGN §2; ElementType values). Roles not listed are containers

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from caap.data.desktop.session import XWindow
+from caap.bench.desktop.session import XWindow
 from caap.elements import Element
 from caap.geometry import Box, area, intersect, uncovered_part
 from caap.observe.primitives import INK_SUM, background_colour, ink_mask

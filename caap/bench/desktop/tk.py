@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from caap.data.desktop.labels import Candidate
-from caap.data.desktop.session import DesktopError, DesktopSession, XWindow
+from caap.bench.desktop.labels import Candidate
+from caap.bench.desktop.session import DesktopError, DesktopSession, XWindow
 from caap.geometry import Box, iou
 
 DRIVER = Path(__file__).with_name("tk_driver.py")

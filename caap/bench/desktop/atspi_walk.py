@@ -4,7 +4,7 @@ Run by caap under the system Python (``/usr/bin/python3``), which has Debian's p
 PyGObject; caap's own interpreter usually has neither. This file therefore imports nothing from
 caap and only prints: every node that is on screen, with its role, name, states, screen box, the
 window it belongs to, and its text or value where it has one. Mapping the nodes to caap elements
-happens in caap (``caap.data.desktop.atspi``).
+happens in caap (``caap.bench.desktop.atspi``).
 
     /usr/bin/python3 atspi_walk.py --pid PID [--max-nodes N] [--max-seconds S]
 """

@@ -1,0 +1,4 @@
+"""Policies for the desktop benchmark's sentence shapes first met in tk tasks (the shared ones are
+in ``desktop_tasks``)."""
+
+from __future__ import annotations
