@@ -14,7 +14,10 @@ is replayed on may differ: a window moved, the page scrolled, the layout reflowe
 4. execute it through the executor and wait for the screen to settle.
 
 Steps that did not target an element (typing, keys, drag moves at bare points, scroll without an
-element) run as recorded, without observing. Masked text (a password the recorder replaced by
+element) run as recorded, without observing. A saved test's step may ``expect`` elements on the
+screen after it (``caap.agent.regression``): the screen is observed until each is there with the
+states expected, or ``max_wait_s`` has passed, and the replay stops with status ``check`` naming
+the first that is not. Masked text (a password the recorder replaced by
 ``*``) cannot be typed back: replay stops before such a step unless a secret is given. A dry run
 observes the screen once and reports which element each step would use, acting on nothing and
 stopping at nothing.
@@ -41,9 +44,9 @@ from caap.observe.grounding import Located, describe_miss, locate
 from caap.observe.observation import Observer
 from caap.observe.order import reading_order
 
-StepStatus = Literal["done", "planned", "missing", "masked", "denied", "error", "stopped", "end"]
-Status = Literal["done", "dry_run", "missing", "masked", "denied", "error", "stopped"]
-HaltStatus = Literal["missing", "masked", "denied", "error", "stopped"]  # a step that ends the replay
+StepStatus = Literal["done", "planned", "missing", "masked", "denied", "error", "stopped", "end", "check"]
+Status = Literal["done", "dry_run", "missing", "masked", "denied", "error", "stopped", "check"]
+HaltStatus = Literal["missing", "masked", "denied", "error", "stopped", "check"]  # a step that ends the replay
 Approve = Callable[[PlannedAction, Sequence[Element]], str | None]
 
 
@@ -295,7 +298,26 @@ class Replayer:
         if spec.button is not None:
             state.button_held = spec.button == "pressed"
         state.frame = self.screen.settle(state.frame)
+        if step.expect:
+            self._check(number, step, report, state)
         return False
+
+    def _check(self, number: int, step: DemoStep, report: ReplayStep, state: _Run) -> None:
+        """The step's expectations on the screen after it, looked for until ``max_wait_s``."""
+        from caap.agent.regression import expectation_failure
+
+        start = self._clock()
+        while True:
+            state.elements = self._observe(state.frame)
+            report.observations += 1
+            failures = [f for e in step.expect or () if (f := expectation_failure(e, state.elements,
+                                                                                  state.frame.size))]
+            if not failures:
+                return
+            if self._clock() - start >= self.options.max_wait_s:
+                raise _Halt("check", f"step {number} ({step.action}): {failures[0]}")
+            self._sleep(self.options.retry_interval_s)
+            state.frame = self.screen.capture()
 
 
 def replay(demo: Demonstration, screen: Screen, observer: Observer, executor: Executor,

@@ -127,6 +127,7 @@ class BenchSettings:
     # "local": a Ray instance of this run's own; else ray.init's address (HOST:6379, ray://HOST:10001, auto).
     ray: str | None = None
     save_tests: str | None = None  # solved episodes saved as replayable tests here (DIR/TASK/seed-N.json)
+    replay: str | None = None  # the tests saved there replayed (no LLM) instead of the agent
 
     def check(self) -> None:
         if self.benchmark not in BENCHMARKS:
@@ -202,7 +203,8 @@ class EpisodeRunner:
         ablation = ABLATIONS[settings.ablation]
         self.prompt = PromptOptions.from_config(self.cfg, demonstrations=ablation.demonstrations,
                                                 rationales=ablation.rationales, cot=ablation.cot)
-        self.planner = LLMClient(self.cfg.llm)
+        # A replay of saved tests asks no LLM (and needs no endpoint).
+        self.planner: Any = None if settings.replay else LLMClient(self.cfg.llm)
         self.desktop = settings.benchmark == "desktop"
         self.env: Any
         if self.desktop:
@@ -286,6 +288,8 @@ class EpisodeRunner:
             if not self.desktop:
                 self._wait_for_cover_to_go()
             utterance = self.env.utterance()
+            if s.replay:
+                return self._replay(task, seed, record, started)
             if task not in self._demos:
                 self._demos[task] = demos_for(s.demos, task)
             demos = (self._demos[task] + self.memory.demonstrations(utterance, task))[
@@ -308,6 +312,8 @@ class EpisodeRunner:
             reward = self.env.reward() if self.desktop or self.env.done() else 0.0
             if self.desktop:
                 record["checks_failed"] = list(self.env.failures)
+            if s.save_tests and reward > 0:
+                record["test"] = str(self._save_test(task, seed, utterance, agent.steps))
             try:
                 kept = self.memory.finish(utterance, success=reward > 0, status=result.status, reason=result.reason,
                                           steps=agent.steps, family=task, screen=(self.env.region.width,
@@ -338,6 +344,43 @@ class EpisodeRunner:
         record["timings_ms"] = _sum_timings(steps)
         if not record["success"] and trace_dir.is_dir():
             _write_trace_report(trace_dir)
+        return record
+
+    def _test_path(self, task: str, seed: int) -> Path:
+        assert self.settings.save_tests or self.settings.replay
+        return Path(self.settings.replay or self.settings.save_tests or "") / task / f"seed-{seed}.json"
+
+    def _save_test(self, task: str, seed: int, utterance: str, steps: list[Any]) -> Path:
+        """A solved episode as a regression test (``caap.agent.regression``), with its origin."""
+        from caap.agent.regression import save_test
+
+        region = self.env.region
+        return save_test(utterance, steps, self._test_path(task, seed), source="caap bench",
+                         screen=(region.width, region.height),
+                         origin={"benchmark": self.settings.benchmark, "task": task, "seed": seed})
+
+    def _replay(self, task: str, seed: int, record: dict[str, Any], started: float) -> dict[str, Any]:
+        """The episode's saved test replayed on the freshly reset task (no LLM), then scored by the task's
+        own checks: success is a replay that passed every expectation and a reward > 0."""
+        from caap.agent.replay import Replayer, ReplayOptions
+        from caap.decide.demos import DemoFileError, load_demo
+
+        path = self._test_path(task, seed)
+        try:
+            demo = load_demo(path)
+        except DemoFileError as exc:
+            record.update(status="no_test", reason=str(exc), steps=0, reward=0.0, success=False, prompt_tokens=0,
+                          completion_tokens=0, cost_usd=0.0)
+            return record
+        result = Replayer(self._device.screen, self.observer, self._device.executor,
+                          ReplayOptions(max_wait_s=5.0)).run(demo)
+        reward = self.env.reward() if self.desktop or self.env.done() else 0.0
+        if self.desktop:
+            record["checks_failed"] = list(self.env.failures)
+        record.update(utterance=demo.task, status=f"replay_{result.status}", reason=result.message,
+                      steps=len(result.steps), reward=reward, success=result.ok and reward > 0, prompt_tokens=0,
+                      completion_tokens=0, cost_usd=0.0, seconds=round(time.monotonic() - started, 3),
+                      timings_ms={"steps": 0}, replay=[s.to_json() for s in result.steps])
         return record
 
     def _reference(self, task: str) -> Any:

@@ -142,6 +142,9 @@ def bench_desktop(
     demos: Annotated[Path | None, typer.Option(help="Demonstrations: DIR/TASK/*.json are shown for TASK.")] = None,
     save_tests: Annotated[Path | None, typer.Option(
         help="Save every solved episode as a replayable test (DIR/TASK/seed-N.json; caap replay FILE).")] = None,
+    replay: Annotated[Path | None, typer.Option(
+        help="Replay the tests saved in DIR (by --save-tests) instead of running the agent: no LLM; success is "
+             "a replay that passes its checks and the task's own.")] = None,
     max_steps: Annotated[int | None, typer.Option(
         help="LLM calls per episode before it counts as failed (default: each task's own).", min=1)] = None,
     observer: Annotated[str, typer.Option(
@@ -190,7 +193,10 @@ def bench_desktop(
     settings = BenchSettings(
         tasks=task_list, seeds=seed_list, out=out_dir, benchmark="desktop", workers=workers,
         max_steps=max_steps or 0, observer=observer, demos=str(demos) if demos else None,
-        screenshots=not no_screenshots, config=data, ray=ray, save_tests=str(save_tests) if save_tests else None)
+        screenshots=not no_screenshots, config=data, ray=ray, save_tests=str(save_tests) if save_tests else None,
+        replay=str(replay) if replay else None)
+    if replay is not None and not replay.is_dir():
+        fail(f"{replay}: no such directory of saved tests")
     if observer == "vision":
         _check_models(cfg.observe)
     _run(settings)

@@ -11,7 +11,7 @@ import typer
 
 from caap.cli.common import ConfigOpt, app, config_from_flags, err, fail, out
 
-EXIT_CODES = {"done": 0, "dry_run": 0, "missing": 1, "masked": 1, "denied": 1, "error": 1, "stopped": 130}
+EXIT_CODES = {"done": 0, "dry_run": 0, "missing": 1, "masked": 1, "denied": 1, "error": 1, "check": 1, "stopped": 130}
 
 
 def _step_line(step: Any, total: int) -> str:

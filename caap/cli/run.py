@@ -91,6 +91,9 @@ def run(
         "--no-confirm", help="Live: do not ask before risky actions (password fields, delete/send/pay/buy).")] = False,
     no_failsafe: Annotated[bool, typer.Option(
         "--no-failsafe", help="Live: disable pyautogui's fail-safe (pointer into a screen corner aborts).")] = False,
+    save_test: Annotated[Path | None, typer.Option(
+        help="Live: when the task succeeds, save the run as a regression test here (caap replay FILE re-runs it "
+             "without an LLM, checking the screen after each step).")] = None,
     trace_dir: Annotated[Path | None, typer.Option(help="Where run traces go (default: ./runs).")] = None,
     no_trace: Annotated[bool, typer.Option("--no-trace", help="Write no trace directory.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
@@ -205,6 +208,17 @@ def run(
             err.print(f"[yellow]warning:[/] the run's memory was not saved: {exc}", highlight=False)
         if memory.cache is not None:
             kept["cache"] = {"lookups": memory.cache.lookups, "hits": memory.cache.hits}
+        if save_test is not None and result.status in AGENT_SUCCEEDED:
+            from caap.agent.regression import save_test as write_test
+
+            frame = agent.last_frame
+            try:
+                kept["test"] = str(write_test(task, agent.steps, save_test, source="caap run",
+                                              screen=frame.size if frame is not None else None))
+            except OSError as exc:
+                err.print(f"[yellow]warning:[/] the test was not saved: {exc}", highlight=False)
+        elif save_test is not None:
+            err.print(f"no test saved: the run ended {result.status.value}", highlight=False)
     step = result.last_step
     drawn = None
     calls = getattr(device.executor, "calls", [])  # a dry run's device records its input (RecordingExecutor)
@@ -230,6 +244,8 @@ def run(
             out.print(f"action cache: {c['hits']} of {c['lookups']} steps reused", highlight=False)
         if kept.get("auto_context"):
             out.print(f"saved as a demonstration: {kept['auto_context']}", highlight=False)
+        if kept.get("test"):
+            out.print(f"saved as a test: {kept['test']} (caap replay {kept['test']})", highlight=False)
     if trace and not as_json:
         out.print(f"trace: {trace.dir}", highlight=False)
     code = 0 if dry_run and result.status == EpisodeStatus.MAX_STEPS else EXIT_CODES.get(result.status, 1)

@@ -19,13 +19,18 @@ arguments; ``element`` is the element the action targeted as it looked before th
 element lists of the screens around the action, which rationale generation reads. Recorder fields,
 all optional: ``point`` the pointer position of a mouse action (captured-image pixels), ``t``
 seconds since the recording started, ``masked`` true when typed text was replaced by ``*`` (a
-password-like field), ``screenshots`` paths relative to the demonstration file.
+password-like field), ``screenshots`` paths relative to the demonstration file. A saved test
+(``caap run --save-test``, ``caap bench desktop --save-tests``; ``caap.agent.regression``) adds
+``expect``: the elements (type, text, states) the screen must show after the step, which
+``caap replay`` checks.
 
 Demonstration fields: ``screen`` the captured size the coordinates refer to; ``complete`` false
 while a recording is still being written (or was cut off by a crash: every step in the file is
 whole, the recording just ended early); ``source`` free text ("human", "scripted", "auto-context");
 ``family`` the task family when known (a MiniWoB task name, or one a user chooses): episodes of one
-family share experience, and a demonstration of the family is the benchmark's reference trajectory.
+family share experience, and a demonstration of the family is the benchmark's reference trajectory;
+``origin`` the benchmark episode a saved test came from (``{"benchmark", "task", "seed"}``), so that
+the benchmark can start that episode again and replay it.
 The recorder and the rationale generator write this format; the prompter, retrieval and replay
 read it.
 """
@@ -60,6 +65,7 @@ class DemoStep(BaseModel):
     t: float | None = None
     masked: bool = False
     screenshots: dict[str, str] | None = None
+    expect: list[Element] | None = None  # a saved test's checks: what the screen shows after this step
 
     def describe(self) -> str:
         """``name: click_element, arg: {type: radio, X: ..., text: "EiTE"}``: the element, not its
@@ -77,6 +83,7 @@ class Demonstration(BaseModel):
     family: str | None = None  # the task family (e.g. the MiniWoB task name) for retrieval and references
     screen: dict[str, int] | None = None  # {"width", "height"} of the captured screen
     complete: bool = True
+    origin: dict[str, Any] | None = None  # a saved test's episode: {"benchmark", "task", "seed"}
 
 
 class DemoFileError(ValueError):
