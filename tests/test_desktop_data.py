@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from caap.bench.desktop.apps import APPS, EVALUATION_APPS, QT_EXAMPLES, RESERVED_APPS, TRAINING_APPS, App
+from caap.bench.desktop.atspi import candidates as atspi_candidates
+from caap.bench.desktop.labels import Candidate, visible_box, wrap_texts
+from caap.bench.desktop.session import XWindow, atspi_missing
+from caap.bench.desktop.tk import demo_dir
 from caap.cli import app as cli_app
 from caap.data.desktop import generate as gen
-from caap.data.desktop.apps import APPS, EVALUATION_APPS, QT_EXAMPLES, RESERVED_APPS, TRAINING_APPS, App
-from caap.data.desktop.atspi import candidates as atspi_candidates
-from caap.data.desktop.labels import Candidate, visible_box, wrap_texts
-from caap.data.desktop.session import XWindow, atspi_missing
-from caap.data.desktop.tk import demo_dir
 from caap.data.format import Dataset, open_dataset
 
 needs_x = pytest.mark.skipif(shutil.which("Xvfb") is None or shutil.which("xdotool") is None,
@@ -171,7 +171,7 @@ def test_windows_above_cut_or_hide_what_lies_below():
 
 
 def test_wrapped_text_is_shared_out_over_its_lines():
-    from caap.data.desktop.labels import text_width
+    from caap.bench.desktop.labels import text_width
 
     words = "If you click on any of the four buttons below the background will change"
     first, second = "If you click on any of the four", "buttons below the background will change"
@@ -260,7 +260,7 @@ def _table_image():
 
 
 def test_table_cells_are_boxed_on_their_text_not_the_whole_cell():
-    from caap.data.desktop.labels import finish
+    from caap.bench.desktop.labels import finish
 
     image = _table_image()
     cells = [Candidate("tabled_text", (10, 10, 111, 41), text="Lunch"),
@@ -292,7 +292,7 @@ def _tree_image():
 
 
 def test_tree_rows_are_boxed_on_what_they_draw_not_the_whole_row():
-    from caap.data.desktop.labels import finish
+    from caap.bench.desktop.labels import finish
 
     rows = [Candidate("tree_item", (0, 10, 200, 29), text="Widgets", expanded=True),
             Candidate("tree_item", (0, 30, 200, 49), text="Buttons", highlighted=True),
@@ -312,7 +312,7 @@ def test_check_boxes_drawn_round_are_labelled_radio_buttons():
     control is round is labelled a radio button; a rounded square stays a check box."""
     from PIL import Image, ImageDraw
 
-    from caap.data.desktop.labels import finish
+    from caap.bench.desktop.labels import finish
 
     image = Image.new("RGB", (200, 60), (36, 36, 36))
     draw = ImageDraw.Draw(image)
@@ -333,7 +333,7 @@ def test_an_empty_grey_cell_is_no_icon_but_a_swatch_is():
     where it shows one colour only: Qt's spreadsheet fills its unused rows grey."""
     from PIL import Image, ImageDraw
 
-    from caap.data.desktop.labels import finish
+    from caap.bench.desktop.labels import finish
 
     image = Image.new("RGB", (200, 80), "white")
     draw = ImageDraw.Draw(image)
@@ -363,7 +363,7 @@ def _scrollbars_image():
 
 
 def test_scrollbars_with_nothing_drawn_are_not_labelled():
-    from caap.data.desktop.labels import finish, scrollbar_drawn
+    from caap.bench.desktop.labels import finish, scrollbar_drawn
 
     image = _scrollbars_image()
     boxes = {"slider": (20, 10, 26, 190), "full slider": (60, 10, 68, 190), "hidden": (100, 10, 106, 190),
@@ -378,7 +378,7 @@ def test_scrollbars_with_nothing_drawn_are_not_labelled():
 def test_a_gtk4_sliders_box_grows_from_its_trough_to_its_knob():
     from PIL import Image, ImageDraw
 
-    from caap.data.desktop.labels import grow_to_knob
+    from caap.bench.desktop.labels import grow_to_knob
 
     image = Image.new("RGB", (300, 120), (53, 53, 53))
     draw = ImageDraw.Draw(image)

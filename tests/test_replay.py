@@ -325,3 +325,48 @@ def test_a_replay_that_stops_mid_drag_lets_go_of_the_button():
     result, calls, _, _ = run(demo, ScriptedObserver([HANDLE]), max_wait_s=0.5)
     assert result.status == "missing"
     assert [name for name, _ in calls] == ["mouse_down", "mouse_up"]
+
+
+BOX = Element(id=5, type="checkbox", bbox=[10, 130, 24, 144], text="Remember me", checked=False)
+
+
+def test_a_saved_tests_expectations_are_checked_after_their_step():
+    """A step that expects the box ticked passes once the screen shows it ticked, and the replay
+    stops with status "check", naming what the screen shows, where it never does."""
+    ticked = [BOX.model_copy(update={"checked": True}), SUBMIT]
+    step = DemoStep(action="click_element", args={"element_id": 5}, element=BOX,
+                    expect=[Element(type="checkbox", bbox=BOX.bbox, text="Remember me", checked=True)])
+    demo = demo_of(step, DemoStep(action="done"))
+    result, calls, lines, _ = run(demo, ScriptedObserver([BOX, SUBMIT], [BOX, SUBMIT], ticked))
+    assert result.status == "done" and lines[0].observations == 3  # found it, then looked until it was ticked
+    result, calls, lines, clock = run(demo, ScriptedObserver([BOX, SUBMIT]), max_wait_s=1.0)
+    assert result.status == "check" and clock.now >= 1.0
+    assert result.message == ("step 1 (click_element): expected checkbox 'Remember me' checked=True, the screen "
+                              "shows checked=False")
+    assert len(calls) == 1  # the click was made; what it should have done was not seen
+
+
+def test_a_successful_run_becomes_a_test_with_the_changes_it_made():
+    """The agent's steps (as the loop records them) become demonstration steps; the element an
+    action changed is expected, as the next screen showed it; refused actions are left out."""
+    from caap.agent.regression import as_test
+    from caap.records import ActionRecord, Outcome, StepRecord
+
+    def record(n, elements, *actions):
+        return StepRecord(step=n, elements=[e.to_json() for e in elements], actions=list(actions))
+
+    click = ActionRecord(name="click_element", args={"element_id": 5}, element=BOX.to_json(),
+                         outcome=Outcome.CHANGED_WITHIN)
+    denied = ActionRecord(name="click_element", args={"element_id": 2}, element=SUBMIT.to_json(),
+                          outcome=Outcome.DENIED)
+    submit = ActionRecord(name="click_element", args={"element_id": 2}, element=SUBMIT.to_json(),
+                          outcome=Outcome.CHANGED)
+    steps = [record(1, [BOX, SUBMIT], click, denied),
+             record(2, [BOX.model_copy(update={"checked": True}), SUBMIT], submit),
+             record(3, [SUBMIT], ActionRecord(name="done", outcome=Outcome.DONE))]
+    test = as_test("Tick it and submit.", steps, screen=(300, 200), origin={"task": "t", "seed": 1})
+    assert [(s.action, s.element.text if s.element else None) for s in test.steps] == [
+        ("click_element", "Remember me"), ("click_element", "Submit")]
+    assert [(e.type.value, e.text, e.checked) for e in test.steps[0].expect] == [("checkbox", "Remember me", True)]
+    assert test.steps[1].expect is None  # the submit button looks the same after it
+    assert test.origin == {"task": "t", "seed": 1} and test.screen == {"width": 300, "height": 200}

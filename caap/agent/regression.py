@@ -1,7 +1,7 @@
 """A solved run as a regression test (HxAgent's test-case generation): the demonstration of what
 the agent did, with the checks a replay must pass on the way.
 
-``test_from_steps`` turns a run's step records (``caap.records.StepRecord``) into a
+``as_test`` turns a run's step records (``caap.records.StepRecord``) into a
 ``Demonstration`` whose executed actions are its steps. A step gets an ``expect`` list wherever the
 screen must show something: the element it acted on as the next screen showed it, when acting
 changed that element (a box now ticked, a row now selected, a field now holding the typed text,
@@ -57,7 +57,7 @@ def _expected(after: Element) -> Element:
     return Element(type=after.type, bbox=after.bbox, **keep)
 
 
-def test_from_steps(task: str, steps: Sequence[StepRecord], *, screen: tuple[int, int] | None = None,
+def as_test(task: str, steps: Sequence[StepRecord], *, screen: tuple[int, int] | None = None,
                     origin: dict[str, Any] | None = None, source: str = "agent") -> Demonstration:
     """The demonstration of a run's executed actions, each with the checks its next screen supports."""
     size = {"width": screen[0], "height": screen[1]} if screen else None
@@ -79,8 +79,8 @@ def test_from_steps(task: str, steps: Sequence[StepRecord], *, screen: tuple[int
 
 
 def save_test(task: str, steps: Sequence[StepRecord], path: str | Path, **kwargs: Any) -> Path:
-    """``test_from_steps`` written to ``path`` (the demonstration format, with ``expect`` and ``origin``)."""
-    return save_demo(test_from_steps(task, steps, **kwargs), path)
+    """``as_test`` written to ``path`` (the demonstration format, with ``expect`` and ``origin``)."""
+    return save_demo(as_test(task, steps, **kwargs), path)
 
 
 def expectation_failure(expected: Element, elements: Sequence[Element], screen_size: tuple[int, int]) -> str | None:

@@ -138,7 +138,7 @@ class Node(Check):
         if not self.exists:
             return f"{self._what()} is still shown" if found else None
         if len(found) <= self.index:
-            return f"no {self._what()} is shown"
+            return f"{self._what()} is not shown"
         node = found[self.index]
         have = set(node.get("states", []))
         for want in self.states:
