@@ -1,6 +1,6 @@
 """Desktop benchmark tasks in GTK applications (see ``caap.bench.desktop.tasks``): the GTK 3 and GTK 4
-widget factories and GTK 3's demo (reserved for evaluation), GTK 4 demo pages and GTK 3's file
-chooser (training).
+widget factories and GTK 3's demo (reserved for evaluation), GTK 4 demo pages, and GTK 3's file
+chooser and message dialog through zenity (training).
 
 Instructions use the sentence shapes of ``caap.testing.planner.policies.desktop_tasks`` where they
 fit and those of ``desktop_gtk`` otherwise; every check reads the application's own state (AT-SPI
@@ -81,7 +81,8 @@ GTK3_DEMO: tuple[DesktopTask, ...] = (
     DesktopTask(
         "gtk3-demo-tree-select", app="gtk3-demo",
         params={"pair": ("Entry|Search Entry", "Entry|Entry Completion", "Entry|Entry Buffer",
-                         "Benchmark|Fishbox", "Benchmark|Themes", "Icon View|Icon View Basics")},
+                         "Entry|Delayed Search Entry", "Benchmark|Fishbowl", "Icon View|Icon View Basics",
+                         "Icon View|Editing and Drag-and-Drop")},
         derive=lambda p: _split("parent child", p["pair"]),
         instruction='Expand "{parent}" in the tree, then select "{child}".',
         checks=(Node("tree item", "{parent}", states=("expanded",)),
@@ -117,11 +118,14 @@ GTK4_FACTORY: tuple[DesktopTask, ...] = (
 # --- GTK 4 demo pages (training) -------------------------------------------------------------------
 
 SCALES = ("Plain", "Marks", "Discrete")  # gtk4-demo's scales, 0 to 4, each at 2 when it opens
+# (The planner cannot read a GTK 4 scale's value, nor its step: "Plain" moves by 0.1 a key, and
+# "Discrete" rounds that away. Its ends are what Home and End reach on every one of them.)
 
 
 def _scale(p: dict[str, str]) -> dict[str, str]:
-    label, n = p["setting"].split("|")
-    return {"label": label, "n": n, **{f"v{i}": n if name == label else "2" for i, name in enumerate(SCALES)}}
+    label, end = p["setting"].split("|")
+    n = "0" if end == "minimum" else "4"
+    return {"label": label, "end": end, **{f"v{i}": n if name == label else "2" for i, name in enumerate(SCALES)}}
 
 
 def _toggles(p: dict[str, str]) -> dict[str, str]:
@@ -141,9 +145,9 @@ GTK4_DEMOS: tuple[DesktopTask, ...] = (
         kinds=("range", "form"), max_steps=6),
     DesktopTask(
         "gtk4-scale-set", app="gtk4-demo-scale",
-        params={"setting": tuple(f"{s}|{n}" for s in SCALES for n in ("0", "1", "3", "4"))},
+        params={"setting": tuple(f"{s}|{end}" for s in SCALES for end in ("minimum", "maximum"))},
         derive=_scale,
-        instruction='Set the "{label}" slider to {n}.',
+        instruction='Move the "{label}" slider to its {end}.',
         checks=tuple(Node("slider", "GtkScale", index=i, value=f"{{v{i}}}") for i in range(len(SCALES))),
         kinds=("range",), max_steps=6),
     DesktopTask(
@@ -156,11 +160,12 @@ GTK4_DEMOS: tuple[DesktopTask, ...] = (
                 Node("check box", "GtkCheckButton", states=("{ck_state}",))),
         kinds=("choice", "list"), max_steps=6),
     DesktopTask(
-        "gtk4-dialog-entry", app="gtk4-demo-dialog",
+        "gtk4-assistant-next", app="gtk4-demo-assistant",
         params={"value": NAMES},
-        instruction='Press "Interactive Dialog", type "{value}" into the "Entry 1" field, then press "OK".',
-        checks=(Node("text", "Entry 1", text="{value}"),),
-        kinds=("dialog", "form"), max_steps=8),
+        instruction='Type "{value}" into the "You must fill out this entry to continue" field and go on with "Next".',
+        # The assistant's title is its page's: "Page 2" once the first page is filled in and left.
+        checks=(Node("frame", "Page 2"),),
+        kinds=("form", "multi-screen"), max_steps=4),
 )
 
 # --- GTK 3's file chooser, through zenity (training) -----------------------------------------------
@@ -170,15 +175,43 @@ FILE_CHOOSER: tuple[DesktopTask, ...] = (
         "zenity-file-save-as", app="zenity-file-selection",
         argv=("zenity", "--file-selection", "--save", "--title=Save report", "--filename={home}/untitled.txt"),
         params={"name": tuple(f"{w}-{n}.txt" for w in WORDS for n in (1, 2))},
-        instruction='Type "{name}" into the "Name" field, then press "Save".',
-        checks=(Output(text="re:/.*/{name}"),), output=True, kinds=("file", "dialog")),
+        instruction='Type "{name}" into the "Name" field, then press "OK".',
+        checks=(Output(text="re:/.*/{name}"),), output=True, size=(800, 560), kinds=("file", "dialog")),
     DesktopTask(
         "zenity-file-open-path", app="zenity-file-selection",
         argv=("zenity", "--file-selection", "--title=Open a document"),
         params={"folder": ("Documents", "Music", "Projects"), "file": ("notes.txt", "budget.csv", "letter.odt")},
         files={"{folder}/{file}": "hello\n", "{folder}/other.txt": "other\n", "Desktop/readme.txt": "readme\n"},
         instruction='Open the file "~/{folder}/{file}" by typing its location, then press "OK".',
-        checks=(Output(text="re:/.*/{folder}/{file}"),), output=True, kinds=("file", "dialog")),
+        checks=(Output(text="re:/.*/{folder}/{file}"),), output=True, size=(800, 560), kinds=("file", "dialog")),
 )
 
-TASKS: tuple[DesktopTask, ...] = (*GTK3_FACTORY, *GTK3_DEMO, *GTK4_FACTORY, *GTK4_DEMOS, *FILE_CHOOSER)
+# --- GTK 3's message dialog, through zenity (training) --------------------------------------------
+
+QUESTIONS = (  # a question, then the labels of its two buttons (zenity's OK and Cancel)
+    "Overwrite the existing file report.odt?|Overwrite|Keep both",
+    "Discard the changes to notes.txt?|Discard|Keep editing",
+    "Send the message without a subject?|Send anyway|Add a subject",
+    "Empty the trash (12 items)?|Empty trash|Not now",
+)
+
+
+def _question(p: dict[str, str]) -> dict[str, str]:
+    question, ok, cancel = p["dialog"].split("|")
+    confirm = p["pick"] == "confirm"
+    return {"question": question, "ok": ok, "cancel": cancel, "answer": ok if confirm else cancel,
+            "code": "0" if confirm else "1"}
+
+
+DIALOGS: tuple[DesktopTask, ...] = (
+    DesktopTask(
+        "zenity-question-labels", app="zenity-question",
+        argv=("zenity", "--question", "--title=Confirm", "--text={question}", "--ok-label={ok}",
+              "--cancel-label={cancel}"),
+        params={"dialog": QUESTIONS, "pick": ("confirm", "cancel")},
+        derive=_question,
+        instruction='Answer "{answer}" to the question.',
+        checks=(Output(exit_code="{code}"),), output=True, kinds=("dialog",), max_steps=4),
+)
+
+TASKS: tuple[DesktopTask, ...] = (*GTK3_FACTORY, *GTK3_DEMO, *GTK4_FACTORY, *GTK4_DEMOS, *FILE_CHOOSER, *DIALOGS)

@@ -31,7 +31,7 @@ def _calc(p: dict[str, str]) -> dict[str, str]:
 # --- the spreadsheet: a price changed, the total follows ------------------------------------------------
 
 SHEET_TOTAL = 21883
-SHEET_PRICES = {"980": 8, "1240": 7, "300": 7, "120": 7, "2350": 1}  # price → its row's exchange rate
+SHEET_PRICES = {"980": 8, "1240": 7, "300": 7, "120": 7}  # price → its row's exchange rate
 
 
 def _sheet(p: dict[str, str]) -> dict[str, str]:
@@ -93,9 +93,9 @@ TASKS: tuple[DesktopTask, ...] = (
     DesktopTask(
         "qt5-stylesheet-form", app="qt5-widgets-stylesheet",
         params={"name": FIRST, "age": tuple(str(n) for n in range(23, 70, 4)),
-                "country": ("Egypt", "France", "Germany", "India", "Italy", "Korea", "Norway")},
-        instruction='Fill in the form: "Name" "{name}", "Age" "{age}"; choose "{country}" from "Country"; '
-                    'then press "OK".',
+                "country": ("Egypt", "France", "Germany", "India", "Italy", "Norway")},
+        instruction='Make these changes: type "{name}" into "Name"; set "Age" to {age}; choose "{country}" '
+                    'from "Country".',
         checks=(Node("text", None, text="{name}", index=1), Node("spin button", "Age:", value="{age}"),
                 Node("combo box", "{country}")),
         kinds=("form", "choice"), max_steps=10),
@@ -136,12 +136,12 @@ TASKS: tuple[DesktopTask, ...] = (
         kinds=("menu",), max_steps=6),
     DesktopTask(
         "qt5-gallery-controls", app="qt5-gallery",
-        params={"radio": ("Radio button 2", "Radio button 3"), "n": tuple(str(n) for n in range(5, 95, 9))},
+        params={"radio": ("Radio button 2", "Radio button 3"), "n": ("3", "8", "12", "17", "21", "26", "30")},
         instruction='Make these changes: pick "{radio}"; untick "Toggle Push Button"; set the slider to {n}.',
         checks=(Node("radio button", "{radio}", states=("checked",)),
                 Node("check box", "Toggle Push Button", states=("!checked",)),
                 Node("slider", "Simple Input Widgets", value="{n}")),
-        kinds=("choice", "range"), max_steps=8),
+        kinds=("choice", "range"), max_steps=10),
     # --- training apps ---------------------------------------------------------------------------------
     DesktopTask(
         "qt5-sliders-current-value", app="qt5-widgets-sliders",
@@ -154,7 +154,8 @@ TASKS: tuple[DesktopTask, ...] = (
         params={"v": tuple(str(n) for n in range(-18, 19, 3) if n), "zoom": ("150", "200", "250", "400", "750")},
         instruction='Make these changes: set "Enter a value between -20 and 20" to {v}; set "Enter a zoom value '
                     'between 0 and 1000" to {zoom}.',
-        checks=(Node("spin button", "Spinboxes", value="{v}"), Node("spin button", "Spinboxes", value="{zoom}", index=1)),
+        checks=(Node("spin button", "Spinboxes", value="{v}"),
+                Node("spin button", "Spinboxes", value="{zoom}", index=1)),
         kinds=("range", "form"), max_steps=6),
     DesktopTask(
         "qt5-application-save-as", app="qt5-mainwindows-application",
@@ -185,12 +186,6 @@ TASKS: tuple[DesktopTask, ...] = (
         checks=(Node("table cell", "{parent}", states=("expanded",)),
                 Node("table cell", "{child}", states=("selected",))),
         kinds=("tree",), max_steps=6),
-    DesktopTask(
-        "qt5-menus-context", app="qt5-mainwindows-menus",
-        params={"item": ("Cut", "Copy", "Paste")},
-        instruction='Right-click "Choose a menu option, or right-click to invoke a context menu" and choose "{item}".',
-        checks=(Node("label", "re:Invoked .*Edit\\|{item}.*"),),
-        kinds=("menu",), max_steps=5),
     DesktopTask(
         "qt5-menus-menu-bar", app="qt5-mainwindows-menus",
         params={"path": ("File|Open...", "File|Save", "Edit|Undo", "Edit|Redo", "Edit|Copy")},

@@ -30,6 +30,7 @@ class El:
     checked: bool | None = None
     focused: bool | None = None
     highlighted: bool | None = None
+    expanded: bool | None = None
     subtype: str | None = None
     visible: bool = True
 
@@ -81,7 +82,7 @@ class Prompt:
 _LINE = re.compile(r"^- ID: element_(\d+), data: \{(.*)\}$")
 _DATA = re.compile(r"^type: (\w+), X: (-?\d+) \[(-?\d+)-(-?\d+)\], Y: (-?\d+) \[(-?\d+)-(-?\d+)\](.*)$", re.S)
 _TEXT = re.compile(r'\btext: ("(?:[^"\\]|\\.)*")')
-_FLAG = re.compile(r"\b(checked|focused|highlighted|visible): (True|False)")
+_FLAG = re.compile(r"\b(checked|focused|highlighted|expanded|visible): (True|False)")
 _SUBTYPE = re.compile(r"\bsubtype: (\w+)")
 _QUOTED = r'"(?:[^"\\]|\\.)*"'
 _HISTORY = re.compile(r"^action_(\d+): \{name: (\w+)(?:, arg: \{(.*)\})?\}(?: -> (.*))?$", re.S)
@@ -113,7 +114,7 @@ def _element(element_id: int, data: str) -> El | None:
         id=element_id, type=m.group(1), x=int(m.group(2)), y=int(m.group(5)),
         box=(int(m.group(3)), int(m.group(6)), int(m.group(4)), int(m.group(7))),
         text=json.loads(t.group(1)) if t else None, checked=flags.get("checked"),
-        focused=flags.get("focused"), highlighted=flags.get("highlighted"),
+        focused=flags.get("focused"), highlighted=flags.get("highlighted"), expanded=flags.get("expanded"),
         subtype=st.group(1) if st else None, visible=flags.get("visible", True))
 
 

@@ -16,7 +16,6 @@ from caap.testing.planner.kit import (
     El,
     Prompt,
     click,
-    clicked,
     done,
     fail,
     find,
@@ -29,24 +28,16 @@ from caap.testing.planner.kit import (
     select_all,
     type_text,
 )
-from caap.testing.planner.policies.desktop import LABEL_TYPES, field_for, typed
+from caap.testing.planner.policies.desktop import LABEL_TYPES, typed
 
 ROWS = ("tabled_text", "tree_item")
 MENU_TYPES = ("tabled_text", "text", "button", "dropdown")
 TRIES = 3  # clicks on one control before a step counts as not taking
 
 
-def right_click(e: El) -> Action:
-    return ("right_click_element", {"element_id": e.id})
-
-
 def times_clicked(p: Prompt, text: str, types: tuple[str, ...] | None = None) -> int:
     return sum(1 for s in p.steps if s.name == "click_element" and s.element is not None
                and same_text(s.element.text, text) and (types is None or s.element.type in types))
-
-
-def pressed(p: Prompt, name: str) -> int:
-    return sum(1 for s in p.steps if s.name == "press_key" and norm(str(s.args.get("key"))) == name)
 
 
 # --- one step of "Make these changes: A; B; C." -----------------------------------------------------
@@ -103,11 +94,31 @@ def _pick(p: Prompt, m: re.Match[str]) -> list[Action]:
     return [click(radio)] if times_clicked(p, m["label"]) < TRIES else [fail(f'"{m["label"]}" does not take')]
 
 
+def field_near(p: Prompt, label: str) -> El | None:
+    """The input a label names: the nearest of those on its row to its right and those below it
+    (a wide label's row may reach a field of the next column: beside means centred on the label's
+    line, and a field below counts its vertical gap twice)."""
+    lab = next((e for e in find_all(p, LABEL_TYPES) if norm(e.text).rstrip(":") == norm(label).rstrip(":")), None)
+    if lab is None:
+        return None
+    best: tuple[int, El] | None = None
+    for f in find_all(p, ("input_field", "text_area", "dropdown")):
+        if f.box[0] >= lab.box[2] - 2 and abs(f.y - lab.y) <= 6:
+            gap = f.box[0] - lab.box[2]
+        elif f.box[1] >= lab.box[3] - 2:
+            gap = 2 * (f.box[1] - lab.box[3]) + abs(f.box[0] - lab.box[0])
+        else:
+            continue
+        if best is None or gap < best[0]:
+            best = (gap, f)
+    return best[1] if best is not None else None
+
+
 def _field(p: Prompt, label: str | None) -> El | None:
     if label is None:  # "the text": the one multi-line text
         areas = find_all(p, "text_area")
         return max(areas, key=lambda e: e.area, default=None)
-    return field_for(p, label)
+    return field_near(p, label)
 
 
 def _fill(p: Prompt, label: str | None, value: str) -> list[Action]:
@@ -190,7 +201,9 @@ def _expand(p: Prompt, m: re.Match[str]) -> list[Action]:
     row = find(p, ("tree_item", "tabled_text"), m["item"])
     if row is None:
         return [fail(f'no "{m["item"]}" row on the screen')]
-    return [click(row), key("right")]
+    if row.highlighted:  # selected already: a second click would start editing it in an editable tree
+        return [key("right")]
+    return [click(row), key("right")] if times_clicked(p, m["item"]) < TRIES else [fail(f'"{m["item"]}" does not open')]
 
 
 @step(r'press "(?P<button>[^"]+)"')
@@ -203,21 +216,28 @@ def _press(p: Prompt, m: re.Match[str]) -> list[Action]:
 
 @step(r'choose "(?P<option>[^"]+)" from "(?P<combo>[^"]+)"')
 def _choose(p: Prompt, m: re.Match[str]) -> list[Action]:
-    """Open the drop-down, then click the option in its list; done once it shows the option."""
-    combo = field_for(p, m["combo"])
+    """Open the drop-down, then click the option in its list (or, where its list shows no texts,
+    type the option: a list searches as it is typed, and Enter takes it); done once it shows it."""
+    combo = field_near(p, m["combo"])
     if combo is not None and norm(combo.text) == norm(m["option"]):
         return []
-    if combo is None and times_clicked(p, m["option"]):
+    last = p.steps[-1] if p.steps else None
+    if last is not None and last.name == "type_text" and last.args.get("string_to_type") == m["option"]:
+        return [key("enter")]  # typed into the open list: Enter takes it
+    if combo is None and (times_clicked(p, m["option"]) or typed(p, m["option"])):
         return []
+    if typed(p, m["option"]):
+        return [fail(f'"{m["option"]}" is not in "{m["combo"]}"')]
     listed = [e for e in find_all(p, ("tabled_text", "text", "button", "tree_item"), m["option"])
               if combo is None or e.id != combo.id]
-    opened = combo is not None and clicked(p, combo)
+    opened = last is not None and last.name == "click_element" and last.element is not None and (
+        last.element.type == "dropdown")
     if listed and (opened or combo is None):
         return [click(listed[-1])]
+    if opened:
+        return [type_text(m["option"]), key("enter")]
     if combo is None:
         return [fail(f'no "{m["combo"]}" drop-down on the screen')]
-    if times_clicked(p, combo.text or "", (combo.type,)) >= TRIES:
-        return [fail(f'"{m["option"]}" is not in "{m["combo"]}"')]
     return [click(combo)]
 
 
@@ -319,22 +339,6 @@ def menu_bar(p: Prompt, m: re.Match[str]) -> list[Action]:
     return [click(entry)] + ([done()] if at == len(path) - 1 else [])
 
 
-@policy(r'^Right-click "(?P<target>[^"]+)" and choose "(?P<item>[^"]+)"\.$')
-def context_menu(p: Prompt, m: re.Match[str]) -> list[Action]:
-    if times_clicked(p, m["item"]):
-        return [done()]
-    opened = any(s.name == "right_click_element" for s in p.steps)
-    entry = find(p, "tabled_text", m["item"])
-    if entry is not None and opened:
-        return [click(entry), done()]
-    if sum(s.name == "right_click_element" for s in p.steps) >= TRIES:
-        return [fail(f'no "{m["item"]}" in the context menu')]
-    target = find(p, (*LABEL_TYPES, "text_area", "input_field", "button", "tree_item"), m["target"])
-    if target is None:
-        return [fail(f'no "{m["target"]}" on the screen')]
-    return [right_click(target)]
-
-
 # --- a table's cell ---------------------------------------------------------------------------------
 
 
@@ -362,7 +366,7 @@ def wizard(p: Prompt, m: re.Match[str]) -> list[Action]:
         return [done()]
     actions: list[Action] = []
     for f in _PAIR.finditer(m["fields"]):
-        field = field_for(p, f["label"])
+        field = field_near(p, f["label"])
         if field is None or holds(field, f["value"]):
             continue
         actions += [click(field), *([select_all()] if (field.text or "").strip() else []), type_text(f["value"])]
@@ -390,7 +394,7 @@ def type_and_save(p: Prompt, m: re.Match[str]) -> list[Action]:
         if area is None:
             return [fail("no document on the screen")]
         return [click(area), type_text(m["text"])]
-    name = field_for(p, "File name")
+    name = field_near(p, "File name")
     if name is not None:  # the file dialog
         save = find(p, "button", "Save")
         if save is None:

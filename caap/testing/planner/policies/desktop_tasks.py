@@ -164,6 +164,8 @@ def form_with_choice(p: Prompt, m: re.Match[str]) -> list[Action]:
         return [done()]
     actions: list[Action] = []
     for f in _QUOTED.finditer(m["fields"]):
+        if typed(p, f["value"]):
+            continue  # typed already: a list opened over the field may hide it now
         field = field_for(p, f["label"])
         if field is None:
             return [fail(f'no field "{f["label"]}" on the screen')]
