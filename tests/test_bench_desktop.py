@@ -133,7 +133,8 @@ def test_the_oracle_lists_the_applications_widgets(desktop):
 
 # --- the benchmark end to end ------------------------------------------------------------------------
 
-CI_TASKS = ["zenity-entry-rename", "zenity-checklist-tick", "zenity-forms-contact"]
+# One training task per toolkit: GTK 3, GTK 4, Qt 5 and Tk.
+CI_TASKS = ["zenity-checklist-tick", "gtk4-listbox-toggles", "qt5-spinboxes-values", "tk-form-contact"]
 
 
 @desktop_test
@@ -148,12 +149,12 @@ def test_the_vision_agent_earns_the_reward_on_a_short_desktop_benchmark(tmp_path
                               save_tests=str(tests))
     summary = run_bench(settings)
     episodes = read_episodes(out)
-    assert len(episodes) == 6
+    assert len(episodes) == 8
     for e in episodes:
         assert e["success"] and e["reward"] == 1.0, f"{e['task']} seed {e['seed']}: {e['status']} ({e['reason']}; " \
                                                     f"{e.get('checks_failed')})"
-    assert summary["overall"]["by_split"] == {"training": {"episodes": 6, "successes": 6, "success_rate": 1.0}}
-    assert summary["tasks"]["zenity-forms-contact"]["toolkit"] == "gtk3" and "paper" not in summary
+    assert summary["overall"]["by_split"] == {"training": {"episodes": 8, "successes": 8, "success_rate": 1.0}}
+    assert set(summary["overall"]["by_toolkit"]) == {"gtk3", "gtk4", "qt5", "tk"} and "paper" not in summary
     saved = sorted(p.relative_to(tests).as_posix() for p in tests.rglob("*.json"))
     assert saved == sorted(f"{t}/seed-{s}.json" for t in CI_TASKS for s in (0, 1))
     test = json.loads((tests / "zenity-checklist-tick" / "seed-0.json").read_text())
@@ -163,5 +164,5 @@ def test_the_vision_agent_earns_the_reward_on_a_short_desktop_benchmark(tmp_path
     replayed = bench_settings(tmp_path / "replay", planner, tasks=CI_TASKS, seeds=[0, 1], benchmark="desktop",
                               max_steps=0, replay=str(tests))
     again = run_bench(replayed)
-    assert again["overall"]["successes"] == 6, [(e["task"], e["status"], e["reason"])
+    assert again["overall"]["successes"] == 8, [(e["task"], e["status"], e["reason"])
                                                  for e in read_episodes(tmp_path / "replay")]

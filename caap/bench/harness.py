@@ -260,6 +260,8 @@ class EpisodeRunner:
         # workers on different displays never mix input.
         self._device = Device.live(self.cfg.screen, self.cfg.executor, backend="xdotool", display=self.env.display,
                                    target=CaptureTarget(kind="region", region=(r.left, r.top, r.width, r.height)))
+        if self.desktop:  # no window manager on the private desktop: the environment focuses a clicked window
+            self._device.executor = self.env.executor(self._device.executor)
 
     def _wait_for_cover_to_go(self, timeout_s: float = 2.0) -> None:
         """Wait until the screen no longer shows MiniWoB's dark START cover. The page has hidden it

@@ -399,6 +399,17 @@ def _icon_button(tree: _Tree, node: Node, box: Box, surface_relative: bool) -> b
     return w <= ICON_BUTTON_SIDE and text_width(node.name) > w - 4
 
 
+def without_mnemonic_copy(name: str) -> str:
+    """A name GTK 4 writes twice, first with its mnemonic (``_Next Next``, ``Add _contact Add
+    contact``): the label as drawn, once."""
+    words = name.split()
+    half = len(words) // 2
+    if half and len(words) % 2 == 0 and "_" in " ".join(words[:half]) and \
+            " ".join(words[:half]).replace("_", "") == " ".join(words[half:]):
+        return " ".join(words[half:])
+    return name
+
+
 def _emit(tree: _Tree, node: Node, kind: str, box: Box, clips: list[Box], window: int | None, place: _Place,
           surface_relative: bool) -> None:
     states = _states_inside(tree, node) if surface_relative else node.states
@@ -406,7 +417,7 @@ def _emit(tree: _Tree, node: Node, kind: str, box: Box, clips: list[Box], window
     grow = surface_relative and kind in GROWN and not any(a.name in OPAQUE_VIEWS for a in tree.ancestors(node))
     c = Candidate(type=kind, box=box, window=window, clips=list(clips), source=node.role, name=node.name, grow=grow)
     inner = _texts_inside(tree, node) if kind in COMPOUND else []
-    name = "" if GENERIC_NAME.fullmatch(node.name) else node.name
+    name = "" if GENERIC_NAME.fullmatch(node.name) else without_mnemonic_copy(node.name)
     if kind in ("button", "checkbox", "radio", "tab", "tabled_text", "tree_item", "hyperlink"):
         if node.role == "page tab" and inner:
             c.text = " ".join(inner)  # GTK 4 names every tab "Tab"; its label says what it shows

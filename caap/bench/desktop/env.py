@@ -30,6 +30,37 @@ TREE_TIMEOUT_S = 15.0
 EXIT_WAIT_S = 2.0  # for an application that ends on the agent's last click (a dialog answered)
 
 
+class ClickToFocus:
+    """An executor on the private desktop that does what a window manager does there is none of:
+    a press in a window gives that window the keyboard focus (the topmost top-level window under
+    the pointer; X's own stacking order). Keys typed into a dialog then reach the dialog. Every
+    other call goes to the executor as it is."""
+
+    def __init__(self, executor: Any, session: DesktopSession, origin: tuple[int, int] = (0, 0)) -> None:
+        self._executor, self._session, self._origin = executor, session, origin
+        self._focused: int | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._executor, name)
+
+    def _focus(self, x: int, y: int) -> None:
+        px, py = x + self._origin[0], y + self._origin[1]
+        under = [w for w in self._session.windows() if not w.override_redirect
+                 and w.box[0] <= px < w.box[2] and w.box[1] <= py < w.box[3]]
+        if under and under[-1].id != self._focused:
+            with contextlib.suppress(DesktopError):  # a window that went away: the press still goes
+                self._session.xdotool("windowfocus", str(under[-1].id))
+                self._focused = under[-1].id
+
+    def click(self, x: int, y: int, **kwargs: Any) -> None:
+        self._focus(x, y)
+        self._executor.click(x, y, **kwargs)
+
+    def mouse_down(self, x: int, y: int, **kwargs: Any) -> None:
+        self._focus(x, y)
+        self._executor.mouse_down(x, y, **kwargs)
+
+
 class DesktopEnv:
     """The environment ``caap bench desktop`` runs episodes in (the interface of ``MiniWoBEnv`` the
     benchmark harness uses: ``open``, ``reset``, ``utterance``, ``region``, ``display``, ``reward``,
@@ -165,6 +196,11 @@ class DesktopEnv:
                 return
             time.sleep(0.3)
         raise DesktopError(f"{self.current.app} never showed its window on the accessibility bus")
+
+    def executor(self, executor: Any) -> ClickToFocus:
+        """``executor`` with this desktop's click-to-focus (``ClickToFocus``)."""
+        region = self.region
+        return ClickToFocus(executor, self.session, (region.left, region.top))
 
     def final_state(self) -> FinalState:
         """What the checks read, once the agent has finished (an application that ends on the last

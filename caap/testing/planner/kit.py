@@ -261,6 +261,55 @@ def find(p: Prompt, types: tuple[str, ...] | str, text: str | None = None, *, ex
     return found[0] if found else None
 
 
+# How a reader who knows that screen text comes from OCR (the CAAP prompt says it may hold typos)
+# matches a name it is looking for: ellipsis-cut labels, a stray glyph before or after (an icon read
+# as a letter, a frame line read as a dash), a letter misread.
+LIKE = 0.8  # least similarity (difflib's ratio of the plain texts) of a text read like the wanted one
+_ELLIPSIS = ("…", "...")
+_EDGE_NOISE = re.compile(r"^[^\w(\[]+|[^\w)\]!?.:]+$")
+
+
+def _plain(s: str | None) -> str:
+    return _EDGE_NOISE.sub("", norm(s)).strip()
+
+
+def read_as(seen: str | None, wanted: str) -> float:
+    """How sure one can be that a text read ``seen`` on the screen is ``wanted``: 1 for the same text
+    (case, spacing and stray edge glyphs aside), 0.95 for a label the screen cut short with an
+    ellipsis, else the similarity of the two (difflib's ratio)."""
+    import difflib
+
+    a, b = _plain(seen), _plain(wanted)
+    if not a or not b:
+        return 0.0
+    if a == b or a.rstrip(":") == b.rstrip(":"):
+        return 1.0
+    shown = norm(seen)
+    for cut in _ELLIPSIS:
+        head = shown[: -len(cut)].rstrip()
+        if shown.endswith(cut) and len(head) >= 4 and norm(wanted).startswith(head):
+            return 0.95
+    return difflib.SequenceMatcher(None, a, b).ratio()
+
+
+def find_all_like(p: Prompt, types: tuple[str, ...] | str, text: str | None = None,
+                  *, least: float = LIKE) -> list[El]:
+    """``find_all``, and where no element reads ``text`` exactly, those read like it (``read_as``),
+    best first."""
+    exact = find_all(p, types, text)
+    if exact or text is None:
+        return exact
+    types = (types,) if isinstance(types, str) else types
+    scored = [(read_as(e.text, text), i, e) for i, e in enumerate(p.elements) if e.type in types]
+    return [e for score, _, e in sorted(scored, key=lambda t: (-t[0], t[1])) if score >= least]
+
+
+def find_like(p: Prompt, types: tuple[str, ...] | str, text: str | None = None, *, least: float = LIKE) -> El | None:
+    """``find``, or the element read most like ``text`` (``find_all_like``)."""
+    found = find_all_like(p, types, text, least=least)
+    return found[0] if found else None
+
+
 def find_covered(p: Prompt, types: tuple[str, ...] | str, name: str, others: Iterable[str]) -> El | None:
     """The element named ``name`` among stacked ones that cover each other (click-test-2's ONE and TWO):
     the exact name if one has it, else the one element whose visible text holds the name (the box
@@ -279,8 +328,10 @@ def find_covered(p: Prompt, types: tuple[str, ...] | str, name: str, others: Ite
     return part[0] if len(part) == 1 else None
 
 
-def same_text(a: str | None, b: str | None) -> bool:
-    return (a or "").strip() == (b or "").strip() or norm(a) == norm(b)
+def same_text(a: str | None, b: str | None, *, like: bool = False) -> bool:
+    """The same text up to case and spacing; ``like``: or read like it (``read_as``: the screen's text
+    may hold OCR typos, an ellipsis, a stray glyph)."""
+    return (a or "").strip() == (b or "").strip() or norm(a) == norm(b) or (like and read_as(a, b or "") >= LIKE)
 
 
 def did(p: Prompt, name: str, text: str | None = None) -> bool:
@@ -289,14 +340,17 @@ def did(p: Prompt, name: str, text: str | None = None) -> bool:
                for s in p.steps)
 
 
-def clicked(p: Prompt, e: El | None = None, *, text: str | None = None, types: Iterable[str] | None = None) -> bool:
-    """Whether the history clicks element ``e`` (same id and type), or one with ``text`` (of ``types``)."""
+def clicked(p: Prompt, e: El | None = None, *, text: str | None = None, types: Iterable[str] | None = None,
+            like: bool = False) -> bool:
+    """Whether the history clicks element ``e`` (same id and type), or one with ``text`` (of ``types``;
+    ``like``: read like it, see ``same_text``)."""
     for s in p.steps:
         if s.name != "click_element" or s.element is None:
             continue
         if e is not None and s.element.id == e.id and s.element.type == e.type:
             return True
-        if text is not None and same_text(s.element.text, text) and (types is None or s.element.type in types):
+        if text is not None and same_text(s.element.text, text, like=like) and (types is None
+                                                                                 or s.element.type in types):
             return True
     return False
 
@@ -350,9 +404,9 @@ def fill_form(p: Prompt, fields: list[tuple[El, str, bool]], submit: El | None, 
     return actions + finish(submit, what)
 
 
-def after_submit(p: Prompt, *names: str) -> bool:
-    """Whether the history clicks the task's final button (Submit unless ``names``)."""
-    return any(clicked(p, text=n, types=("button", "text", "hyperlink")) for n in (names or ("Submit",)))
+def after_submit(p: Prompt, *names: str, like: bool = False) -> bool:
+    """Whether the history clicks the task's final button (Submit unless ``names``; ``like``: see ``same_text``)."""
+    return any(clicked(p, text=n, types=("button", "text", "hyperlink"), like=like) for n in (names or ("Submit",)))
 
 
 def drag_state(p: Prompt) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from caap.testing.planner.kit import (
+    LIKE,
     Action,
     El,
     Prompt,
@@ -19,6 +20,7 @@ from caap.testing.planner.kit import (
     holds,
     norm,
     policy,
+    read_as,
     select_all,
     type_text,
 )
@@ -31,13 +33,22 @@ LABEL_TYPES = ("text", "tabled_text", "hyperlink")
 
 def field_for(p: Prompt, label: str) -> El | None:
     """The input field a label names: on the label's row to its right, else the nearest below it."""
-    lab = next((e for e in find_all(p, LABEL_TYPES) if norm(e.text).rstrip(":") == norm(label)), None)
+    labels = find_all(p, LABEL_TYPES)
+    lab = next((e for e in labels if norm(e.text).rstrip(":") == norm(label)), None)
+    if lab is None:  # a label read with a typo, cut short, or with a frame's line or an icon beside it
+        lab = max((e for e in labels if read_as(e.text, label) >= LIKE), key=lambda e: read_as(e.text, label),
+                  default=None)
     if lab is None:
         return None
     fields = find_all(p, ("input_field", "text_area", "dropdown"))
     beside = [f for f in fields if f.box[0] >= lab.box[2] - 2 and f.box[1] <= lab.y <= f.box[3]]
     if beside:
         return min(beside, key=lambda f: f.box[0] - lab.box[2])
+    if not fields:  # no field to be seen: the value shown right of the label is in it
+        values = [e for e in find_all(p, LABEL_TYPES) if e is not lab and e.box[0] >= lab.box[2] - 2
+                  and abs(e.y - lab.y) <= max(4, (lab.box[3] - lab.box[1]) // 2)]
+        if values:
+            return min(values, key=lambda e: e.box[0] - lab.box[2])
     below = [f for f in fields if f.box[1] >= lab.box[3] - 2]
     return min(below, key=lambda f: (f.box[1] - lab.box[3]) ** 2 + (f.box[0] - lab.box[0]) ** 2, default=None)
 
@@ -56,7 +67,7 @@ def check_box(p: Prompt, label: str) -> El | None:
 
 @policy(r'^Fill in the form: (?P<fields>.+?); tick "(?P<tick>[^"]+)"; then press "(?P<button>[^"]+)"\.?$')
 def desktop_form(p: Prompt, m: re.Match[str]) -> list[Action]:
-    if after_submit(p, m["button"]):
+    if after_submit(p, m["button"], like=True):
         return [done()]
     actions: list[Action] = []
     used: set[int] = set()
@@ -72,7 +83,7 @@ def desktop_form(p: Prompt, m: re.Match[str]) -> list[Action]:
             # in Tk's entries, not "select all".
             actions += [click(field), *([select_all()] if (field.text or "").strip() else []), type_text(f["value"])]
     # Once clicked, a ticked box may look different enough to be missed: the history says it is done.
-    if not clicked(p, text=m["tick"], types=("checkbox", *LABEL_TYPES)):
+    if not clicked(p, text=m["tick"], types=("checkbox", *LABEL_TYPES), like=True):
         box = check_box(p, m["tick"])
         if box is None:
             return [fail(f'no "{m["tick"]}" check box on the screen')]

@@ -23,8 +23,6 @@ from caap.testing.planner.kit import (
     did,
     done,
     fail,
-    find,
-    find_all,
     holds,
     key,
     norm,
@@ -34,6 +32,12 @@ from caap.testing.planner.kit import (
     select_all,
     type_text,
     wait,
+)
+from caap.testing.planner.kit import (
+    find_all_like as find_all,
+)
+from caap.testing.planner.kit import (
+    find_like as find,
 )
 from caap.testing.planner.policies.desktop import LABEL_TYPES, field_for, typed
 
@@ -48,7 +52,7 @@ MAX_CLICKS = 2  # clicks on one switch before its state counts as unreadable
 # the order the policy package lists their modules.)
 def press(p: Prompt, name: str) -> list[Action]:
     """Click the button ``name`` and finish; once it was clicked, finish."""
-    if after_submit(p, name):
+    if after_submit(p, name, like=True):
         return [done()]
     button = _button(p, name) or find(p, ("text", "hyperlink"), name)
     if button is None:
@@ -109,7 +113,7 @@ def on_page(p: Prompt, m: re.Match[str]) -> list[Action]:
     as a sentence of its own."""
     tab = find(p, TAB_TYPES, m["page"])
     shown = tab is not None and bool(tab.checked or (tab.type == "tab" and tab.highlighted))
-    if not shown and not clicked(p, text=m["page"], types=TAB_TYPES):
+    if not shown and not clicked(p, text=m["page"], types=TAB_TYPES, like=True):
         if tab is None:
             return [fail(f'no "{m["page"]}" page on the screen')]
         return [click(tab)]
@@ -123,7 +127,7 @@ def on_page(p: Prompt, m: re.Match[str]) -> list[Action]:
 @policy(r'^Open the "(?P<tab>[^"]+)" tab\.$')
 def open_tab(p: Prompt, m: re.Match[str]) -> list[Action]:
     tab = find(p, TAB_TYPES, m["tab"])
-    if clicked(p, text=m["tab"], types=TAB_TYPES) or (tab is not None and (tab.checked or (
+    if clicked(p, text=m["tab"], types=TAB_TYPES, like=True) or (tab is not None and (tab.checked or (
             tab.type == "tab" and tab.highlighted))):
         return [done()]
     if tab is None:
@@ -156,7 +160,7 @@ def turn(p: Prompt, m: re.Match[str]) -> list[Action]:
         clicks = _clicks_on(p, box)
         if not clicks and box.text is not None:  # the same control under another id
             clicks = sum(1 for s in p.steps if s.name == "click_element" and s.element is not None
-                         and s.element.type == box.type and same_text(s.element.text, box.text))
+                         and s.element.type == box.type and same_text(s.element.text, box.text, like=True))
         if box.checked is None:
             if want and not clicks:
                 actions.append(click(box))
@@ -172,7 +176,7 @@ def turn(p: Prompt, m: re.Match[str]) -> list[Action]:
 def menu_bar(p: Prompt, m: re.Match[str]) -> list[Action]:
     """Click each entry of ``A > B > C`` in turn, each once its menu has opened."""
     path = [s.strip() for s in m["path"].split(">")]
-    at = next((i for i, name in enumerate(path) if not clicked(p, text=name, types=MENU_ENTRIES)), len(path))
+    at = next((i for i, name in enumerate(path) if not clicked(p, text=name, types=MENU_ENTRIES, like=True)), len(path))
     if at == len(path):
         return [done()]
     entry = find(p, MENU_ENTRIES, path[at])
@@ -187,7 +191,7 @@ def menu_bar(p: Prompt, m: re.Match[str]) -> list[Action]:
 def drop_down(p: Prompt, m: re.Match[str]) -> list[Action]:
     """Open the drop-down (named by what it shows, or by its label), then click the option in the
     list it opens."""
-    opened = clicked(p, text=m["combo"], types=("dropdown",))
+    opened = clicked(p, text=m["combo"], types=("dropdown",), like=True)
     combo = find(p, "dropdown", m["combo"])
     if combo is None:
         lab = _label(p, m["combo"])
@@ -197,7 +201,7 @@ def drop_down(p: Prompt, m: re.Match[str]) -> list[Action]:
         if combo is None:
             return [fail(f'no "{m["combo"]}" drop-down on the screen')]
         return [click(combo)]
-    if clicked(p, text=m["option"], types=OPTIONS):
+    if clicked(p, text=m["option"], types=OPTIONS, like=True):
         return [done()]
     options = [e for e in find_all(p, OPTIONS, m["option"]) if e.type != "dropdown"]
     if not options:
@@ -216,14 +220,14 @@ def _toggle_row(p: Prompt, name: str, keys: str) -> list[Action] | None:
         return None
     if row is None:
         return seek(p, name)
-    if not (row.highlighted or clicked(p, row) or clicked(p, text=name, types=TREE_ROWS)):
+    if not (row.highlighted or clicked(p, row) or clicked(p, text=name, types=TREE_ROWS, like=True)):
         return [click(row), key(keys)]
     return [key(keys)]
 
 
 @policy(r'^Expand "(?P<parent>[^"]+)" in the tree, then select "(?P<child>[^"]+)"\.$')
 def expand_select(p: Prompt, m: re.Match[str]) -> list[Action]:
-    if clicked(p, text=m["child"], types=TREE_ROWS):
+    if clicked(p, text=m["child"], types=TREE_ROWS, like=True):
         return [done()]
     opening = _toggle_row(p, m["parent"], "shift+right")
     if opening is not None:
@@ -275,7 +279,8 @@ def slider_end(p: Prompt, m: re.Match[str]) -> list[Action]:
 def type_and_go_on(p: Prompt, m: re.Match[str]) -> list[Action]:
     """A wizard's page: its field filled, then its button to the next page (pressed once)."""
     if any(s.name == "click_element" and s.element is not None and s.element.type == "button"
-           and (same_text(s.element.text, m["button"]) or norm(s.element.text).endswith(" " + norm(m["button"])))
+           and (same_text(s.element.text, m["button"], like=True)
+                or norm(s.element.text).endswith(" " + norm(m["button"])))
            for s in p.steps):
         return [done()]
     field = field_for(p, m["field"])
@@ -296,7 +301,7 @@ def _button(p: Prompt, name: str) -> El | None:
 @policy(r'^Open the file "(?P<path>[^"]+)" by typing its location, then press "(?P<button>[^"]+)"\.$')
 def type_location(p: Prompt, m: re.Match[str]) -> list[Action]:
     """Control+L opens a file chooser's location field; the path typed there, the button answers."""
-    if after_submit(p, m["button"]):
+    if after_submit(p, m["button"], like=True):
         return [done()]
     actions: list[Action] = []
     if not typed(p, m["path"]):

@@ -18,8 +18,6 @@ from caap.testing.planner.kit import (
     click,
     done,
     fail,
-    find,
-    find_all,
     holds,
     key,
     norm,
@@ -28,16 +26,24 @@ from caap.testing.planner.kit import (
     select_all,
     type_text,
 )
+from caap.testing.planner.kit import (
+    find_all_like as find_all,
+)
+from caap.testing.planner.kit import (
+    find_like as find,
+)
 from caap.testing.planner.policies.desktop import LABEL_TYPES, typed
 
 ROWS = ("tabled_text", "tree_item")
 MENU_TYPES = ("tabled_text", "text", "button", "dropdown")
+# What a person clicks when told to press something named so, whatever it looks like most.
+CLICKABLE = ("button", "dropdown", "tab", "tabled_text", "text", "hyperlink", "icon", "checkbox", "radio")
 TRIES = 3  # clicks on one control before a step counts as not taking
 
 
 def times_clicked(p: Prompt, text: str, types: tuple[str, ...] | None = None) -> int:
     return sum(1 for s in p.steps if s.name == "click_element" and s.element is not None
-               and same_text(s.element.text, text) and (types is None or s.element.type in types))
+               and same_text(s.element.text, text, like=True) and (types is None or s.element.type in types))
 
 
 # --- one step of "Make these changes: A; B; C." -----------------------------------------------------
@@ -57,8 +63,7 @@ def step(pattern: str, *, local: bool = False) -> Callable[[Step], Step]:
 
 
 def _button_like(p: Prompt, label: str, kind: str) -> El | None:
-    return find(p, kind, label) or find(p, "button", label) or next(
-        (e for e in find_all(p, LABEL_TYPES) if norm(e.text) == norm(label)), None)
+    return find(p, kind, label) or find(p, "button", label) or find(p, LABEL_TYPES, label)
 
 
 def _toggle(p: Prompt, label: str, want: bool) -> list[Action]:
@@ -98,12 +103,12 @@ def field_near(p: Prompt, label: str) -> El | None:
     """The input a label names: the nearest of those on its row to its right and those below it
     (a wide label's row may reach a field of the next column: beside means centred on the label's
     line, and a field below counts its vertical gap twice)."""
-    lab = next((e for e in find_all(p, LABEL_TYPES) if norm(e.text).rstrip(":") == norm(label).rstrip(":")), None)
+    lab = find(p, LABEL_TYPES, label) or find(p, LABEL_TYPES, label.rstrip(":") + ":")
     if lab is None:
         return None
     best: tuple[int, El] | None = None
     for f in find_all(p, ("input_field", "text_area", "dropdown")):
-        if f.box[0] >= lab.box[2] - 2 and abs(f.y - lab.y) <= 6:
+        if f.box[0] >= lab.box[2] - 2 and (abs(f.y - lab.y) <= 6 or f.box[1] <= lab.y <= f.box[3]):
             gap = f.box[0] - lab.box[2]
         elif f.box[1] >= lab.box[3] - 2:
             gap = 2 * (f.box[1] - lab.box[3]) + abs(f.box[0] - lab.box[0])
@@ -195,7 +200,7 @@ def _expand(p: Prompt, m: re.Match[str]) -> list[Action]:
     selected = False
     for s in p.steps:
         if s.name == "click_element" and s.element is not None:
-            selected = same_text(s.element.text, m["item"])
+            selected = same_text(s.element.text, m["item"], like=True)
         elif selected and s.name == "press_key" and norm(str(s.args.get("key"))) == "right":
             return []
     row = find(p, ("tree_item", "tabled_text"), m["item"])
@@ -210,7 +215,8 @@ def _expand(p: Prompt, m: re.Match[str]) -> list[Action]:
 def _press(p: Prompt, m: re.Match[str]) -> list[Action]:
     if times_clicked(p, m["button"]):
         return []
-    button = find(p, "button", m["button"]) or find(p, ("text", "hyperlink", "tabled_text"), m["button"])
+    button = (find(p, "button", m["button"]) or find(p, ("text", "hyperlink", "tabled_text"), m["button"])
+              or find(p, CLICKABLE, m["button"]))
     return [click(button)] if button is not None else [fail(f'no "{m["button"]}" button on the screen')]
 
 
@@ -323,9 +329,9 @@ def menu_bar(p: Prompt, m: re.Match[str]) -> list[Action]:
     for s in p.steps:
         if s.name != "click_element" or s.element is None:
             continue
-        if at < len(path) and same_text(s.element.text, path[at]):
+        if at < len(path) and same_text(s.element.text, path[at], like=True):
             at += 1
-        elif same_text(s.element.text, path[0]):
+        elif same_text(s.element.text, path[0], like=True):
             at = 1
     if at == len(path):
         return [done()]

@@ -17,8 +17,6 @@ from caap.testing.planner.kit import (
     clicked,
     done,
     fail,
-    find,
-    find_all,
     holds,
     key,
     norm,
@@ -26,6 +24,12 @@ from caap.testing.planner.kit import (
     scroll,
     select_all,
     type_text,
+)
+from caap.testing.planner.kit import (
+    find_all_like as find_all,
+)
+from caap.testing.planner.kit import (
+    find_like as find,
 )
 from caap.testing.planner.policies.desktop import LABEL_TYPES, field_for, typed
 
@@ -37,9 +41,10 @@ _QUOTED = re.compile(r'"(?P<label>[^"]+)"\s+"(?P<value>[^"]*)"')
 
 def press(p: Prompt, name: str) -> list[Action]:
     """Click the button ``name`` and finish; once it was clicked, finish."""
-    if after_submit(p, name):
+    if after_submit(p, name, like=True):
         return [done()]
-    button = find(p, BUTTONS, name) or find(p, ("text", "hyperlink"), name)
+    button = (find(p, BUTTONS, name) or find(p, ("text", "hyperlink"), name)
+              or find(p, ("dropdown", "tab", "tabled_text", "icon"), name))
     if button is None:
         return [fail(f'no "{name}" button on the screen')]
     return [click(button), done()]
@@ -83,13 +88,13 @@ def toggle(p: Prompt, label: str, want: bool) -> list[Action] | None:
         if box is None:
             return [] if clicked(p, row) else [click(row)]
     if box.checked is None:  # a state the screen does not show: once clicked is enough
-        return [] if clicked(p, box) or clicked(p, text=label, types=("checkbox",)) else [click(box)]
+        return [] if clicked(p, box) or clicked(p, text=label, types=("checkbox",), like=True) else [click(box)]
     return [] if bool(box.checked) == want else [click(box)]
 
 
 @policy(r'^Type "(?P<value>[^"]*)" into the "(?P<field>[^"]+)" field, then press "(?P<button>[^"]+)"\.$')
 def type_into(p: Prompt, m: re.Match[str]) -> list[Action]:
-    if after_submit(p, m["button"]):
+    if after_submit(p, m["button"], like=True):
         return [done()]
     field = field_for(p, m["field"]) or only_field(p)
     if field is None:
@@ -104,7 +109,7 @@ def answer(p: Prompt, m: re.Match[str]) -> list[Action]:
 
 @policy(r'^Select "(?P<item>[^"]+)" in the list, then press "(?P<button>[^"]+)"\.$')
 def select_in_list(p: Prompt, m: re.Match[str]) -> list[Action]:
-    if after_submit(p, m["button"]):
+    if after_submit(p, m["button"], like=True):
         return [done()]
     row = find(p, ROWS, m["item"])
     if row is None:
@@ -114,7 +119,7 @@ def select_in_list(p: Prompt, m: re.Match[str]) -> list[Action]:
 
 @policy(r'^Tick "(?P<on>[^"]+)" and untick "(?P<off>[^"]+)", then press "(?P<button>[^"]+)"\.$')
 def tick_untick(p: Prompt, m: re.Match[str]) -> list[Action]:
-    if after_submit(p, m["button"]):
+    if after_submit(p, m["button"], like=True):
         return [done()]
     actions: list[Action] = []
     for label, want in ((m["on"], True), (m["off"], False)):
@@ -129,7 +134,7 @@ def tick_untick(p: Prompt, m: re.Match[str]) -> list[Action]:
 
 @policy(r'^Pick "(?P<choice>[^"]+)", then press "(?P<button>[^"]+)"\.$')
 def pick(p: Prompt, m: re.Match[str]) -> list[Action]:
-    if after_submit(p, m["button"]):
+    if after_submit(p, m["button"], like=True):
         return [done()]
     radio = find(p, "radio", m["choice"])
     if radio is None:
@@ -160,7 +165,7 @@ def choose(p: Prompt, option: str, combo_label: str) -> list[Action] | None:
 @policy(r'^Fill in the form: (?P<fields>.+?); choose "(?P<option>[^"]+)" from "(?P<combo>[^"]+)"; '
         r'then press "(?P<button>[^"]+)"\.$')
 def form_with_choice(p: Prompt, m: re.Match[str]) -> list[Action]:
-    if after_submit(p, m["button"]):
+    if after_submit(p, m["button"], like=True):
         return [done()]
     actions: list[Action] = []
     for f in _QUOTED.finditer(m["fields"]):
@@ -182,7 +187,7 @@ def form_with_choice(p: Prompt, m: re.Match[str]) -> list[Action]:
 def slide(p: Prompt, m: re.Match[str]) -> list[Action]:
     """The slider to its minimum (Home), then one step right per unit: the history counts the steps
     already taken, since a slider's position is not in the element list."""
-    if after_submit(p, m["button"]):
+    if after_submit(p, m["button"], like=True):
         return [done()]
     slider = find(p, "slider")
     if slider is None:
@@ -204,7 +209,7 @@ def slide(p: Prompt, m: re.Match[str]) -> list[Action]:
 @policy(r'^Log in with the user name "(?P<user>[^"]+)" and the password "(?P<password>[^"]+)", '
         r'then press "(?P<button>[^"]+)"\.$')
 def log_in(p: Prompt, m: re.Match[str]) -> list[Action]:
-    if after_submit(p, m["button"]):
+    if after_submit(p, m["button"], like=True):
         return [done()]
     fields = find_all(p, "input_field")
     if len(fields) < 2:

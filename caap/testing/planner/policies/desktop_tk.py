@@ -9,7 +9,20 @@ from __future__ import annotations
 
 import re
 
-from caap.testing.planner.kit import Action, El, Prompt, click, done, fail, find_all, key, policy, type_text
+from caap.testing.planner.kit import (
+    Action,
+    El,
+    Prompt,
+    click,
+    done,
+    fail,
+    key,
+    policy,
+    type_text,
+)
+from caap.testing.planner.kit import (
+    find_all_like as find_all,
+)
 from caap.testing.planner.policies.desktop import typed
 
 
