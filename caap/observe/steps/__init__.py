@@ -20,6 +20,7 @@ from caap.observe.steps.field_ink import blank_placeholders
 from caap.observe.steps.figures import (
     bars_as_letters,
     control_kinds,
+    control_states,
     lone_glyphs,
     small_figures,
     solid_figures,
@@ -126,6 +127,8 @@ STEPS: tuple[Step, ...] = (
          "the letter l", lambda look, els: bars_as_letters(look.image, els), READER),
     Step("retype_controls_by_outline", "settle", "a round control is a radio button, a square one a checkbox",
          lambda look, els: control_kinds(look.image, els), READER),
+    Step("read_control_marks", "settle", "a checkbox or radio button is ticked where its control shows a mark, "
+         "unticked where it is empty", lambda look, els: control_states(look.image, els), READER),
     Step("add_resize_grips", "settle", "a field with a resize grip is a text area; add a handle over the grip",
          lambda look, els: resize_grips(look.image, els), READER),
 )

@@ -126,11 +126,13 @@ SQUARE_FILL = 0.9     # share of a closed outline's bounding box it encloses: a 
 OPEN_OUTLINE = 0.5    # an outline enclosing less is open (cut by the box, or too faint): it tells nothing
 
 
-def _control(rgb: np.ndarray, box: Sequence[int]) -> np.ndarray | None:
-    """The ink mask of a checkbox's or radio button's control: the first run of ink columns at the
-    left of ``box``, about square and 8-24 px wide; None where no such control shows."""
+def _control_at(rgb: np.ndarray, box: Sequence[int]) -> tuple[np.ndarray, Box] | None:
+    """The ink mask of a checkbox's or radio button's control and its box on the screen: the first
+    run of ink columns at the left of ``box``, about square and 8-24 px wide; None where no such
+    control shows."""
     x1, y1, x2, y2 = (int(v) for v in box)
-    crop = rgb[max(0, y1):y2, max(0, x1):x2].astype(np.int16)
+    x1, y1 = max(0, x1), max(0, y1)
+    crop = rgb[y1:y2, x1:x2].astype(np.int16)
     if crop.shape[0] < 8 or crop.shape[1] < 8:
         return None
     ink = ink_mask(crop, background_colour(crop), CONTROL_INK, reduce="max")
@@ -147,7 +149,12 @@ def _control(rgb: np.ndarray, box: Sequence[int]) -> np.ndarray | None:
     h, w = control.shape
     if not (8 <= w <= 24 and 0.75 <= w / h <= 1.33):
         return None
-    return control
+    return control, (x1 + int(xs[0]), y1 + int(ys[0]), x1 + end, y1 + int(ys[-1]) + 1)
+
+
+def _control(rgb: np.ndarray, box: Sequence[int]) -> np.ndarray | None:
+    found = _control_at(rgb, box)
+    return None if found is None else found[0]
 
 
 def _corners(control: np.ndarray) -> float:
@@ -196,6 +203,46 @@ def control_kind(rgb: np.ndarray, box: Sequence[int]) -> ElementType | None:
 def _by_control(rgb: np.ndarray, element: Element) -> Element | None:
     kind = control_kind(rgb, element.bbox)
     return element.model_copy(update={"type": kind}) if kind is not None and kind != element.type else None
+
+
+MARK_INK = 60        # a channel this far from the control's inside is a mark in it (a tick, a dot, a bar)
+MARK_SHARE = (0.06, 0.12)  # share of the control's middle a mark covers: below the first, empty (unticked);
+                     # from the second, ticked; between, not sure (the reader's reading stands)
+MIDDLE = 0.25        # of the control's side left out all round: its outline and inner bevel
+
+
+def control_state(rgb: np.ndarray, box: Sequence[int]) -> bool | None:
+    """Whether the checkbox or radio button at the left of ``box`` shows a mark (a tick, a dot, the
+    bar of an undecided box): its middle against the colour just inside its outline. None where no
+    control shows whole or the middle is neither clearly empty nor clearly marked."""
+    found = _control_at(rgb, box)
+    if found is None:
+        return None
+    x1, y1, x2, y2 = found[1]
+    side = min(x2 - x1, y2 - y1)
+    inset = max(2, round(side * MIDDLE))
+    inner = rgb[y1 + 2:y2 - 2, x1 + 2:x2 - 2]  # inside the outline
+    middle = rgb[y1 + inset:y2 - inset, x1 + inset:x2 - inset]
+    if inner.size == 0 or middle.size == 0:
+        return None
+    ring = np.concatenate([inner[0], inner[-1], inner[:, 0], inner[:, -1]])
+    fill = background_colour(ring.reshape(-1, 1, 3))
+    marked = float(ink_mask(middle, fill, MARK_INK, reduce="max").mean())
+    if marked >= MARK_SHARE[1]:
+        return True
+    if marked < MARK_SHARE[0]:
+        return False
+    return None
+
+
+def _with_state(rgb: np.ndarray, element: Element) -> Element | None:
+    state = control_state(rgb, element.bbox)
+    return element.model_copy(update={"checked": state}) if state is not None and state != element.checked else None
+
+
+def control_states(image: Image.Image, elements: list[Element]) -> list[Element]:
+    """Checkboxes and radio buttons ticked or not as their control shows it (``control_state``)."""
+    return _rewrite(image, elements, lambda e: e.type in (ElementType.CHECKBOX, ElementType.RADIO), _with_state)
 
 
 def control_kinds(image: Image.Image, elements: list[Element]) -> list[Element]:

@@ -689,3 +689,40 @@ def test_one_screen_converts_each_image_once_and_keeps_it_read_only():
         assert components(mask)[1] is labels and n == 2 and tuple(stats[1, :4]) == (5, 5, 5, 5)
     assert rgb_pixels(image) is not first  # outside the block: converted again, nothing held
     assert (rgb_pixels(image) == first).all()
+
+
+def _control_screen(mark: str, *, fill=(255, 255, 255), ink=(40, 40, 40), page=(217, 217, 217)) -> Image.Image:
+    """A check box (or a radio button) drawn as toolkits draw them, its label beside it."""
+    image = Image.new("RGB", (140, 30), page)
+    draw = ImageDraw.Draw(image)
+    if mark.startswith("radio"):
+        draw.ellipse([6, 8, 20, 22], fill=fill, outline=(120, 120, 120))
+        if mark == "radio-on":
+            draw.ellipse([10, 12, 16, 18], fill=ink)
+    else:
+        draw.rectangle([6, 8, 19, 21], fill=fill, outline=(120, 120, 120))
+        if mark == "tick":
+            draw.line([(9, 14), (12, 18), (17, 10)], fill=ink, width=2)
+        elif mark == "bar":
+            draw.rectangle([9, 14, 16, 15], fill=ink)
+    draw.text((26, 9), "Wipers OK", fill=(0, 0, 0), font=ImageFont.load_default(size=12))
+    return image
+
+
+def test_a_controls_mark_says_whether_it_is_ticked():
+    from caap.observe.steps.figures import control_state, control_states
+
+    box = [4, 6, 110, 24]
+    rgb = lambda im: np.asarray(im)  # noqa: E731
+    assert control_state(rgb(_control_screen("tick")), box) is True
+    assert control_state(rgb(_control_screen("empty")), box) is False
+    assert control_state(rgb(_control_screen("bar")), box) is True  # an undecided box shows a mark too
+    assert control_state(rgb(_control_screen("radio-on")), box) is True
+    assert control_state(rgb(_control_screen("radio-off")), box) is False
+    # GTK's ticked box: a white tick on a blue fill; its empty box is white.
+    assert control_state(rgb(_control_screen("tick", fill=(53, 132, 228), ink=(255, 255, 255))), box) is True
+    assert control_state(rgb(_control_screen("empty", fill=(53, 132, 228))), box) is False
+    assert control_state(rgb(Image.new("RGB", (140, 30), "white")), box) is None  # no control: no say
+    box_element = Element(type="checkbox", bbox=box, text="Wipers OK", checked=False)
+    [seen] = control_states(_control_screen("tick"), [box_element])
+    assert seen.checked is True and seen.text == "Wipers OK"

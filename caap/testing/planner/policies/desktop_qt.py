@@ -39,6 +39,7 @@ MENU_TYPES = ("tabled_text", "text", "button", "dropdown")
 # What a person clicks when told to press something named so, whatever it looks like most.
 CLICKABLE = ("button", "dropdown", "tab", "tabled_text", "text", "hyperlink", "icon", "checkbox", "radio")
 TRIES = 3  # clicks on one control before a step counts as not taking
+BESIDE_PX = 150  # a field this near right of its label's line is the label's, whatever lies below
 
 
 def times_clicked(p: Prompt, text: str, types: tuple[str, ...] | None = None) -> int:
@@ -106,17 +107,17 @@ def field_near(p: Prompt, label: str) -> El | None:
     lab = find(p, LABEL_TYPES, label) or find(p, LABEL_TYPES, label.rstrip(":") + ":")
     if lab is None:
         return None
-    best: tuple[int, El] | None = None
+    beside: list[tuple[int, El]] = []
+    below: list[tuple[int, El]] = []
     for f in find_all(p, ("input_field", "text_area", "dropdown")):
         if f.box[0] >= lab.box[2] - 2 and (abs(f.y - lab.y) <= 6 or f.box[1] <= lab.y <= f.box[3]):
-            gap = f.box[0] - lab.box[2]
+            beside.append((f.box[0] - lab.box[2], f))
         elif f.box[1] >= lab.box[3] - 2:
-            gap = 2 * (f.box[1] - lab.box[3]) + abs(f.box[0] - lab.box[0])
-        else:
-            continue
-        if best is None or gap < best[0]:
-            best = (gap, f)
-    return best[1] if best is not None else None
+            below.append((2 * (f.box[1] - lab.box[3]) + abs(f.box[0] - lab.box[0]), f))
+    # A field on the label's own line is the one it names, unless it lies a column away.
+    near = [c for c in beside if c[0] <= BESIDE_PX]
+    pool = near or beside + below
+    return min(pool, key=lambda c: c[0])[1] if pool else None
 
 
 def _field(p: Prompt, label: str | None) -> El | None:
