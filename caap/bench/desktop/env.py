@@ -38,7 +38,6 @@ class ClickToFocus:
 
     def __init__(self, executor: Any, session: DesktopSession, origin: tuple[int, int] = (0, 0)) -> None:
         self._executor, self._session, self._origin = executor, session, origin
-        self._focused: int | None = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._executor, name)
@@ -47,10 +46,13 @@ class ClickToFocus:
         px, py = x + self._origin[0], y + self._origin[1]
         under = [w for w in self._session.windows() if not w.override_redirect
                  and w.box[0] <= px < w.box[2] and w.box[1] <= py < w.box[3]]
-        if under and under[-1].id != self._focused:
-            with contextlib.suppress(DesktopError):  # a window that went away: the press still goes
+        if not under:
+            return
+        with contextlib.suppress(DesktopError):  # a window that went away: the press still goes
+            # Focused already (the main window from the start, a dialog that took it): left alone,
+            # since focusing a window again makes some toolkits redraw it.
+            if self._session.xdotool("getwindowfocus").strip() != str(under[-1].id):
                 self._session.xdotool("windowfocus", str(under[-1].id))
-                self._focused = under[-1].id
 
     def click(self, x: int, y: int, **kwargs: Any) -> None:
         self._focus(x, y)

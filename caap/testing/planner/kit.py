@@ -276,7 +276,7 @@ def _plain(s: str | None) -> str:
 def read_as(seen: str | None, wanted: str) -> float:
     """How sure one can be that a text read ``seen`` on the screen is ``wanted``: 1 for the same text
     (case, spacing and stray edge glyphs aside), 0.95 for a label the screen cut short with an
-    ellipsis, else the similarity of the two (difflib's ratio)."""
+    ellipsis, 0 where their numbers differ, else the similarity of the two (difflib's ratio)."""
     import difflib
 
     a, b = _plain(seen), _plain(wanted)
@@ -284,6 +284,8 @@ def read_as(seen: str | None, wanted: str) -> float:
         return 0.0
     if a == b or a.rstrip(":") == b.rstrip(":"):
         return 1.0
+    if re.findall(r"\d+", a) != re.findall(r"\d+", b):
+        return 0.0  # numbers name things ("Application 7", "Page 2"): another number is another thing
     shown = norm(seen)
     for cut in _ELLIPSIS:
         head = shown[: -len(cut)].rstrip()

@@ -110,7 +110,7 @@ def field_near(p: Prompt, label: str) -> El | None:
     beside: list[tuple[int, El]] = []
     below: list[tuple[int, El]] = []
     for f in find_all(p, ("input_field", "text_area", "dropdown")):
-        if f.box[0] >= lab.box[2] - 2 and (abs(f.y - lab.y) <= 6 or f.box[1] <= lab.y <= f.box[3]):
+        if f.box[0] >= lab.box[2] - 2 and abs(f.y - lab.y) <= 6:  # centred on the label's line
             beside.append((f.box[0] - lab.box[2], f))
         elif f.box[1] >= lab.box[3] - 2:
             below.append((2 * (f.box[1] - lab.box[3]) + abs(f.box[0] - lab.box[0]), f))
@@ -353,7 +353,10 @@ def menu_bar(p: Prompt, m: re.Match[str]) -> list[Action]:
 def edit_cell(p: Prompt, m: re.Match[str]) -> list[Action]:
     """Select the cell, open its editor (F2), replace what it holds and confirm (Enter)."""
     if typed(p, m["new"]):
-        return [done()]
+        # Typed: confirmed once Enter followed (it may have been held back when the screen changed).
+        after = [s.name == "press_key" and norm(str(s.args.get("key"))) == "enter" for s in p.steps]
+        return [done()] if any(after[max(i for i, s in enumerate(p.steps) if s.name == "type_text"):]) \
+            else [key("enter"), done()]
     cell = find(p, "tabled_text", m["old"])
     if cell is None:
         return [fail(f'no cell "{m["old"]}" in the table')]
