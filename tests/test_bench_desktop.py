@@ -166,3 +166,4 @@ def test_the_vision_agent_earns_the_reward_on_a_short_desktop_benchmark(tmp_path
     again = run_bench(replayed)
     assert again["overall"]["successes"] == 8, [(e["task"], e["status"], e["reason"])
                                                  for e in read_episodes(tmp_path / "replay")]
+    assert again["overall"]["replayed"] == {"tests": 8, "passed": 8, "pass_rate": 1.0, "no_test": 0}

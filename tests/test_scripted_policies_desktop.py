@@ -53,3 +53,22 @@ def test_an_editors_lines_are_its_text():
     assert [a[0] for a in rest] == ["press_key"] * 8 + ["type_text", "done"]
     m2 = re.match(r'^Add the line "(?P<line>[^"]+)" at the end of the text\.$', 'Add the line "Bye." at the end of the text.')
     assert add_line(Prompt(m2.string, lines), m2)[0] == ("click_element", {"element_id": 3})  # the last line
+
+
+def test_a_control_is_found_by_its_name_before_its_listed_type():
+    """The element list may type a control wrong (a radio button listed as a check box, a list's rows
+    as plain texts, a label as a tab); a reader of the list goes by the names it shows."""
+    from caap.testing.planner.policies.desktop_qt import make_changes
+
+    shown = [el(3, "tab", (46, 43, 109, 68), "Name:"), el(4, "input_field", (112, 42, 370, 67), ""),
+             el(6, "checkbox", (110, 76, 166, 95), "Male", checked=False),
+             el(17, "text", (113, 215, 172, 230), "Student"), el(18, "text", (117, 236, 183, 247), "Fisherman")]
+    task = 'Make these changes: type "Ken" into "Name"; pick "Male"; select "Fisherman".'
+    from caap.testing.planner.kit import POLICIES
+
+    p = Prompt(task, shown)
+    m = next(m for pattern, fn in POLICIES if fn is make_changes and (m := pattern.match(task)))
+    actions = make_changes(p, m)
+    clicked_ids = [a[1].get("element_id") for a in actions if a[0] == "click_element"]
+    assert 4 in clicked_ids and 6 in clicked_ids and 18 in clicked_ids, actions
+    assert ("type_text", {"string_to_type": "Ken"}) in actions

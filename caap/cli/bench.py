@@ -219,6 +219,11 @@ def _print_desktop_summary(summary: dict[str, Any]) -> None:
         if o.get(key):
             out.print(f"{key.removeprefix('by_')}: " + ", ".join(
                 f"{name} {g['successes']}/{g['episodes']}" for name, g in o[key].items()), highlight=False)
+    if o.get("replayed"):
+        r = o["replayed"]
+        out.print(f"saved tests: {r['passed']}/{r['tests']} passed"
+                  + (f" ({r['pass_rate']:.3f})" if r["pass_rate"] is not None else "")
+                  + f"; {r['no_test']} episode(s) without a test (not solved when saved)", highlight=False)
     if o.get("latency_ms"):
         out.print("per step (ms): " + ", ".join(f"{k} {v:.0f}" for k, v in o["latency_ms"].items()), highlight=False)
 

@@ -94,6 +94,20 @@ def background_colour(pixels: np.ndarray) -> np.ndarray:
     return np.array([(v >> 16) & 255, (v >> 8) & 255, v & 255], np.uint8)
 
 
+FLAT_SHARE = 0.2  # a face whose most common colour covers less than this share is a gradient
+
+
+def face_colour(pixels: np.ndarray) -> np.ndarray:
+    """The colour a control's face has where its text is drawn: the most common colour, or on a
+    gradient face (a key shaded top to bottom, where no one colour covers much and the frame's
+    colour can be the most common) the median colour, the gradient's middle."""
+    bg = background_colour(pixels)
+    flat = pixels.reshape(-1, 3)
+    if flat.size and (flat == bg).all(axis=1).mean() >= FLAT_SHARE:
+        return bg
+    return np.median(flat, axis=0).astype(np.uint8)
+
+
 SAME_COLOUR = 8  # per channel: two backgrounds this close are one colour (JPEG-free screenshots)
 
 

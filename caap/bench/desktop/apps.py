@@ -128,6 +128,9 @@ TRAINING_APPS: tuple[App, ...] = (
     _zenity("file-selection", "--file-selection", "--title={title}", resizable=True),
     _zenity("directory-selection", "--file-selection", "--directory", resizable=True),
     _zenity("color-selection", "--color-selection"),
+    # A calculator of the training side: the calculator kind's keys (÷ × − ± √ x² MC M+) developed on
+    # it, never on the reserved Qt calculator.
+    App("galculator", "gtk3", ("galculator",), "galculator"),
     # GTK 4
     App("gtk4-demo", "gtk4", ("gtk4-demo",), "gtk-4-examples"),
     # Not the pages built on GtkTreeView or GtkIconView (builder, editable_cells, list_store,

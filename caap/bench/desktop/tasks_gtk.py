@@ -214,4 +214,27 @@ DIALOGS: tuple[DesktopTask, ...] = (
         checks=(Output(exit_code="{code}"),), output=True, kinds=("dialog",), max_steps=4),
 )
 
-TASKS: tuple[DesktopTask, ...] = (*GTK3_FACTORY, *GTK3_DEMO, *GTK4_FACTORY, *GTK4_DEMOS, *FILE_CHOOSER, *DIALOGS)
+# --- galculator (training): the calculator kind on the training side ----------------------------------
+
+CALC_OPS = ("+", "-", "*", "/")  # as galculator draws them
+
+
+def _galculator(p: dict[str, str]) -> dict[str, str]:
+    x, y, op = int(p["x"]), int(p["y"]), p["op"]
+    if op == "/":  # whole quotients only: a = x·y
+        return {"a": str(x * y), "b": str(y), "result": str(x)}
+    return {"a": str(x), "b": str(y), "result": str({"+": x + y, "-": x - y, "*": x * y}[op])}
+
+
+CALCULATOR: tuple[DesktopTask, ...] = (
+    DesktopTask(
+        "galculator-compute", app="galculator",
+        params={"x": tuple(str(n) for n in range(13, 99, 6)), "y": tuple(str(n) for n in range(2, 10)),
+                "op": CALC_OPS},
+        derive=_galculator,
+        instruction='Compute {a} {op} {b} with the calculator\'s keys, then press "=".',
+        checks=(Node("text", None, text="{result}"),), kinds=("calculator",), max_steps=14),
+)
+
+TASKS: tuple[DesktopTask, ...] = (*GTK3_FACTORY, *GTK3_DEMO, *GTK4_FACTORY, *GTK4_DEMOS, *FILE_CHOOSER, *DIALOGS,
+                                  *CALCULATOR)

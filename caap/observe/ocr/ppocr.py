@@ -35,7 +35,7 @@ import numpy as np
 from PIL import Image
 
 from caap.observe.memo import memo_of, pixel_key
-from caap.observe.primitives import background_colour, ink_mask, rgb_pixels
+from caap.observe.primitives import background_colour, face_colour, ink_mask, rgb_pixels
 from caap.observe.read.lines import LINE_SEPARATOR
 
 DET_MODEL = "PP-OCRv6_det_small.onnx"
@@ -240,7 +240,7 @@ class PPOCR:
         ex1, ey1, ex2, ey2 = max(0, x1 - c), max(0, y1 - c), min(w, x2 + c), min(h, y2 + c)
         crop = rgb[ey1:ey2, ex1:ex2]
         inner = (x1 - ex1, y1 - ey1, x2 - ex1, y2 - ey1)
-        bg = background_colour(crop[inner[1]:inner[3], inner[0]:inner[2]])
+        bg = face_colour(crop[inner[1]:inner[3], inner[0]:inner[2]])
         if (flat := _flatten_two_tone(crop, inner)) is not None:
             crop, bg = flat, np.full(3, 255, np.uint8)
         elif t.light_on_dark and (dark := _dark_on_light(crop, bg, t.ink_threshold)) is not None:

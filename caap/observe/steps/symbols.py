@@ -22,9 +22,9 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 from caap.observe.detect.onnx_export import cache_dir
-from caap.observe.primitives import INK_SUM, ink_mask
+from caap.observe.primitives import INK_SUM, face_colour, ink_mask
 
-SYMBOLS = "+-×÷=±.%/"
+SYMBOLS = "+-×÷=±.%/*"
 # Drawn too, so that a digit, a letter or an arrow alone on a key is not taken for the symbol it is
 # nearest (a pagination's ‹ for a comma, a close button's ✕ for ×).
 OTHERS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz,:;<>‹›«»←→✕"
@@ -125,13 +125,14 @@ def drawn_shapes() -> Drawings:
     return drawn
 
 
-def lone_symbol(crop: np.ndarray) -> tuple[str, float] | None:
-    """The symbol a key's crop (H × W × 3, the key's box) holds alone and how well it matches
-    (IoU of the masks), or None: no ink, ink spanning too much of the key, or no drawing close."""
+def lone_glyph(crop: np.ndarray) -> tuple[str, float] | None:
+    """The one character (symbol, digit or letter of the drawings) a key's crop (H × W × 3, the key's
+    box) holds alone, closest first, with how well it matched (IoU of the masks); None: no ink, ink
+    spanning too much of the key, or more than one glyph side by side."""
     inner = crop[MARGIN_PX:-MARGIN_PX, MARGIN_PX:-MARGIN_PX]
     if inner.shape[0] < 6 or inner.shape[1] < 6:
         return None
-    ink = ink_mask(inner)  # against the key's face
+    ink = ink_mask(inner, face_colour(inner))  # against the key's face, shaded or flat
     ys, xs = np.nonzero(ink)
     if ys.size == 0:
         return None
@@ -148,5 +149,14 @@ def lone_symbol(crop: np.ndarray) -> tuple[str, float] | None:
     iou[drawn.pieces != seen.pieces] *= MERGED_PIECES
     iou[(drawn.pieces < seen.pieces) | (np.abs(np.log(seen.aspect / drawn.aspects)) > ASPECT_TOLERANCE)] = 0.0
     best = int(iou.argmax())
-    char, score = drawn.chars[best], float(iou[best])
+    return drawn.chars[best], float(iou[best])
+
+
+def lone_symbol(crop: np.ndarray) -> tuple[str, float] | None:
+    """The symbol (``SYMBOLS``) a key's crop holds alone and how well it matched, or None: no lone
+    glyph, or one closer to a digit or letter, or to no drawing well enough."""
+    glyph = lone_glyph(crop)
+    if glyph is None:
+        return None
+    char, score = glyph
     return (char, score) if char in SYMBOLS and score >= MIN_MATCH else None

@@ -23,7 +23,7 @@ from caap.observe.primitives import rgb_pixels
 from caap.observe.read.ctc import normalise
 from caap.observe.read.inference import Readings
 from caap.observe.steps.figures import lone_letter, may_be_letter, solid_figure
-from caap.observe.steps.symbols import lone_symbol
+from caap.observe.steps.symbols import MIN_MATCH, SYMBOLS, lone_glyph
 from caap.observe.text_choice import resolve_lookalikes
 from caap.taxonomy import TEXT, TEXT_ELEMENT_TYPES, ElementType, attributes_of
 
@@ -112,13 +112,37 @@ def spin_boxes(elements: list[Element]) -> set[int]:
             and any(u.bbox[1] < d.bbox[1] for u in ups if _at_right_end(f, u) for d in downs if _at_right_end(f, d))}
 
 
-def key_symbol(image: Image.Image, element: Element) -> tuple[str, float] | None:
-    """The operator a blank-read key holds alone, told by its shape (``caap.observe.steps.symbols``:
-    PP-OCR reads ``÷`` as ``+`` and ``−`` as ``1``, unsure), with how well it matched."""
+KEY_CHARS = 2  # a button read as this many characters or fewer may be a key holding one glyph
+
+
+def key_glyph(image: Image.Image, element: Element) -> tuple[str, float] | None:
+    """The one glyph a key holds alone, told by its shape (``caap.observe.steps.symbols``), with how
+    well it matched; None where the key holds more than one glyph or none."""
     x1, y1, x2, y2 = (int(v) for v in element.bbox)
     box = (max(x1, 0), max(y1, 0), min(x2, image.width), min(y2, image.height))
     crop = np.asarray(image.crop(box).convert("RGB"))
-    return lone_symbol(crop)
+    return lone_glyph(crop)
+
+
+def may_be_key(element: Element) -> bool:
+    """A button read blank or as one or two characters: a calculator's or a keypad's key."""
+    return element.type == ElementType.BUTTON and len((element.text or "").strip()) <= KEY_CHARS
+
+
+def key_text(mine: str, theirs: str, glyph: tuple[str, float] | None) -> str | None:
+    """What a key that holds one glyph says, from three readings of it: the reader's (``mine``),
+    PP-OCR's (``theirs``) and its shape's (``glyph``). A lone operator is told by its shape alone
+    (PP-OCR reads ``÷`` as ``+``, ``−`` as ``1`` and ``.`` as ``8``; the reader, which saw few keys,
+    ``*`` as ``>``); a digit or letter where PP-OCR's reading and the shape agree against the
+    reader's. None: the reader's reading stands."""
+    if glyph is None or glyph[1] < MIN_MATCH:
+        return None
+    char = glyph[0]
+    if char in SYMBOLS:
+        return None if mine.strip() == char else char
+    if mine.strip() != char and theirs.strip() == char:
+        return char
+    return None
 
 
 def reads_nothing(element: Element) -> bool:
@@ -133,7 +157,7 @@ def reads_nothing(element: Element) -> bool:
 def blank_button(element: Element) -> bool:
     """A button read as blank: a large key holding one to four small characters (a calculator's)
     comes out blank and sure of it, as the reader never saw such keys; a lone operator is told
-    by its shape (``key_symbol``), the rest PP-OCR reads."""
+    by its shape (``key_text``), the rest PP-OCR reads."""
     return element.type == ElementType.BUTTON and not (element.text or "").strip()
 
 
@@ -186,9 +210,11 @@ def reread_doubtful_texts(look: Look, elements: list[Element]) -> list[Element]:
     assert parts.ocr is not None  # the step needs PP-OCR
     image = look.image
     spins = spin_boxes(elements)
-    wanted = [i for i, e in enumerate(elements) if TEXT in attributes_of(e.type) and (
+    doubtful = {i for i, e in enumerate(elements) if TEXT in attributes_of(e.type) and (
         parts.text_source == "ocr" or e.text_confidence is None or e.text_confidence < ocr_limit(parts, e)
-        or reads_nothing(e) or blank_button(e) or i in spins)]
+        or reads_nothing(e) or blank_button(e) or i in spins)}
+    # A key the reader is sure of is read again too: on a lone glyph it may be sure and wrong.
+    wanted = sorted(doubtful | {i for i, e in enumerate(elements) if may_be_key(e)})
     if not wanted:
         return elements
     got = parts.ocr.read(image, [elements[i].bbox for i in wanted], [elements[i].type.value for i in wanted])
@@ -199,11 +225,14 @@ def reread_doubtful_texts(look: Look, elements: list[Element]) -> list[Element]:
         # A row's submenu chevron is no part of its name: the two texts are weighed without it.
         theirs = without_chevron(reading.text) if out[i].type == ElementType.TABLED_TEXT else reading.text
         confidence = float(reading.confidence)
-        symbol = key_symbol(image, out[i]) if blank_button(out[i]) else None
+        glyph = key_glyph(image, out[i]) if may_be_key(out[i]) else None
+        key = key_text(out[i].text or "", theirs, glyph)
         if number is not None:
             text: str | None = number
-        elif symbol is not None:
-            text, confidence = symbol
+        elif key is not None and glyph is not None:
+            text, confidence = key, (glyph[1] if key in SYMBOLS else confidence)
+        elif i not in doubtful:
+            continue
         elif blank_button(out[i]):
             text = theirs if theirs.strip() and reading.confidence >= BLANK_BUTTON_OCR else None
         elif chooser is None:

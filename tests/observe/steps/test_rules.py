@@ -3,6 +3,7 @@ that it fixed (tests/fixtures/screens/, captured from the vision benchmark's tra
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,7 @@ from caap.observe.steps.reading import plain_rows_unhighlighted
 from caap.observe.steps.snap import split_links
 from caap.observe.steps.texts import spin_boxes, spin_value, without_trailing_chevrons
 
+ROOT = Path(__file__).resolve().parents[3]
 SCREENS = Path(__file__).resolve().parents[2] / "fixtures" / "screens"
 # Arial's metric twin, as Chromium draws MiniWoB's text here (setup.sh --system installs it).
 FONT = Path("/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf")
@@ -648,6 +650,44 @@ def test_a_lone_operator_on_a_key_is_told_by_its_shape(size):
         assert got is not None and got[0] == symbol and 0.6 <= got[1] <= 1.0, (symbol, got)
     for other in ("7", "0", "MR", "‹", ""):  # a digit, a word, an arrow, a blank key: no symbol
         assert lone_symbol(key(other)) is None, other
+
+
+@needs_font
+@pytest.mark.parametrize("face", ["flat", "gradient"])
+def test_a_key_holding_one_glyph_reads_as_it_on_any_face(observer, face):
+    """Keys drawn as a calculator's (one glyph, 9-12 px, on a flat or a shaded face): each reads as
+    its glyph, though the reader alone reads most of them wrong (it saw few keys)."""
+    from caap.elements import Element
+    from caap.observe.pipeline import Look
+    from caap.observe.steps.reading import read_elements
+    from caap.observe.steps.texts import reread_doubtful_texts
+    from caap.taxonomy import ElementType
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        from key_glyphs import CHARS, draw_pad
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    right = total = 0
+    for size in (9, 12):
+        image, boxes = draw_pad(CHARS, ImageFont.truetype(str(FONT), size), face)
+        look = Look(image=image, parts=observer.parts)
+        detected = [Element(type=ElementType.BUTTON, bbox=list(b), score=1.0, id=n + 1) for n, b in enumerate(boxes)]
+        kept = reread_doubtful_texts(look, read_elements(look, detected))
+        right += sum(e.text == c for e, c in zip(kept, CHARS, strict=True))
+        total += len(CHARS)
+    assert right >= 0.95 * total, (right, total)
+
+
+def test_three_readings_of_a_key_settle_its_text():
+    from caap.observe.steps.texts import key_text
+
+    assert key_text(">", "冰", ("*", 0.88)) == "*"      # an operator: its shape alone
+    assert key_text("*", "冰", ("*", 0.88)) is None     # the reader had it
+    assert key_text("]", "1", ("1", 0.97)) == "1"       # PP-OCR and the shape against the reader
+    assert key_text("7", "T", ("1", 0.97)) is None      # no two readings agree: the reader stands
+    assert key_text("g", "8", ("8", 0.4)) is None       # the shape too far from any drawing
+    assert key_text("g", "8", None) is None             # not one glyph
 
 
 def test_the_symbol_drawings_are_kept_in_the_cache(tmp_path, monkeypatch):

@@ -64,7 +64,11 @@ def step(pattern: str, *, local: bool = False) -> Callable[[Step], Step]:
 
 
 def _button_like(p: Prompt, label: str, kind: str) -> El | None:
-    return find(p, kind, label) or find(p, "button", label) or find(p, LABEL_TYPES, label)
+    """The control named ``label``: of the ``kind`` wanted first, then whatever carries the name (a
+    reader of the element list takes the name over the type: a radio button listed as a check box
+    is still the one to click)."""
+    return (find(p, kind, label) or find(p, "button", label) or find(p, LABEL_TYPES, label)
+            or find(p, CLICKABLE, label))
 
 
 def _toggle(p: Prompt, label: str, want: bool) -> list[Action]:
@@ -104,7 +108,8 @@ def field_near(p: Prompt, label: str) -> El | None:
     """The input a label names: the nearest of those on its row to its right and those below it
     (a wide label's row may reach a field of the next column: beside means centred on the label's
     line, and a field below counts its vertical gap twice)."""
-    lab = find(p, LABEL_TYPES, label) or find(p, LABEL_TYPES, label.rstrip(":") + ":")
+    lab = (find(p, LABEL_TYPES, label) or find(p, LABEL_TYPES, label.rstrip(":") + ":")
+           or find(p, CLICKABLE, label.rstrip(":") + ":"))  # a label is its text, whatever its listed type
     if lab is None:
         return None
     beside: list[tuple[int, El]] = []
@@ -185,7 +190,7 @@ def _tab(p: Prompt, m: re.Match[str]) -> list[Action]:
 
 @step(r'select "(?P<item>[^"]+)"')
 def _select(p: Prompt, m: re.Match[str]) -> list[Action]:
-    row = find(p, ROWS, m["item"])
+    row = find(p, ROWS, m["item"]) or find(p, "text", m["item"])  # a list's row listed as a plain text
     if row is not None and row.highlighted:
         return []
     if times_clicked(p, m["item"]):
