@@ -20,6 +20,7 @@ def test_screen_text_is_read_like_the_name_it_should_be():
     assert read_as("Getting S…", "Getting Started") == 0.95  # a column cut the label short
     assert read_as("Qutput directory:", "Output directory") > 0.85  # a letter misread
     assert read_as("Left", "Right") < 0.5 and read_as("Save As...", "Save") < 0.8 and read_as(None, "OK") == 0.0
+    assert read_as("Female", "Male") == 0.0  # two letters more: another word, not a misreading
     p = Prompt("", [el(1, "button", (0, 0, 60, 20), "FSave"), el(2, "button", (70, 0, 130, 20), "^ Cancel")])
     assert find(p, "button", "Save") is None  # the exact reading finds nothing...
     assert find_like(p, "button", "Save").id == 1 and find_like(p, "button", "Cancel").id == 2  # ...a reader does
@@ -72,3 +73,17 @@ def test_a_control_is_found_by_its_name_before_its_listed_type():
     clicked_ids = [a[1].get("element_id") for a in actions if a[0] == "click_element"]
     assert 4 in clicked_ids and 6 in clicked_ids and 18 in clicked_ids, actions
     assert ("type_text", {"string_to_type": "Ken"}) in actions
+
+
+def test_a_tree_row_listed_as_another_type_is_still_the_row():
+    import re
+
+    from caap.testing.planner.policies.desktop_gtk import collapse
+
+    rows = [el(1, "tree_item", (20, 40, 140, 56), "Charlemagne"),
+            el(2, "checkbox", (30, 60, 170, 76), "–Pepin of Herstal"),  # an expander glyph read into its name
+            el(3, "tree_item", (40, 80, 160, 96), "Rotrude")]
+    task = 'Collapse "Pepin of Herstal" in the tree.'
+    m = re.match(r'^Collapse "(?P<item>[^"]+)" in the tree\.$', task)
+    actions = collapse(Prompt(task, rows), m)
+    assert actions[0] == ("click_element", {"element_id": 2}) and actions[1][0] == "press_key", actions

@@ -125,10 +125,18 @@ def drawn_shapes() -> Drawings:
     return drawn
 
 
-def lone_glyph(crop: np.ndarray) -> tuple[str, float] | None:
+@dataclass(frozen=True)
+class Glyph:
+    char: str  # the closest drawing
+    score: float  # how well it matched (IoU of the masks)
+    height: int  # px: the ink's height on the screen
+    width: int  # px: and its width
+
+
+def lone_glyph(crop: np.ndarray) -> Glyph | None:
     """The one character (symbol, digit or letter of the drawings) a key's crop (H × W × 3, the key's
-    box) holds alone, closest first, with how well it matched (IoU of the masks); None: no ink, ink
-    spanning too much of the key, or more than one glyph side by side."""
+    box) holds alone: the closest drawing, how well it matched and how tall the ink is; None: no ink,
+    ink spanning too much of the key, or more than one glyph side by side."""
     inner = crop[MARGIN_PX:-MARGIN_PX, MARGIN_PX:-MARGIN_PX]
     if inner.shape[0] < 6 or inner.shape[1] < 6:
         return None
@@ -149,7 +157,7 @@ def lone_glyph(crop: np.ndarray) -> tuple[str, float] | None:
     iou[drawn.pieces != seen.pieces] *= MERGED_PIECES
     iou[(drawn.pieces < seen.pieces) | (np.abs(np.log(seen.aspect / drawn.aspects)) > ASPECT_TOLERANCE)] = 0.0
     best = int(iou.argmax())
-    return drawn.chars[best], float(iou[best])
+    return Glyph(drawn.chars[best], float(iou[best]), int(ys.max() - ys.min() + 1), int(xs.max() - xs.min() + 1))
 
 
 def lone_symbol(crop: np.ndarray) -> tuple[str, float] | None:
@@ -158,5 +166,4 @@ def lone_symbol(crop: np.ndarray) -> tuple[str, float] | None:
     glyph = lone_glyph(crop)
     if glyph is None:
         return None
-    char, score = glyph
-    return (char, score) if char in SYMBOLS and score >= MIN_MATCH else None
+    return (glyph.char, glyph.score) if glyph.char in SYMBOLS and glyph.score >= MIN_MATCH else None

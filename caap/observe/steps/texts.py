@@ -23,7 +23,7 @@ from caap.observe.primitives import rgb_pixels
 from caap.observe.read.ctc import normalise
 from caap.observe.read.inference import Readings
 from caap.observe.steps.figures import lone_letter, may_be_letter, solid_figure
-from caap.observe.steps.symbols import MIN_MATCH, SYMBOLS, lone_glyph
+from caap.observe.steps.symbols import MIN_MATCH, SYMBOLS, Glyph, lone_glyph
 from caap.observe.text_choice import resolve_lookalikes
 from caap.taxonomy import TEXT, TEXT_ELEMENT_TYPES, ElementType, attributes_of
 
@@ -113,11 +113,14 @@ def spin_boxes(elements: list[Element]) -> set[int]:
 
 
 KEY_CHARS = 2  # a button read as this many characters or fewer may be a key holding one glyph
+SHAPE_MIN_PX = 6  # an operator's ink at least this tall is told by its shape (smaller ones blur into others)
+KEY_OCR = 0.9  # PP-OCR reading one letter or digit this sure is right on a key (drawn keys: 1.0 on digits)
+LETTER_MIN_PX = 5  # a digit or letter's ink is at least this tall on a screen
 
 
-def key_glyph(image: Image.Image, element: Element) -> tuple[str, float] | None:
-    """The one glyph a key holds alone, told by its shape (``caap.observe.steps.symbols``), with how
-    well it matched; None where the key holds more than one glyph or none."""
+def key_glyph(image: Image.Image, element: Element) -> Glyph | None:
+    """The one glyph a key holds alone, told by its shape (``caap.observe.steps.symbols``); None
+    where the key holds more than one glyph or none."""
     x1, y1, x2, y2 = (int(v) for v in element.bbox)
     box = (max(x1, 0), max(y1, 0), min(x2, image.width), min(y2, image.height))
     crop = np.asarray(image.crop(box).convert("RGB"))
@@ -129,20 +132,25 @@ def may_be_key(element: Element) -> bool:
     return element.type == ElementType.BUTTON and len((element.text or "").strip()) <= KEY_CHARS
 
 
-def key_text(mine: str, theirs: str, glyph: tuple[str, float] | None) -> str | None:
+def key_text(mine: str, theirs: str, their_confidence: float, glyph: Glyph | None) -> str | None:
     """What a key that holds one glyph says, from three readings of it: the reader's (``mine``),
-    PP-OCR's (``theirs``) and its shape's (``glyph``). A lone operator is told by its shape alone
-    (PP-OCR reads ``÷`` as ``+``, ``−`` as ``1`` and ``.`` as ``8``; the reader, which saw few keys,
-    ``*`` as ``>``); a digit or letter where PP-OCR's reading and the shape agree against the
-    reader's. None: the reader's reading stands."""
-    if glyph is None or glyph[1] < MIN_MATCH:
+    PP-OCR's (``theirs``) and its shape's (``glyph``). The reader saw few keys and reads most lone
+    glyphs wrong, sure of itself (a digit as ``g``). An operator drawn large enough is told by its
+    shape: PP-OCR reads ``÷`` as ``+``, ``*`` as ``1`` and ``×`` as ``K``, sure of itself. A digit or
+    letter is PP-OCR's where it is sure and the ink is a letter's height (it reads a lone dot as
+    ``8``). A small operator's shape comes next, then PP-OCR's reading where the shape agrees. None:
+    no one glyph, or nothing better than the reader's reading."""
+    if glyph is None:
         return None
-    char = glyph[0]
-    if char in SYMBOLS:
-        return None if mine.strip() == char else char
-    if mine.strip() != char and theirs.strip() == char:
-        return char
-    return None
+    symbol = glyph.char in SYMBOLS and glyph.score >= MIN_MATCH
+    if symbol and max(glyph.height, glyph.width) >= SHAPE_MIN_PX:
+        return glyph.char
+    said = theirs.strip()
+    if len(said) == 1 and said.isalnum() and their_confidence >= KEY_OCR and glyph.height >= LETTER_MIN_PX:
+        return said
+    if symbol:
+        return glyph.char
+    return said if len(said) == 1 and said == glyph.char and said != mine.strip() else None
 
 
 def reads_nothing(element: Element) -> bool:
@@ -226,11 +234,11 @@ def reread_doubtful_texts(look: Look, elements: list[Element]) -> list[Element]:
         theirs = without_chevron(reading.text) if out[i].type == ElementType.TABLED_TEXT else reading.text
         confidence = float(reading.confidence)
         glyph = key_glyph(image, out[i]) if may_be_key(out[i]) else None
-        key = key_text(out[i].text or "", theirs, glyph)
+        key = key_text(out[i].text or "", theirs, confidence, glyph)
         if number is not None:
             text: str | None = number
         elif key is not None and glyph is not None:
-            text, confidence = key, (glyph[1] if key in SYMBOLS else confidence)
+            text, confidence = key, (glyph.score if key == glyph.char else confidence)
         elif i not in doubtful:
             continue
         elif blank_button(out[i]):

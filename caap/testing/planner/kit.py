@@ -276,7 +276,8 @@ def _plain(s: str | None) -> str:
 def read_as(seen: str | None, wanted: str) -> float:
     """How sure one can be that a text read ``seen`` on the screen is ``wanted``: 1 for the same text
     (case, spacing and stray edge glyphs aside), 0.95 for a label the screen cut short with an
-    ellipsis, 0 where their numbers differ, else the similarity of the two (difflib's ratio)."""
+    ellipsis, 0 where their numbers differ or their lengths differ by more than a letter in four, else
+    the similarity of the two (difflib's ratio)."""
     import difflib
 
     a, b = _plain(seen), _plain(wanted)
@@ -291,6 +292,8 @@ def read_as(seen: str | None, wanted: str) -> float:
         head = shown[: -len(cut)].rstrip()
         if shown.endswith(cut) and len(head) >= 4 and norm(wanted).startswith(head):
             return 0.95
+    if abs(len(a) - len(b)) > max(1, len(b) // 4):
+        return 0.0  # OCR slips a letter or so; "Female" is not "Male" misread
     return difflib.SequenceMatcher(None, a, b).ratio()
 
 

@@ -680,14 +680,16 @@ def test_a_key_holding_one_glyph_reads_as_it_on_any_face(observer, face):
 
 
 def test_three_readings_of_a_key_settle_its_text():
+    from caap.observe.steps.symbols import Glyph
     from caap.observe.steps.texts import key_text
 
-    assert key_text(">", "冰", ("*", 0.88)) == "*"      # an operator: its shape alone
-    assert key_text("*", "冰", ("*", 0.88)) is None     # the reader had it
-    assert key_text("]", "1", ("1", 0.97)) == "1"       # PP-OCR and the shape against the reader
-    assert key_text("7", "T", ("1", 0.97)) is None      # no two readings agree: the reader stands
-    assert key_text("g", "8", ("8", 0.4)) is None       # the shape too far from any drawing
-    assert key_text("g", "8", None) is None             # not one glyph
+    assert key_text(">", "冰", 0.8, Glyph("*", 0.88, 9, 9)) == "*"    # an operator drawn large: its shape
+    assert key_text("_", "+", 0.91, Glyph("÷", 0.8, 8, 8)) == "÷"     # though PP-OCR is sure of another
+    assert key_text("g", "8", 1.0, Glyph("s", 0.87, 7, 5)) == "8"     # a digit PP-OCR is sure of
+    assert key_text(";", "8", 0.99, Glyph(".", 1.0, 2, 2)) == "."     # a dot is no digit, however sure PP-OCR is
+    assert key_text("]", "1", 0.6, Glyph("1", 0.97, 8, 3)) == "1"     # PP-OCR unsure, but the shape agrees
+    assert key_text("7", "T", 0.6, Glyph("1", 0.97, 8, 3)) is None    # no two readings agree: the reader stands
+    assert key_text("g", "8", 1.0, None) is None                      # not one glyph
 
 
 def test_the_symbol_drawings_are_kept_in_the_cache(tmp_path, monkeypatch):

@@ -46,6 +46,9 @@ TREE_ROWS = ("tree_item", "tabled_text")
 MENU_ENTRIES = ("tabled_text", "text", "button", "hyperlink", "checkbox", "radio")
 OPTIONS = ("tabled_text", "text", "button", "tree_item", "radio", "checkbox")
 MAX_CLICKS = 2  # clicks on one switch before its state counts as unreadable
+# Whatever a person can see a name on: where no element of the expected type shows the name, the
+# element that shows it is the one meant.
+NAMED = ("tree_item", "tabled_text", "text", "button", "checkbox", "radio", "tab", "dropdown", "hyperlink")
 
 
 # (desktop_tasks has these helpers too; it is not imported here, so that the policies register in
@@ -101,7 +104,10 @@ def _same_row(p: Prompt, label: El, types: tuple[str, ...] | str) -> El | None:
 
 
 def _label(p: Prompt, text: str) -> El | None:
-    return next((e for e in find_all(p, LABEL_TYPES) if norm(e.text).rstrip(":") == norm(text).rstrip(":")), None)
+    """The label reading ``text``: a text first, else whatever element shows it (its listed type may
+    be wrong; a reader of the list goes by the name)."""
+    return (next((e for e in find_all(p, LABEL_TYPES) if norm(e.text).rstrip(":") == norm(text).rstrip(":")), None)
+            or find(p, NAMED, text))
 
 
 # --- a page first ---------------------------------------------------------------------------------
@@ -214,7 +220,7 @@ def drop_down(p: Prompt, m: re.Match[str]) -> list[Action]:
 
 def _toggle_row(p: Prompt, name: str, keys: str) -> list[Action] | None:
     """Select the row ``name`` and press ``keys`` on it, once; None once that is done."""
-    row = find(p, TREE_ROWS, name)
+    row = find(p, TREE_ROWS, name) or find(p, NAMED, name)  # a row listed as another type is still the row
     pressed = any(s.name == "press_key" and norm(str(s.args.get("key"))) == keys for s in p.steps)
     if pressed:
         return None
