@@ -21,6 +21,7 @@ def test_screen_text_is_read_like_the_name_it_should_be():
     assert read_as("Qutput directory:", "Output directory") > 0.85  # a letter misread
     assert read_as("Left", "Right") < 0.5 and read_as("Save As...", "Save") < 0.8 and read_as(None, "OK") == 0.0
     assert read_as("Female", "Male") == 0.0  # two letters more: another word, not a misreading
+    assert read_as("tra Check buttons", "Check buttons") > 0.8  # a stray word beside the name
     p = Prompt("", [el(1, "button", (0, 0, 60, 20), "FSave"), el(2, "button", (70, 0, 130, 20), "^ Cancel")])
     assert find(p, "button", "Save") is None  # the exact reading finds nothing...
     assert find_like(p, "button", "Save").id == 1 and find_like(p, "button", "Cancel").id == 2  # ...a reader does

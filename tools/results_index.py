@@ -68,6 +68,23 @@ DESCRIPTIONS: tuple[tuple[str, str], ...] = (
      "1080p screenshot timed by `caap bench observe results/any-application/screens`"),
     ("observer/pipeline.md", "The observer as a pipeline of named steps: its output checksums and speed before and "
                              "after, and the time of every step on MiniWoB and 1080p screens"),
+    ("desktop/README.md", "The desktop benchmark's measured runs: oracle and vision per set and seed range, replays, "
+                          "per-task tables"),
+    ("desktop/FAILURES.md", "Why desktop episodes fail with vision where the oracle's succeed: every traced cause, "
+                            "and the fixes"),
+    ("desktop/compare-*.md", "Vision against oracle per reserved task on held-out seeds (written by `caap report`)"),
+    ("desktop/reserved-oracle-*.json", "Accessibility oracle on the reserved tasks, held-out seeds "
+                                       "(`caap bench desktop --observer oracle`)"),
+    ("desktop/reserved-vision-*-first.json", "Vision on the reserved tasks, held-out seeds: the first measurement, "
+                                             "before any reserved trace was read"),
+    ("desktop/reserved-vision-*.json", "Vision on the reserved tasks, held-out seeds (`caap bench desktop`)"),
+    ("desktop/reserved-replay-*.json", "The saved tests of the solved reserved episodes replayed without an LLM "
+                                       "(`--replay`)"),
+    ("desktop/training-*.json", "The training tasks on development seeds 0-2 (`caap bench desktop --tasks training`)"),
+    ("observer/key-glyphs.json", "Calculator keys drawn here (one glyph, 9-14 px, flat and shaded faces) read by the "
+                                 "reader, PP-OCR and the observer (`tools/key_glyphs.py`)"),
+    ("observer/states-and-keys.md", "Validation A/B of read_control_marks and the key reading on desktop-val and "
+                                    "MiniWoB val"),
     ("miniwob-67/README.md", "Vision against oracle per task, 67 tasks × seeds 0-19 (written by `caap report`)"),
     ("miniwob-67/FAILURES.md", "Why vision episodes fail where the oracle's succeed, cause by cause"),
     ("miniwob-67/compare.html", "Vision against oracle as an HTML report (`caap report`)"),

@@ -276,8 +276,8 @@ def _plain(s: str | None) -> str:
 def read_as(seen: str | None, wanted: str) -> float:
     """How sure one can be that a text read ``seen`` on the screen is ``wanted``: 1 for the same text
     (case, spacing and stray edge glyphs aside), 0.95 for a label the screen cut short with an
-    ellipsis, 0 where their numbers differ or their lengths differ by more than a letter in four, else
-    the similarity of the two (difflib's ratio)."""
+    ellipsis, 0 where their numbers differ or where their lengths differ by more than a letter in four
+    and the name is not a whole word of what was read, else the similarity of the two (difflib's ratio)."""
     import difflib
 
     a, b = _plain(seen), _plain(wanted)
@@ -292,8 +292,10 @@ def read_as(seen: str | None, wanted: str) -> float:
         head = shown[: -len(cut)].rstrip()
         if shown.endswith(cut) and len(head) >= 4 and norm(wanted).startswith(head):
             return 0.95
-    if abs(len(a) - len(b)) > max(1, len(b) // 4):
-        return 0.0  # OCR slips a letter or so; "Female" is not "Male" misread
+    if abs(len(a) - len(b)) > max(1, len(b) // 4) and not re.search(rf"\b{re.escape(b)}\b", a):
+        # OCR slips a letter or so: "Female" is not "Male" misread. A box that took in a stray word
+        # beside the name ("tra Check buttons", a menu entry over the page's text) still shows it.
+        return 0.0
     return difflib.SequenceMatcher(None, a, b).ratio()
 
 
