@@ -81,7 +81,7 @@ DESCRIPTIONS: tuple[tuple[str, str], ...] = (
     ("desktop/reserved-replay-*.json", "The saved tests of the solved reserved episodes replayed without an LLM "
                                        "(`--replay`)"),
     ("desktop/training-*.json", "The training tasks on development seeds 0-2 (`caap bench desktop --tasks training`)"),
-    ("observer/key-glyphs.json", "Calculator keys drawn here (one glyph, 9-14 px, flat and shaded faces) read by the "
+    ("observer/key-glyphs.json", "Calculator keys drawn here (one glyph, 7-14 px, flat and shaded faces) read by the "
                                  "reader, PP-OCR and the observer (`tools/key_glyphs.py`)"),
     ("observer/states-and-keys.md", "Validation A/B of read_control_marks and the key reading on desktop-val and "
                                     "MiniWoB val"),

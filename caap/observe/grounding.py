@@ -10,7 +10,8 @@ Rules, in order:
    that confuses look-alike types).
 2. A remembered element with text needs a candidate whose text matches: equal after folding case
    and spaces, or similar enough (``min_text_similarity``, a difflib ratio: OCR typos pass,
-   another word does not). Among matches, the more similar text wins, then the nearer centre.
+   another word does not). A match still in place (within 2% of the diagonal) wins; among the
+   others, the more similar text wins, then the nearer centre.
 3. A remembered element without text (an icon, a checkbox without a label) is matched by
    position alone: the nearest candidate whose centre lies within ``max_shift`` (a fraction of the
    screen diagonal) and whose size is within a factor of 2.
@@ -98,6 +99,10 @@ def locate(
                      and text_similarity(target.text, e.text) >= min_text_similarity]
         for e, d in in_place or same_text or [(e, d) for e, d in near if d <= max_shift * diagonal]:
             scored.append((-1.0, d, e))
+    # One still in place that reads like it is the element, however well a text far away matches
+    # (a header tab read "Pege 3" is still the tab clicked, not a "page 3" at the window's foot).
+    in_place_scored = [s for s in scored if s[1] <= _IN_PLACE * diagonal]
+    scored = in_place_scored or scored
     scored.sort(key=lambda s: (s[0], s[1]))
     if not scored:
         return None

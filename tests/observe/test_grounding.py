@@ -60,3 +60,12 @@ def test_a_short_label_is_matched_by_position_first():
     far = [el("button", (110, 180, 150, 200), "No")]
     assert locate(ok, far, screen_size=SIZE) is None
     assert "of a similar size near [30, 20]" in describe_miss(ok, far)
+
+
+def test_a_match_still_in_place_beats_a_better_text_far_away():
+    clicked = el("tab", (746, 12, 871, 44), "Page 3")
+    here = el("tab", (746, 12, 871, 44), "Pege 3")  # read with a typo where it was
+    far = el("tab", (836, 720, 906, 750), "page 3")  # another tab, its text folding to the same
+    found = locate(clicked, [far, here], screen_size=(1024, 768))
+    assert found is not None and found.element is here
+    assert locate(clicked, [far], screen_size=(1024, 768)).element is far  # moved: the text decides
