@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -61,20 +62,10 @@ def bench_miniwob(
     and overall, with the paper's fair metrics), OUT/report.html (beside the paper's numbers) and
     OUT/traces/TASK/seed-N/ (the agent's trace of each episode).
     """
-    from caap.bench.harness import BenchError, BenchSettings, parse_tasks
-    from caap.seeds import SeedRangeError, parse_seed_ranges
+    from caap.bench.harness import BenchSettings, parse_tasks
 
-    if mode is not None and mode not in ("tools", "text"):
-        fail(f"--mode must be 'tools' or 'text', not {mode!r}")
-    cfg = config_from_flags(config, {"llm.base_url": base_url, "llm.model": model, "llm.mode": mode,
-                                     "observe.detector": detector, "observe.reader": reader})
-    try:
-        task_list = parse_tasks(tasks)
-        seed_list = parse_seed_ranges(seeds)
-    except (BenchError, SeedRangeError, ValueError) as exc:
-        fail(str(exc))
-    data: dict[str, Any] = cfg.model_dump(mode="json")
-    data["llm"]["api_key"] = cfg.llm.api_key.get_secret_value() if cfg.llm.api_key else None
+    cfg, data, task_list, seed_list = _run_inputs(config, base_url, model, mode, detector, reader, tasks, seeds,
+                                             parse_tasks)
     settings = BenchSettings(
         tasks=task_list, seeds=seed_list, out=out_dir, workers=workers, ablation=ablation, max_steps=max_steps,
         observer=observer, demos=str(demos) if demos else None, screenshots=not no_screenshots, config=data,
@@ -166,8 +157,7 @@ def bench_desktop(
     OUT/traces/TASK/seed-N/, as caap bench miniwob does.
     """
     from caap.bench.desktop.tasks import TASKS, parse_desktop_tasks
-    from caap.bench.harness import BenchError, BenchSettings
-    from caap.seeds import SeedRangeError, parse_seed_ranges
+    from caap.bench.harness import BenchSettings
 
     if list_tasks:
         table = Table(title=f"desktop tasks ({len(TASKS)})")
@@ -179,17 +169,8 @@ def bench_desktop(
         return
     if out_dir is None:
         fail("--out is needed (the run directory)")
-    if mode is not None and mode not in ("tools", "text"):
-        fail(f"--mode must be 'tools' or 'text', not {mode!r}")
-    cfg = config_from_flags(config, {"llm.base_url": base_url, "llm.model": model, "llm.mode": mode,
-                                     "observe.detector": detector, "observe.reader": reader})
-    try:
-        task_list = parse_desktop_tasks(tasks)
-        seed_list = parse_seed_ranges(seeds)
-    except (BenchError, SeedRangeError, ValueError) as exc:
-        fail(str(exc))
-    data: dict[str, Any] = cfg.model_dump(mode="json")
-    data["llm"]["api_key"] = cfg.llm.api_key.get_secret_value() if cfg.llm.api_key else None
+    cfg, data, task_list, seed_list = _run_inputs(config, base_url, model, mode, detector, reader, tasks, seeds,
+                                             parse_desktop_tasks)
     settings = BenchSettings(
         tasks=task_list, seeds=seed_list, out=out_dir, benchmark="desktop", workers=workers,
         max_steps=max_steps or 0, observer=observer, demos=str(demos) if demos else None,
@@ -200,6 +181,28 @@ def bench_desktop(
     if observer == "vision":
         _check_models(cfg.observe)
     _run(settings)
+
+
+def _run_inputs(config: Any, base_url: str | None, model: str | None, mode: str | None, detector: Any,
+                reader: Any, tasks: str, seeds: str,
+                parse: Callable[[str], list[str]]) -> tuple[Any, dict[str, Any], list[str], list[int]]:
+    """A benchmark run's configuration (flags over the config file, the API key in the clear for the
+    workers), its tasks and its seeds, or one clear error."""
+    from caap.bench.harness import BenchError
+    from caap.seeds import SeedRangeError, parse_seed_ranges
+
+    if mode is not None and mode not in ("tools", "text"):
+        fail(f"--mode must be 'tools' or 'text', not {mode!r}")
+    cfg = config_from_flags(config, {"llm.base_url": base_url, "llm.model": model, "llm.mode": mode,
+                                     "observe.detector": detector, "observe.reader": reader})
+    try:
+        task_list = parse(tasks)
+        seed_list = parse_seed_ranges(seeds)
+    except (BenchError, SeedRangeError, ValueError) as exc:
+        fail(str(exc))
+    data: dict[str, Any] = cfg.model_dump(mode="json")
+    data["llm"]["api_key"] = cfg.llm.api_key.get_secret_value() if cfg.llm.api_key else None
+    return cfg, data, task_list, seed_list
 
 
 def _print_desktop_summary(summary: dict[str, Any]) -> None:

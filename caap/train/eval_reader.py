@@ -23,9 +23,12 @@ Result (``evaluate``), abridged::
               "auto": {"0.5": {"exact_match", "cer", "to_ocr"}, ...},
               "auto_chooser": {...}  (the same texts to PP-OCR, the reader's text chooser deciding),
               "default": {"source", ...}},
-     "attributes": {"checked" | "focused" | "highlighted" | "subtype": {"elements", "accuracy"}},
+     "attributes": {"checked" | "focused" | "highlighted" | "subtype": {"elements", "accuracy",
+                    "majority": {"value", "accuracy"}}},  # always answering the commonest true value
      "per_type": {type: {"elements", "type_accuracy", "text_elements", "text_reader", "text_default"}},
-     "per_task": {task: {"text_elements", "text_reader", "text_default"(, "labelled", "found": with a detector)}},
+     "per_task": {task: {"text_elements", "text_reader", "text_default"(, "labelled", "found": with a detector),
+                         "attributes": {name: {"elements", "accuracy"}}}},
+     "per_toolkit": {toolkit: the same, summed over its tasks (desktop apps by toolkit; MiniWoB: web)},
      "latency_ms": {"read": {...}, "ocr": {...}},
      "observe_ms": {"per_screen", "per_screen_up_to_20", ...},    # detected boxes only
      "detection": {...}, "tesseract": {...}}
@@ -44,7 +47,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -76,6 +79,50 @@ LABELLED_OFF = ("erase_foreign_ink", "narrow_reading_boxes")
 
 def _ratio(a: float, b: float) -> float | None:
     return round(a / b, 4) if b else None
+
+
+def _majority(truths: Counter[str]) -> dict[str, Any] | None:
+    """The score of always answering the commonest true value: what an attribute's accuracy must beat."""
+    if not truths:
+        return None
+    value, count = truths.most_common(1)[0]
+    return {"value": json.loads(value), "accuracy": _ratio(count, sum(truths.values()))}
+
+
+def _attribute_scores(counts: dict[str, list[int]]) -> dict[str, dict[str, Any]]:
+    return {name: {"elements": total, "accuracy": _ratio(right, total)}
+            for name, (right, total) in counts.items() if total}
+
+
+def toolkit_of(task: str) -> str:
+    """The toolkit a screen's source was drawn by: a desktop app's, else the web (MiniWoB, generated UIs)."""
+    from caap.bench.desktop.apps import APPS
+
+    app = APPS.get(task)
+    return app.toolkit if app is not None else "web"
+
+
+def _per_toolkit(per_task: dict[str, list[int]], found: dict[str, list[int]] | None,
+                 task_attr: dict[str, dict[str, list[int]]]) -> dict[str, dict[str, Any]]:
+    """The per-task counts summed by toolkit."""
+    groups: dict[str, dict[str, Any]] = {}
+    for task in sorted(set(per_task) | set(found or {}) | set(task_attr)):
+        g = groups.setdefault(toolkit_of(task), {"text": [0, 0, 0], "found": [0, 0],
+                                                 "attributes": {name: [0, 0] for name in STATE_ATTRIBUTES}})
+        for i, v in enumerate(per_task.get(task, [0, 0, 0])):
+            g["text"][i] += v
+        if found is not None:
+            for i, v in enumerate(found.get(task, [0, 0])):
+                g["found"][i] += v
+        for name, (right, total) in task_attr.get(task, {}).items():
+            g["attributes"][name][0] += right
+            g["attributes"][name][1] += total
+    return {kit: {"text_elements": g["text"][0], "text_reader": _ratio(g["text"][1], g["text"][0]),
+                  "text_default": _ratio(g["text"][2], g["text"][0]),
+                  **({"labelled": g["found"][0], "found": _ratio(g["found"][1], g["found"][0])}
+                     if found is not None else {}),
+                  "attributes": _attribute_scores(g["attributes"])}
+            for kit, g in groups.items()}
 
 
 def _timing(times_ms: list[float], elements: int) -> dict[str, Any]:
@@ -202,6 +249,8 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
     ocr_elements = read_elements = 0
     counts: dict[str, float] = defaultdict(float)
     attr = {name: [0, 0] for name in STATE_ATTRIBUTES}  # right, total
+    truths: dict[str, Counter[str]] = {name: Counter() for name in STATE_ATTRIBUTES}  # for the majority baseline
+    task_attr: dict[str, dict[str, list[int]]] = defaultdict(lambda: {name: [0, 0] for name in STATE_ATTRIBUTES})
     texts = {"reader": _TextScore(), "ocr": _TextScore(), "default": _TextScore()}
     auto = {th: _TextScore() for th in sorted({*AUTO_THRESHOLDS, ocr_threshold})}
     auto_choice = {th: _TextScore() for th in auto}  # the same texts to PP-OCR, the chooser deciding
@@ -279,6 +328,9 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
                 if truth is not None:
                     attr[name][1] += 1
                     attr[name][0] += getattr(pred, name) == truth
+                    truths[name][json.dumps(truth)] += 1
+                    task_attr[task][name][1] += 1
+                    task_attr[task][name][0] += getattr(pred, name) == truth
                     if errors is not None and getattr(pred, name) != truth:
                         misread.append({"screen": image_path.name, "task": ann.source.task, "type": gold.type.value,
                                         "bbox": list(boxes[i]), "attribute": name, "gold": truth,
@@ -334,15 +386,17 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
                  **({"auto_chooser": {str(th): s.result(share=True) for th, s in auto_choice.items()}}
                     if chooser is not None else {}),
                  "default": {"source": text_source, **texts["default"].result()}},
-        "attributes": {name: {"elements": total, "accuracy": _ratio(right, total)}
+        "attributes": {name: {"elements": total, "accuracy": _ratio(right, total), "majority": _majority(truths[name])}
                        for name, (right, total) in attr.items()},
         "per_type": {t: {"elements": v[0], "type_accuracy": _ratio(v[1], v[0]), "text_elements": v[2],
                          "text_reader": _ratio(v[3], v[2]), "text_default": _ratio(v[4], v[2])}
                      for t, v in sorted(per_type.items())},
         "per_task": {t: {"text_elements": v[0], "text_reader": _ratio(v[1], v[0]), "text_default": _ratio(v[2], v[0]),
                          **({"labelled": found_in_task[t][0], "found": _ratio(found_in_task[t][1], found_in_task[t][0])}
-                            if det is not None else {})}
+                            if det is not None else {}),
+                         "attributes": _attribute_scores(task_attr[t])}
                      for t, v in ((t, per_task[t]) for t in sorted(set(per_task) | set(found_in_task)))},
+        "per_toolkit": _per_toolkit(per_task, found_in_task if det is not None else None, task_attr),
         "latency_ms": {"read": _timing(read_times, read_elements) if read_times else None,
                        "ocr_all_texts": _timing(ocr_times, ocr_elements) if ocr_times else None},
     }

@@ -68,6 +68,16 @@ def _wizard(p: dict[str, str]) -> dict[str, str]:
 SENTENCES = ("Remember to water the plants.", "The meeting moved to Thursday.", "Pack the blue suitcase.",
              "Call the garage about the brakes.", "Buy flour, eggs and milk.", "Send the invoice by Friday.")
 
+def _expand_select(name: str, app: str) -> DesktopTask:
+    """Expand a parent row of the Qt examples' tree and select one of its children."""
+    return DesktopTask(
+        name, app=app, params={"pair": TREE}, derive=_tree,
+        instruction='Make these changes: expand "{parent}"; select "{child}".',
+        checks=(Node("table cell", "{parent}", states=("expanded",)),
+                Node("table cell", "{child}", states=("selected",))),
+        kinds=("tree",), max_steps=6)
+
+
 TASKS: tuple[DesktopTask, ...] = (
     # --- reserved (evaluation) apps ------------------------------------------------------------------
     DesktopTask(
@@ -120,13 +130,7 @@ TASKS: tuple[DesktopTask, ...] = (
         instruction='In the table, change the cell "{old}" to "{new}".',
         checks=(Node("table cell", "{new}"), Node("table cell", "{total}")),
         kinds=("form", "list"), max_steps=6),
-    DesktopTask(
-        "qt5-editabletree-expand", app="qt5-itemviews-editabletreemodel",
-        params={"pair": TREE}, derive=_tree,
-        instruction='Make these changes: expand "{parent}"; select "{child}".',
-        checks=(Node("table cell", "{parent}", states=("expanded",)),
-                Node("table cell", "{child}", states=("selected",))),
-        kinds=("tree",), max_steps=6),
+    _expand_select("qt5-editabletree-expand", "qt5-itemviews-editabletreemodel"),
     DesktopTask(
         "qt5-dockwidgets-view-menu", app="qt5-mainwindows-dockwidgets",
         params={"dock": ("Customers", "Paragraphs")},
@@ -179,13 +183,7 @@ TASKS: tuple[DesktopTask, ...] = (
         instruction='Make these changes: press "Message Boxes"; press "QMessageBox::question()"; press "{answer}".',
         checks=(Node("label", "{answer}"),),
         kinds=("dialog", "multi-screen"), max_steps=6),
-    DesktopTask(
-        "qt5-simpletree-expand", app="qt5-itemviews-simpletreemodel",
-        params={"pair": TREE}, derive=_tree,
-        instruction='Make these changes: expand "{parent}"; select "{child}".',
-        checks=(Node("table cell", "{parent}", states=("expanded",)),
-                Node("table cell", "{child}", states=("selected",))),
-        kinds=("tree",), max_steps=6),
+    _expand_select("qt5-simpletree-expand", "qt5-itemviews-simpletreemodel"),
     DesktopTask(
         "qt5-menus-menu-bar", app="qt5-mainwindows-menus",
         params={"path": ("File|Open...", "File|Save", "Edit|Undo", "Edit|Redo", "Edit|Copy")},

@@ -750,6 +750,16 @@ def test_eval_scores_every_text_source_on_the_same_elements(run, tmp_path):
     if "auto" in text:
         assert text["auto"]["0.5"]["to_ocr"] is not None
     assert set(result["attributes"]) == {"checked", "focused", "highlighted", "subtype"}
+    for score in result["attributes"].values():  # each beside the score of always answering the commonest value
+        majority = score["majority"]
+        assert majority is None if not score["elements"] else 0 < majority["accuracy"] <= 1
+    # Per task and per toolkit: the same counts, grouped (the fixture's MiniWoB screens are the web's).
+    kits = result["per_toolkit"]
+    assert set(kits) == {"web"}
+    assert kits["web"]["text_elements"] == sum(t["text_elements"] for t in result["per_task"].values())
+    for name, score in kits["web"]["attributes"].items():
+        assert score["elements"] == result["attributes"][name]["elements"]
+        assert score["accuracy"] == result["attributes"][name]["accuracy"]
     tess = result["tesseract"]
     assert "error" in tess or tess["elements"] == text["elements"]
 

@@ -21,6 +21,7 @@ from caap.testing.planner.kit import (
     norm,
     policy,
     read_as,
+    scroll,
     select_all,
     type_text,
 )
@@ -55,6 +56,38 @@ def field_for(p: Prompt, label: str) -> El | None:
 
 def typed(p: Prompt, value: str) -> bool:
     return any(s.name == "type_text" and s.args.get("string_to_type") == value for s in p.steps)
+
+
+def put(p: Prompt, field: El, value: str) -> list[Action]:
+    """``value`` in ``field`` unless it holds it (or this run typed it there already)."""
+    if holds(field, value) or typed(p, value):
+        return []
+    return [click(field), *([select_all()] if (field.text or "").strip() else []), type_text(value)]
+
+
+SCROLLS = 6  # scrolls down a list before an item counts as not there
+LIST_ROWS = ("tabled_text", "tree_item")
+
+
+def seek(p: Prompt, what: str) -> list[Action]:
+    """Scroll a list down to bring ``what`` into view (on its last row shown), or fail: a list
+    scrolled out shows only some of its rows."""
+    rows = find_all(p, LIST_ROWS)
+    if rows and find(p, "scrollbar") is not None and sum(s.name == "scroll" for s in p.steps) < SCROLLS:
+        return [scroll(rows[-1], "down")]
+    return [fail(f'no "{what}" on the screen')]
+
+
+def steps_since_home(p: Prompt) -> int | None:
+    """How many Right presses followed the last Home (a slider's position counted from its minimum,
+    which the element list does not show); None before any Home."""
+    since: int | None = None
+    for s in p.steps:
+        if s.name == "press_key" and norm(str(s.args.get("key"))) == "home":
+            since = 0
+        elif s.name == "press_key" and norm(str(s.args.get("key"))) == "right" and since is not None:
+            since += 1
+    return since
 
 
 def check_box(p: Prompt, label: str) -> El | None:

@@ -23,12 +23,10 @@ from caap.testing.planner.kit import (
     did,
     done,
     fail,
-    holds,
     key,
     norm,
     policy,
     same_text,
-    scroll,
     select_all,
     type_text,
     wait,
@@ -39,7 +37,7 @@ from caap.testing.planner.kit import (
 from caap.testing.planner.kit import (
     find_like as find,
 )
-from caap.testing.planner.policies.desktop import LABEL_TYPES, field_for, typed
+from caap.testing.planner.policies.desktop import LABEL_TYPES, field_for, put, seek, typed
 
 TAB_TYPES = ("tab", "radio", "button", "tabled_text")  # a stack switcher's pages read as radios or buttons
 TREE_ROWS = ("tree_item", "tabled_text")
@@ -61,24 +59,6 @@ def press(p: Prompt, name: str) -> list[Action]:
     if button is None:
         return [fail(f'no "{name}" button on the screen')]
     return [click(button), done()]
-
-
-def put(p: Prompt, field: El, value: str) -> list[Action]:
-    """``value`` in ``field`` unless it holds it (or this run typed it there already)."""
-    if holds(field, value) or typed(p, value):
-        return []
-    return [click(field), *([select_all()] if (field.text or "").strip() else []), type_text(value)]
-
-
-SCROLLS = 6  # scrolls down a list before an item counts as not there
-
-
-def seek(p: Prompt, what: str) -> list[Action]:
-    """Scroll a list down to bring ``what`` into view, or fail."""
-    rows = find_all(p, TREE_ROWS)
-    if rows and find(p, "scrollbar") is not None and sum(s.name == "scroll" for s in p.steps) < SCROLLS:
-        return [scroll(rows[-1], "down")]
-    return [fail(f'no "{what}" on the screen')]
 
 
 def _plan(p: Prompt, skip: object) -> list[Action]:

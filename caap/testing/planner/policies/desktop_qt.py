@@ -32,7 +32,7 @@ from caap.testing.planner.kit import (
 from caap.testing.planner.kit import (
     find_like as find,
 )
-from caap.testing.planner.policies.desktop import LABEL_TYPES, typed
+from caap.testing.planner.policies.desktop import LABEL_TYPES, steps_since_home, typed
 
 ROWS = ("tabled_text", "tree_item")
 MENU_TYPES = ("tabled_text", "text", "button", "dropdown")
@@ -162,12 +162,7 @@ def _set_value(p: Prompt, m: re.Match[str]) -> list[Action]:
 def _slider(p: Prompt, m: re.Match[str]) -> list[Action]:
     """To its minimum (Home), then one step right per unit: the element list does not show where a
     slider stands, the history says how many steps were taken since Home."""
-    since_home = None
-    for s in p.steps:
-        if s.name == "press_key" and norm(str(s.args.get("key"))) == "home":
-            since_home = 0
-        elif s.name == "press_key" and norm(str(s.args.get("key"))) == "right" and since_home is not None:
-            since_home += 1
+    since_home = steps_since_home(p)
     if since_home is None:
         slider = find(p, "slider")
         if slider is None:

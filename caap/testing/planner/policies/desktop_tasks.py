@@ -21,8 +21,6 @@ from caap.testing.planner.kit import (
     key,
     norm,
     policy,
-    scroll,
-    select_all,
     type_text,
 )
 from caap.testing.planner.kit import (
@@ -31,7 +29,7 @@ from caap.testing.planner.kit import (
 from caap.testing.planner.kit import (
     find_like as find,
 )
-from caap.testing.planner.policies.desktop import LABEL_TYPES, field_for, typed
+from caap.testing.planner.policies.desktop import LABEL_TYPES, field_for, put, seek, steps_since_home, typed
 
 BUTTONS = ("button",)
 ROWS = ("tabled_text", "tree_item", "text")
@@ -48,26 +46,6 @@ def press(p: Prompt, name: str) -> list[Action]:
     if button is None:
         return [fail(f'no "{name}" button on the screen')]
     return [click(button), done()]
-
-
-def put(p: Prompt, field: El, value: str) -> list[Action]:
-    """``value`` in ``field`` unless it holds it (or this run typed it there already)."""
-    if holds(field, value) or typed(p, value):
-        return []
-    return [click(field), *([select_all()] if (field.text or "").strip() else []), type_text(value)]
-
-
-SCROLLS = 6  # scrolls down a list before an item counts as not there
-
-
-def seek(p: Prompt, what: str) -> list[Action]:
-    """Scroll a list down to bring ``what`` into view (on its last row shown), or fail: a list
-    scrolled out shows only some of its rows."""
-    rows = find_all(p, ("tabled_text", "tree_item"))
-    scrolled = sum(s.name == "scroll" for s in p.steps)
-    if rows and find(p, "scrollbar") is not None and scrolled < SCROLLS:
-        return [scroll(rows[-1], "down")]
-    return [fail(f'no "{what}" on the screen')]
 
 
 def only_field(p: Prompt) -> El | None:
@@ -192,12 +170,7 @@ def slide(p: Prompt, m: re.Match[str]) -> list[Action]:
     slider = find(p, "slider")
     if slider is None:
         return [fail("no slider on the screen")]
-    since_home = None
-    for s in p.steps:
-        if s.name == "press_key" and norm(str(s.args.get("key"))) == "home":
-            since_home = 0
-        elif s.name == "press_key" and norm(str(s.args.get("key"))) == "right" and since_home is not None:
-            since_home += 1
+    since_home = steps_since_home(p)
     if since_home is None:
         return [click(slider), key("home"), *[key("right")] * int(m["n"])]
     left = int(m["n"]) - since_home
