@@ -24,7 +24,8 @@ Result (``evaluate``), abridged::
               "auto_chooser": {...}  (the same texts to PP-OCR, the reader's text chooser deciding),
               "default": {"source", ...}},
      "attributes": {"checked" | "focused" | "highlighted" | "subtype": {"elements", "accuracy",
-                    "majority": {"value", "accuracy"}}},  # always answering the commonest true value
+                    "majority": {"value", "accuracy"},  # always answering the commonest true value
+                    "true": {"elements", "recall", "precision"}}},  # of "yes" (not for subtype)
      "per_type": {type: {"elements", "type_accuracy", "text_elements", "text_reader", "text_default"}},
      "per_task": {task: {"text_elements", "text_reader", "text_default"(, "labelled", "found": with a detector),
                          "attributes": {name: {"elements", "accuracy"}}}},
@@ -250,6 +251,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
     counts: dict[str, float] = defaultdict(float)
     attr = {name: [0, 0] for name in STATE_ATTRIBUTES}  # right, total
     truths: dict[str, Counter[str]] = {name: Counter() for name in STATE_ATTRIBUTES}  # for the majority baseline
+    said_yes = {name: [0, 0, 0] for name in STATE_ATTRIBUTES}  # both true, truly true, read true
     task_attr: dict[str, dict[str, list[int]]] = defaultdict(lambda: {name: [0, 0] for name in STATE_ATTRIBUTES})
     texts = {"reader": _TextScore(), "ocr": _TextScore(), "default": _TextScore()}
     auto = {th: _TextScore() for th in sorted({*AUTO_THRESHOLDS, ocr_threshold})}
@@ -329,6 +331,10 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
                     attr[name][1] += 1
                     attr[name][0] += getattr(pred, name) == truth
                     truths[name][json.dumps(truth)] += 1
+                    if truth is True or getattr(pred, name) is True:  # recall and precision of "yes"
+                        said_yes[name][0] += truth is True and getattr(pred, name) is True
+                        said_yes[name][1] += truth is True
+                        said_yes[name][2] += getattr(pred, name) is True
                     task_attr[task][name][1] += 1
                     task_attr[task][name][0] += getattr(pred, name) == truth
                     if errors is not None and getattr(pred, name) != truth:
@@ -386,7 +392,10 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
                  **({"auto_chooser": {str(th): s.result(share=True) for th, s in auto_choice.items()}}
                     if chooser is not None else {}),
                  "default": {"source": text_source, **texts["default"].result()}},
-        "attributes": {name: {"elements": total, "accuracy": _ratio(right, total), "majority": _majority(truths[name])}
+        "attributes": {name: {"elements": total, "accuracy": _ratio(right, total), "majority": _majority(truths[name]),
+                              **({"true": {"elements": said_yes[name][1], "recall": _ratio(*said_yes[name][:2]),
+                                           "precision": _ratio(said_yes[name][0], said_yes[name][2])}}
+                                 if name != SUBTYPE else {})}
                        for name, (right, total) in attr.items()},
         "per_type": {t: {"elements": v[0], "type_accuracy": _ratio(v[1], v[0]), "text_elements": v[2],
                          "text_reader": _ratio(v[3], v[2]), "text_default": _ratio(v[4], v[2])}

@@ -21,6 +21,7 @@ from caap.observe.steps.figures import (
     bars_as_letters,
     control_kinds,
     control_states,
+    focus_rings,
     lone_glyphs,
     small_figures,
     solid_figures,
@@ -129,6 +130,8 @@ STEPS: tuple[Step, ...] = (
          lambda look, els: control_kinds(look.image, els), READER),
     Step("read_control_marks", "settle", "a checkbox or radio button is ticked where its control shows a mark, "
          "unticked where it is empty", lambda look, els: control_states(look.image, els), READER),
+    Step("read_focus_rings", "settle", "a field, drop-down or button drawn with a coloured ring round a plain face "
+         "is focused", lambda look, els: focus_rings(look.image, els), READER),
     Step("add_resize_grips", "settle", "a field with a resize grip is a text area; add a handle over the grip",
          lambda look, els: resize_grips(look.image, els), READER),
 )

@@ -251,6 +251,44 @@ def control_kinds(image: Image.Image, elements: list[Element]) -> list[Element]:
     return _rewrite(image, elements, lambda e: e.type in (ElementType.CHECKBOX, ElementType.RADIO), _by_control)
 
 
+# --- focus rings -----------------------------------------------------------------------------------
+FOCUSABLE = (ElementType.INPUT_FIELD, ElementType.TEXT_AREA, ElementType.DROPDOWN, ElementType.BUTTON)
+RING_PX = 2          # the band along a control's box where a focus ring is drawn
+RING_INSET = 4       # px: the control's inside, left out of the ring's band
+RING_SATURATION = 60  # a pixel whose channels spread this much is coloured (an accent), not grey
+RING_SHARE = 0.25    # of the band coloured: a ring (desktop-val, focused controls 0.46-0.98, others ≤ 0.1)
+RING_FILL = 0.2      # of the inside coloured at most: a ring round a plain face, not a coloured button
+
+
+def focus_ring(rgb: np.ndarray, box: Sequence[int]) -> bool:
+    """Whether a control is drawn with a coloured ring round a face that is not coloured: the focus
+    ring GTK, Qt and browsers draw in their accent colour. A coloured button (its face coloured too)
+    is not ringed."""
+    x1, y1, x2, y2 = (int(v) for v in box)
+    h, w = rgb.shape[:2]
+    x1, y1, x2, y2 = max(0, x1), max(0, y1), min(w, x2), min(h, y2)
+    if x2 - x1 < 3 * RING_INSET or y2 - y1 < 2.5 * RING_INSET:
+        return False
+    crop = rgb[y1:y2, x1:x2].astype(np.int16)
+    coloured = (crop.max(axis=2) - crop.min(axis=2)) >= RING_SATURATION
+    band = np.zeros(coloured.shape, bool)
+    band[:RING_PX] = band[-RING_PX:] = True
+    band[:, :RING_PX] = band[:, -RING_PX:] = True
+    inside = coloured[RING_INSET:-RING_INSET, RING_INSET:-RING_INSET]
+    return float(coloured[band].mean()) >= RING_SHARE and float(inside.mean()) < RING_FILL
+
+
+def _with_focus(rgb: np.ndarray, element: Element) -> Element | None:
+    return element.model_copy(update={"focused": True}) if not element.focused and focus_ring(rgb, element.bbox) \
+        else None
+
+
+def focus_rings(image: Image.Image, elements: list[Element]) -> list[Element]:
+    """Fields, drop-downs and buttons drawn with a focus ring are focused (``focus_ring``); where
+    none shows, the reader's reading stands."""
+    return _rewrite(image, elements, lambda e: e.type in FOCUSABLE, _with_focus)
+
+
 # --- lone glyphs ---------------------------------------------------------------------------------------
 LONE_MIN_HEIGHT = 13   # px: a glyph this tall is drawn large on purpose (ascending-numbers: 14 px digits)
 LONE_MAX_SIDE = 80     # px: larger blobs are pictures or panels, not one glyph

@@ -768,3 +768,22 @@ def test_a_controls_mark_says_whether_it_is_ticked():
     box_element = Element(type="checkbox", bbox=box, text="Wipers OK", checked=False)
     [seen] = control_states(_control_screen("tick"), [box_element])
     assert seen.checked is True and seen.text == "Wipers OK"
+
+
+def test_a_control_drawn_with_a_coloured_ring_is_focused():
+    from caap.elements import Element
+    from caap.observe.steps.figures import focus_ring, focus_rings
+    from caap.taxonomy import ElementType
+
+    image = Image.new("RGB", (400, 120), (246, 245, 244))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([10, 10, 190, 40], fill=(255, 255, 255), outline=(53, 132, 228), width=2)  # focused entry
+    draw.rectangle([210, 10, 390, 40], fill=(255, 255, 255), outline=(200, 199, 197))  # another, grey frame
+    draw.rectangle([10, 60, 120, 95], fill=(53, 132, 228), outline=(40, 100, 200))  # a blue (suggested) button
+    rgb = np.asarray(image)
+    assert focus_ring(rgb, (10, 10, 191, 41))
+    assert not focus_ring(rgb, (210, 10, 391, 41)) and not focus_ring(rgb, (10, 60, 121, 96))
+    fields = [Element(type=ElementType.INPUT_FIELD, bbox=(10, 10, 191, 41), focused=False),
+              Element(type=ElementType.INPUT_FIELD, bbox=(210, 10, 391, 41), focused=False),
+              Element(type=ElementType.BUTTON, bbox=(10, 60, 121, 96), focused=False)]
+    assert [e.focused for e in focus_rings(image, fields)] == [True, False, False]
