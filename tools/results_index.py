@@ -36,6 +36,11 @@ DESCRIPTIONS: tuple[tuple[str, str], ...] = (
      "Whole observer, shipped reader + any-application detector, MiniWoB-67 test seeds (`caap eval reader`)"),
     ("any-application/reader-s41-outside.json",
      "Whole observer, shipped reader + any-application detector, MiniWoB++ tasks outside the 67 (reserved)"),
+    ("any-application/reader-stop50-desktop.json",
+     "Whole observer at stop 50 (keys, check marks, focus rings), the 11 reserved desktop apps: per state with its "
+     "majority baseline, per toolkit (measured once)"),
+    ("observer/desktop-val-stop50.json",
+     "Whole observer at stop 50, desktop-val (training apps' validation screens): per state, per app and toolkit"),
     ("any-application/reader-s41-desktop.json",
      "Whole observer, shipped reader + any-application detector, the 11 reserved desktop apps"),
     ("any-application/reader-s41-bench.json",
