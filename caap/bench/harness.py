@@ -682,9 +682,9 @@ def summarize(settings: BenchSettings, episodes: list[dict[str, Any]]) -> dict[s
     if settings.replay:
         # The saved tests' own pass rate: an episode that was not solved has no test to replay.
         tested = [e for e in everything if e.get("status") != "no_test"]
-        overall["replayed"] = {"tests": len(tested), "passed": sum(bool(e.get("success")) for e in tested),
-                               "pass_rate": round(sum(bool(e.get("success")) for e in tested) / len(tested), 4)
-                               if tested else None,
+        passed = sum(bool(e.get("success")) for e in tested)
+        overall["replayed"] = {"tests": len(tested), "passed": passed,
+                               "pass_rate": round(passed / len(tested), 4) if tested else None,
                                "no_test": len(everything) - len(tested)}
     if settings.benchmark == "desktop":
         from caap.bench.desktop.tasks import TASKS

@@ -1,12 +1,12 @@
-"""A key that holds one symbol (a calculator's ÷ × − + = ±, a zoom button's +): told by its shape.
+"""A key that holds one glyph (a calculator's ÷ × − + = ± or digit, a zoom button's +): its shape.
 
 PP-OCR reads text lines; a lone operator in a big key is no line to it. It reads ``÷`` as ``+``
-and ``−`` as ``1`` at confidences of 0.3-0.6, and ``.`` as ``è``, and the reader, which never saw
-such keys, reads them blank. A lone symbol is a few strokes whose layout says which it is: how
-many pieces, how they sit, how wide against how tall. ``drawn_shapes`` draws each symbol of
-``SYMBOLS`` in the system's fonts at the sizes keys use (a calculator's are 8 px: ``÷``'s dots
-touch its bar), with digits and letters beside them, once; ``lone_symbol`` matches a key's ink
-against those drawings and answers only where a symbol is the closest.
+and ``.`` as ``8``, sure of itself, and the reader, which saw few such keys, reads them wrong. A
+lone glyph is a few strokes whose layout says which it is: how many pieces, how they sit, how wide
+against how tall. ``drawn_shapes`` draws each symbol of ``SYMBOLS`` in the system's fonts at the
+sizes keys use (a calculator's are 8 px: ``÷``'s dots touch its bar), with digits and letters
+beside them, once; ``lone_glyph`` matches a key's ink against those drawings and answers with the
+closest. Which reading a key keeps is decided in ``caap.observe.steps.texts.key_text``.
 """
 
 from __future__ import annotations
@@ -158,12 +158,3 @@ def lone_glyph(crop: np.ndarray) -> Glyph | None:
     iou[(drawn.pieces < seen.pieces) | (np.abs(np.log(seen.aspect / drawn.aspects)) > ASPECT_TOLERANCE)] = 0.0
     best = int(iou.argmax())
     return Glyph(drawn.chars[best], float(iou[best]), int(ys.max() - ys.min() + 1), int(xs.max() - xs.min() + 1))
-
-
-def lone_symbol(crop: np.ndarray) -> tuple[str, float] | None:
-    """The symbol (``SYMBOLS``) a key's crop holds alone and how well it matched, or None: no lone
-    glyph, or one closer to a digit or letter, or to no drawing well enough."""
-    glyph = lone_glyph(crop)
-    if glyph is None:
-        return None
-    return (glyph.char, glyph.score) if glyph.char in SYMBOLS and glyph.score >= MIN_MATCH else None

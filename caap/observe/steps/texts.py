@@ -221,8 +221,9 @@ def reread_doubtful_texts(look: Look, elements: list[Element]) -> list[Element]:
     doubtful = {i for i, e in enumerate(elements) if TEXT in attributes_of(e.type) and (
         parts.text_source == "ocr" or e.text_confidence is None or e.text_confidence < ocr_limit(parts, e)
         or reads_nothing(e) or blank_button(e) or i in spins)}
-    # A key the reader is sure of is read again too: on a lone glyph it may be sure and wrong.
-    wanted = sorted(doubtful | {i for i, e in enumerate(elements) if may_be_key(e)})
+    # A key holding one glyph is read again though the reader is sure of it: it may be sure and wrong.
+    glyphs = {i: key_glyph(image, e) for i, e in enumerate(elements) if may_be_key(e)}
+    wanted = sorted(doubtful | {i for i, g in glyphs.items() if g is not None})
     if not wanted:
         return elements
     got = parts.ocr.read(image, [elements[i].bbox for i in wanted], [elements[i].type.value for i in wanted])
@@ -233,7 +234,7 @@ def reread_doubtful_texts(look: Look, elements: list[Element]) -> list[Element]:
         # A row's submenu chevron is no part of its name: the two texts are weighed without it.
         theirs = without_chevron(reading.text) if out[i].type == ElementType.TABLED_TEXT else reading.text
         confidence = float(reading.confidence)
-        glyph = key_glyph(image, out[i]) if may_be_key(out[i]) else None
+        glyph = glyphs.get(i)
         key = key_text(out[i].text or "", theirs, confidence, glyph)
         if number is not None:
             text: str | None = number

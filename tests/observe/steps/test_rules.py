@@ -633,7 +633,7 @@ def test_a_hovered_menu_entry_reads_as_its_name(observer, name, entry):
 @needs_font
 @pytest.mark.parametrize("size", [11, 14, 22])
 def test_a_lone_operator_on_a_key_is_told_by_its_shape(size):
-    from caap.observe.steps.symbols import lone_symbol
+    from caap.observe.steps.symbols import MIN_MATCH, SYMBOLS, lone_glyph
 
     font = ImageFont.truetype(str(FONT), size)
 
@@ -646,10 +646,11 @@ def test_a_lone_operator_on_a_key_is_told_by_its_shape(size):
         return np.asarray(image)
 
     for symbol in "×=±+-÷":
-        got = lone_symbol(key(symbol))
-        assert got is not None and got[0] == symbol and 0.6 <= got[1] <= 1.0, (symbol, got)
+        got = lone_glyph(key(symbol))
+        assert got is not None and got.char == symbol and MIN_MATCH <= got.score <= 1.0, (symbol, got)
     for other in ("7", "0", "MR", "‹", ""):  # a digit, a word, an arrow, a blank key: no symbol
-        assert lone_symbol(key(other)) is None, other
+        got = lone_glyph(key(other))
+        assert got is None or got.char not in SYMBOLS, (other, got)
 
 
 @needs_font

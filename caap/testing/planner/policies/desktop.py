@@ -30,6 +30,10 @@ TASKS: tuple[str, ...] = ()  # none of MiniWoB's: these tasks are sentences abou
 
 _FIELD = re.compile(r'(?P<label>[^",;]+?)\s+"(?P<value>[^"]*)"')
 LABEL_TYPES = ("text", "tabled_text", "hyperlink")
+# Whatever a person can see a name on. Where no element of the expected type shows the name, the
+# element that shows it is the one meant: a reader of the element list goes by the name, its listed
+# type only preferred (a radio button listed as a check box, a list's row as a plain text).
+NAMED = ("button", "dropdown", "tab", "tabled_text", "text", "hyperlink", "icon", "checkbox", "radio", "tree_item")
 
 
 def field_for(p: Prompt, label: str) -> El | None:

@@ -37,20 +37,17 @@ from caap.testing.planner.kit import (
 from caap.testing.planner.kit import (
     find_like as find,
 )
-from caap.testing.planner.policies.desktop import LABEL_TYPES, field_for, put, seek, typed
+from caap.testing.planner.policies.desktop import LABEL_TYPES, NAMED, field_for, put, seek, typed
 
 TAB_TYPES = ("tab", "radio", "button", "tabled_text")  # a stack switcher's pages read as radios or buttons
 TREE_ROWS = ("tree_item", "tabled_text")
 MENU_ENTRIES = ("tabled_text", "text", "button", "hyperlink", "checkbox", "radio")
 OPTIONS = ("tabled_text", "text", "button", "tree_item", "radio", "checkbox")
 MAX_CLICKS = 2  # clicks on one switch before its state counts as unreadable
-# Whatever a person can see a name on: where no element of the expected type shows the name, the
-# element that shows it is the one meant.
-NAMED = ("tree_item", "tabled_text", "text", "button", "checkbox", "radio", "tab", "dropdown", "hyperlink")
 
 
-# (desktop_tasks has these helpers too; it is not imported here, so that the policies register in
-# the order the policy package lists their modules.)
+# (desktop_tasks has its own press, which looks for other types; it is not imported here, so that
+# the policies register in the order the policy package lists their modules.)
 def press(p: Prompt, name: str) -> list[Action]:
     """Click the button ``name`` and finish; once it was clicked, finish."""
     if after_submit(p, name, like=True):

@@ -32,12 +32,10 @@ from caap.testing.planner.kit import (
 from caap.testing.planner.kit import (
     find_like as find,
 )
-from caap.testing.planner.policies.desktop import LABEL_TYPES, steps_since_home, typed
+from caap.testing.planner.policies.desktop import LABEL_TYPES, NAMED, steps_since_home, typed
 
 ROWS = ("tabled_text", "tree_item")
 MENU_TYPES = ("tabled_text", "text", "button", "dropdown")
-# What a person clicks when told to press something named so, whatever it looks like most.
-CLICKABLE = ("button", "dropdown", "tab", "tabled_text", "text", "hyperlink", "icon", "checkbox", "radio")
 TRIES = 3  # clicks on one control before a step counts as not taking
 BESIDE_PX = 150  # a field this near right of its label's line is the label's, whatever lies below
 
@@ -68,7 +66,7 @@ def _button_like(p: Prompt, label: str, kind: str) -> El | None:
     reader of the element list takes the name over the type: a radio button listed as a check box
     is still the one to click)."""
     return (find(p, kind, label) or find(p, "button", label) or find(p, LABEL_TYPES, label)
-            or find(p, CLICKABLE, label))
+            or find(p, NAMED, label))
 
 
 def _toggle(p: Prompt, label: str, want: bool) -> list[Action]:
@@ -109,7 +107,7 @@ def field_near(p: Prompt, label: str) -> El | None:
     (a wide label's row may reach a field of the next column: beside means centred on the label's
     line, and a field below counts its vertical gap twice)."""
     lab = (find(p, LABEL_TYPES, label) or find(p, LABEL_TYPES, label.rstrip(":") + ":")
-           or find(p, CLICKABLE, label.rstrip(":") + ":"))  # a label is its text, whatever its listed type
+           or find(p, NAMED, label.rstrip(":") + ":"))  # a label is its text, whatever its listed type
     if lab is None:
         return None
     beside: list[tuple[int, El]] = []
@@ -217,7 +215,7 @@ def _press(p: Prompt, m: re.Match[str]) -> list[Action]:
     if times_clicked(p, m["button"]):
         return []
     button = (find(p, "button", m["button"]) or find(p, ("text", "hyperlink", "tabled_text"), m["button"])
-              or find(p, CLICKABLE, m["button"]))
+              or find(p, NAMED, m["button"]))
     return [click(button)] if button is not None else [fail(f'no "{m["button"]}" button on the screen')]
 
 

@@ -52,17 +52,21 @@ def text_block(p: Prompt) -> El | None:
               text="\n".join(e.text or "" for e in best))
 
 
+def largest_area(p: Prompt) -> El | None:
+    return max(find_all(p, "text_area"), key=lambda e: e.area, default=None)
+
+
 def the_text(p: Prompt) -> El | None:
     """The (largest) editable multi-line text on the screen, or its lines where the screen shows no
     text area (``text_block``)."""
-    return max(find_all(p, "text_area"), key=lambda e: e.area, default=None) or text_block(p)
+    return largest_area(p) or text_block(p)
 
 
 @policy(r'^In the text, replace "(?P<old>[^"]+)" with "(?P<new>[^"]+)"\.$')
 def replace_word(p: Prompt, m: re.Match[str]) -> list[Action]:
     if typed(p, m["new"]):
         return [done()]
-    area = max(find_all(p, "text_area"), key=lambda e: e.area, default=None)
+    area = largest_area(p)
     if area is not None:  # the whole text is one element: walk to the word from the text's start
         at = (area.text or "").find(m["old"])
         if at < 0:
