@@ -686,6 +686,7 @@ def test_three_readings_of_a_key_settle_its_text():
 
     assert key_text(">", "冰", 0.8, Glyph("*", 0.88, 9, 9)) == "*"    # an operator drawn large: its shape
     assert key_text("_", "+", 0.91, Glyph("÷", 0.8, 8, 8)) == "÷"     # though PP-OCR is sure of another
+    assert key_text(",", "K", 1.0, Glyph("×", 0.9, 7, 7)) == "×"      # even a letter PP-OCR is sure of
     assert key_text("g", "8", 1.0, Glyph("s", 0.87, 7, 5)) == "8"     # a digit PP-OCR is sure of
     assert key_text(";", "8", 0.99, Glyph(".", 1.0, 2, 2)) == "."     # a dot is no digit, however sure PP-OCR is
     assert key_text("]", "1", 0.6, Glyph("1", 0.97, 8, 3)) == "1"     # PP-OCR unsure, but the shape agrees
