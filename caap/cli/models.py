@@ -225,6 +225,63 @@ def train_reader_lm(
               f"{best['exact_match']:.4f}; {where}", highlight=False)
 
 
+@train_app.command("states")
+def train_states(
+    data: Annotated[list[Path], typer.Option("--data", help="Training datasets (repeat for several).")],
+    val: Annotated[list[Path], typer.Option(
+        help="Validation datasets: held-back screens of the training apps and MiniWoB seeds 2800-2999 "
+             "(repeat the option for each).")],
+    checkpoint: Annotated[Path, typer.Option(help="The reader directory the head is written into.")],
+    copies: Annotated[int, typer.Option(help="Jittered boxes per labelled element besides its own.", min=0)] = 1,
+    plain: Annotated[float, typer.Option(
+        help="Share of texts with no state on (unselected labels and rows) kept for training.", min=0.0,
+        max=1.0)] = 0.3,
+    epochs: Annotated[int, typer.Option(min=1)] = 8,
+    minutes: Annotated[float | None, typer.Option(help="Stop after the epoch that passes this time.")] = None,
+    width: Annotated[int, typer.Option(help="Channels of the first conv blocks.", min=8)] = 32,
+    lr: float = 2e-3,
+    seed: int = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Train the state head (caap/observe/read/states.py): a small CNN over each control's pixels
+    that reads checked, focused, highlighted and expanded; written as state-head.* in the reader's
+    directory, with thresholds fitted on the validation screens."""
+    from rich.progress import Progress
+
+    from caap.data.format import DatasetError
+    from caap.train.states import collect, train
+
+    if not (checkpoint / "config.json").is_file():
+        fail(f"{checkpoint}: not a reader directory (no config.json); the head is written beside the reader")
+    try:
+        with Progress(transient=True, console=out) as bar:
+            task = bar.add_task("cutting the training views", total=None)
+            train_ex = collect([str(d) for d in data], copies=copies, seed=seed, plain=plain,
+                               progress=lambda done, total: bar.update(task, completed=done, total=total))
+            task = bar.add_task("cutting the validation views", total=None)
+            val_ex = collect([str(d) for d in val], copies=0,
+                             progress=lambda done, total: bar.update(task, completed=done, total=total))
+    except DatasetError as exc:
+        fail(str(exc))
+    card = {"command": " ".join(["caap train states", *sys.argv[3:]]) if len(sys.argv) > 3 else "caap train states",
+            "train_data": [str(d) for d in data], "validation_data": [str(d) for d in val], "copies": copies,
+            "plain": plain}
+    report = train(train_ex, val_ex, checkpoint, epochs=epochs, lr=lr, width=width, seed=seed, minutes=minutes,
+                   card=card, log=(lambda line: None) if as_json else (lambda line: out.print(line, highlight=False)))
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        return
+    table = Table(title=f"state head on {report['validation_examples']} validation elements "
+                        f"(best epoch {report['best_epoch']})")
+    for column in ("state", "elements", "accuracy", "majority", "recall (true)", "precision (true)", "threshold"):
+        table.add_column(column, justify="right")
+    for state, v in report["validation"].items():
+        table.add_row(state, str(v["elements"]), f"{v['accuracy']:.4f}", f"{v['majority']:.4f}",
+                      _fmt(v["recall_true"]), _fmt(v["precision_true"]), f"{report['thresholds'][state]:.2f}")
+    out.print(table)
+    out.print(f"written: {checkpoint}", highlight=False)
+
+
 @train_app.command("text-choice")
 def train_text_choice(
     data: ReaderDatasets,

@@ -105,6 +105,7 @@ class Look:
     parts: Parts
     readings: Readings | None = None
     reading_boxes: list[Element] | None = None  # the boxes the reader reads in, where a step narrowed them
+    states_read: bool = False  # the state head has read the states (the pixel rules for them stand down)
     steps: list[StepRun] = field(default_factory=list)
     provenance: list[Provenance] = field(default_factory=list)
     _arrays: dict[str, np.ndarray] = field(default_factory=dict, repr=False)

@@ -23,7 +23,7 @@ Result (``evaluate``), abridged::
               "auto": {"0.5": {"exact_match", "cer", "to_ocr"}, ...},
               "auto_chooser": {...}  (the same texts to PP-OCR, the reader's text chooser deciding),
               "default": {"source", ...}},
-     "attributes": {"checked" | "focused" | "highlighted" | "subtype": {"elements", "accuracy",
+     "attributes": {"checked" | "focused" | "highlighted" | "expanded" | "subtype": {"elements", "accuracy",
                     "majority": {"value", "accuracy"},  # always answering the commonest true value
                     "true": {"elements", "recall", "precision"}}},  # of "yes" (not for subtype)
      "per_type": {type: {"elements", "type_accuracy", "text_elements", "text_reader", "text_default"}},
@@ -66,10 +66,10 @@ from caap.observe.steps import FIT_STEPS
 from caap.observe.steps.texts import chosen_text, ocr_limit, reads_nothing
 from caap.observe.text_choice import levenshtein
 from caap.observe.vision import DEFAULT_OCR_THRESHOLD, DEFAULT_TEXT_SOURCE, DEFAULT_TYPE_SOURCE
-from caap.taxonomy import CHECKED, FOCUSED, HIGHLIGHTED, SUBTYPE, TEXT, attributes_of
+from caap.taxonomy import CHECKED, EXPANDED, FOCUSED, HIGHLIGHTED, SUBTYPE, TEXT, attributes_of
 from caap.train.eval_detector import match_boxes
 
-STATE_ATTRIBUTES = (CHECKED, FOCUSED, HIGHLIGHTED, SUBTYPE)
+STATE_ATTRIBUTES = (CHECKED, FOCUSED, HIGHLIGHTED, EXPANDED, SUBTYPE)
 TESSERACT_UPSCALE = 3  # MiniWoB text is ~10 px high; Tesseract wants ~30 px capitals
 TESSERACT_PSM = 7      # "treat the image as a single text line"
 AUTO_THRESHOLDS = (0.3, 0.5, 0.7, 0.8, 0.9, 0.95)
@@ -288,7 +288,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
                 engine.read(look.image, boxes[:1], [hints[0].value])
             warmed = True
         t0 = time.perf_counter()
-        merged = pipeline.run(look, found, start="read", stop="unhighlight_plain_rows")
+        merged = pipeline.run(look, found, start="read", stop="reread_doubtful_texts")
         t_read = time.perf_counter() - t0
         readings = look.readings
         assert readings is not None  # the read stage ran
@@ -308,7 +308,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
         # The observer's own output under the configured text source: the rest of the pipeline,
         # timed as it runs (only the doubtful texts go to PP-OCR under auto).
         t0 = time.perf_counter()
-        default = pipeline.run(look, merged, start="unhighlight_plain_rows")
+        default = pipeline.run(look, merged, start="reread_doubtful_texts")
         t_ocr = time.perf_counter() - t0
         if det is not None:
             observe_times.append(((t_detect + t_read + t_ocr) * 1000, len(boxes)))

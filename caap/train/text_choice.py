@@ -6,7 +6,7 @@ model, and PP-OCR on *every* text so each disagreement can be learned from (its 
 settled by the reader's frames, as the observer settles them) — matches each box to
 its labelled element, and fits the logistic regression on the disagreements whose right text is
 one of the two. Before the final fit on all of them, a two-fold cross-validation (screens split by
-seed parity) scores what the chooser would do at each ``ocr_threshold`` beside the plain
+task or app and seed, hashed) scores what the chooser would do at each ``ocr_threshold`` beside the plain
 confidence rule, so the report says what the file is worth on screens it was not fitted on. The
 chooser is written beside the reader's weights (``CHOICE_FILE``), where ``Reader`` picks it up.
 """
@@ -14,6 +14,7 @@ chooser is written beside the reader's weights (``CHOICE_FILE``), where ``Reader
 from __future__ import annotations
 
 import time
+import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,12 @@ THRESHOLDS = (0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 1.01)
 # Text areas' limit is chosen from a finer grid: a reader's line-by-line confidence on them spreads
 # over 0.5-0.9, where THRESHOLDS has only 0.5 and 0.8 (a fine-tuned reader at 0.62-0.76 went to PP-OCR).
 AREA_THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.98, 0.99, 1.01)
+
+
+def _fold(ann: Any) -> int:
+    """The cross-validation half of a screen: by its task or app and seed, hashed. (A desktop
+    validation set has one or two seeds per app, so seed parity alone would put it all in one half.)"""
+    return zlib.crc32(f"{ann.source.task}:{ann.source.seed}".encode()) % 2
 
 
 def observed_texts(datasets: Sequence[str | Path], reader: Reader, ocr: Any, detector: Any, *,
@@ -73,7 +80,8 @@ def observed_texts(datasets: Sequence[str | Path], reader: Reader, ocr: Any, det
             if mine != theirs and element.type != ElementType.TEXT_AREA:  # as the observer does
                 theirs = resolve_lookalikes(theirs, log_probs[i], reader.alphabet, reader.lm)
             row: dict[str, Any] = {
-                "seed": item.ann.source.seed or 0, "type": element.type.value, "gold": normalise(gold.text),
+                "seed": item.ann.source.seed or 0, "fold": _fold(item.ann), "type": element.type.value,
+                "gold": normalise(gold.text),
                 "reader": mine, "reader_conf": float(element.text_confidence or 0.0), "ocr": theirs,
                 "ocr_conf": float(o.confidence), "features": None}
             if mine != theirs and element.type != ElementType.TEXT_AREA:
@@ -151,16 +159,16 @@ def fit(datasets: Sequence[str | Path], checkpoint: str | Path, *, detector: str
         except DetectorError as exc:
             raise ReaderError(str(exc)) from None
     rows = observed_texts(datasets, reader, ocr, det, split=split, progress=progress)
-    # Cross-validation: screens of even seeds fit, odd ones score, and the other way round.
+    # Cross-validation: one half of the episodes fits, the other scores, and the other way round.
     # (A fold with nothing to learn from — few screens — falls back to the confidence rule.)
     verdicts: dict[int, bool] = {}
     for fold in (0, 1):
         try:
-            chooser: TextChooser | None = _fit([r for r in rows if r["seed"] % 2 != fold])
+            chooser: TextChooser | None = _fit([r for r in rows if r["fold"] != fold])
         except ReaderError:
             chooser = None
         for k, r in enumerate(rows):
-            if r["seed"] % 2 == fold and r["features"] is not None:
+            if r["fold"] == fold and r["features"] is not None:
                 verdicts[k] = chooser.prob_ocr(r["features"]) > 0.5 if chooser is not None else True
     index = {id(r): k for k, r in enumerate(rows)}
     area_limit = _text_area_limit(rows)

@@ -94,7 +94,11 @@ class TkDemo:
             tail = self.session.log_of(self.proc.args[0] if isinstance(self.proc.args, list) else "")
             raise DesktopError(f"the Tk demo stopped answering (exit {self.proc.poll()}): "
                                f"{tail or 'it printed nothing'}")
-        answer = json.loads(line)
+        try:
+            answer = json.loads(line)
+        except json.JSONDecodeError:
+            # Something else on the demo's stdout (a blank line, a Tk warning): the episode cannot trust it.
+            raise DesktopError(f"the Tk demo answered with a line that is not JSON: {line[:200]!r}") from None
         if not isinstance(answer, dict):
             raise DesktopError(f"the Tk demo answered {answer!r}")
         return answer

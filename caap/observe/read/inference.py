@@ -50,6 +50,7 @@ from caap.observe.read.configuration import (
 )
 from caap.observe.read.lines import LINE_SEPARATOR, text_lines
 from caap.observe.read.processing import box_colours, grid_size, patchify, semi_mask
+from caap.observe.read.states import HEAD_FILE, StateHead, StateHeadError
 from caap.observe.read.target import TYPES, RecordGrammar, _allowed, decode_target
 from caap.observe.text_choice import CHOICE_FILE, TextChoiceError, TextChooser
 from caap.taxonomy import TEXT, ElementType, attributes_of
@@ -103,11 +104,12 @@ class Reader:
 
     lm: CharLM | None  # the character model the CTC texts are searched with (charlm)
     chooser: TextChooser | None  # picks the reader's or PP-OCR's text (text_choice)
+    state_head: StateHead | None  # reads controls' states from their pixels (states)
     memo: ReadingMemo | None  # readings of crops seen before (caap.observe.memo)
 
     def __init__(self, checkpoint: str | Path, *, device: str | None = "cpu", chunk_size: int = 64,
                  constrained: bool = True, pad_waste: float = 1.25, lm: bool = True, chooser: bool = True,
-                 memo: int = 0) -> None:
+                 memo: int = 0, states: bool = True) -> None:
         if chunk_size < 1:
             raise ReaderError(f"chunk_size must be at least 1, got {chunk_size}")
         path = Path(checkpoint)
@@ -124,6 +126,11 @@ class Reader:
             try:
                 self.chooser = TextChooser.load(path / CHOICE_FILE)
             except TextChoiceError as exc:
+                raise ReaderError(str(exc)) from None
+        if states and (path / HEAD_FILE).is_file():
+            try:
+                self.state_head = StateHead.load(path)
+            except StateHeadError as exc:
                 raise ReaderError(str(exc)) from None
         if getattr(self.model, "ctc_classes", None) != self.alphabet.size:
             raise ReaderError(f"{self.path}: the CTC head has {getattr(self.model, 'ctc_classes', None)} classes "
@@ -150,6 +157,7 @@ class Reader:
         self.grammar = RecordGrammar(tokenizer, text=spec.decoder_text) if constrained else None
         self.lm = None
         self.chooser = None
+        self.state_head = None
         self.memo = None
 
     # -- the model passes -------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from caap.observe.steps.segments import drawn_lines
 from caap.observe.steps.separators import split_at_separators
 from caap.observe.steps.shape_fit import fit_icons, fit_small_shapes
 from caap.observe.steps.snap import add_missed_rows, add_missed_words, snap_text_boxes, split_links
+from caap.observe.steps.states import read_states
 from caap.observe.steps.switches import toggle_switches
 from caap.observe.steps.text_areas import framed_text_areas
 
@@ -111,8 +112,6 @@ STEPS: tuple[Step, ...] = (
          reading.narrow_reading_boxes, READER),
     Step("read_elements", "read", "read every box in one batch: type, text, states",
          reading.read_elements, READER),
-    Step("unhighlight_plain_rows", "read", "a row on the page's own colour is not highlighted",
-         reading.unhighlight_plain_rows, READER),
     Step("reread_doubtful_texts", "read", "PP-OCR reads the texts the reader is unsure of; the chooser "
          "picks where they differ", texts.reread_doubtful_texts, ("reader", "ocr")),
     Step("read_lone_letters", "read", "a small icon both readers read as one letter becomes that letter",
@@ -128,10 +127,16 @@ STEPS: tuple[Step, ...] = (
          "the letter l", lambda look, els: bars_as_letters(look.image, els), READER),
     Step("retype_controls_by_outline", "settle", "a round control is a radio button, a square one a checkbox",
          lambda look, els: control_kinds(look.image, els), READER),
-    Step("read_control_marks", "settle", "a checkbox or radio button is ticked where its control shows a mark, "
-         "unticked where it is empty", lambda look, els: control_states(look.image, els), READER),
-    Step("read_focus_rings", "settle", "a field, drop-down or button drawn with a coloured ring round a plain face "
-         "is focused", lambda look, els: focus_rings(look.image, els), READER),
+    Step("read_states", "settle", "the state head reads each control's states (checked, focused, highlighted, "
+         "expanded) from its pixels", read_states, READER),
+    Step("unhighlight_plain_rows", "settle", "a row on the page's own colour is not highlighted",
+         reading.unhighlight_plain_rows, READER),
+    Step("read_control_marks", "settle", "without a state head: a checkbox or radio is ticked where its control "
+         "shows a mark",
+         lambda look, els: els if look.states_read else control_states(look.image, els), READER),
+    Step("read_focus_rings", "settle", "without a state head: a field, drop-down or button ringed in colour round "
+         "a plain face is focused",
+         lambda look, els: els if look.states_read else focus_rings(look.image, els), READER),
     Step("add_resize_grips", "settle", "a field with a resize grip is a text area; add a handle over the grip",
          lambda look, els: resize_grips(look.image, els), READER),
 )

@@ -749,7 +749,7 @@ def test_eval_scores_every_text_source_on_the_same_elements(run, tmp_path):
     assert "exact_match" in text["ocr"] or "error" in text["ocr"]
     if "auto" in text:
         assert text["auto"]["0.5"]["to_ocr"] is not None
-    assert set(result["attributes"]) == {"checked", "focused", "highlighted", "subtype"}
+    assert set(result["attributes"]) == {"checked", "focused", "highlighted", "expanded", "subtype"}
     for score in result["attributes"].values():  # each beside the score of always answering the commonest value
         majority = score["majority"]
         assert majority is None if not score["elements"] else 0 < majority["accuracy"] <= 1

@@ -1,0 +1,193 @@
+"""The state head: a small convolutional network that reads a control's states from its pixels.
+
+The reader writes states in its record, but it learnt them from MiniWoB pages, and desktop toolkits
+draw a ticked box, a selected row or a focused field in ways it never saw. The state head looks at
+one element at a time, as three views side by side in one 32×128 image (``state_view``):
+
+- the square at the box's left end (where a check box, radio button or tree expander sits),
+- the whole box squeezed to 32×64 (a selected row's fill, a focus ring's four sides),
+- the square at the box's right end (a switch's knob, a drop-down's arrow),
+
+each with a margin of the page around it, so a fill can be told from the page's own colour. The
+element's type enters beside the pooled features. It gives the probability of every boolean state
+of ``caap.taxonomy`` (checked, focused, highlighted, expanded); the ``read_states`` step writes
+those its type carries, at the thresholds fitted on validation screens (``StateHead.thresholds``).
+
+The head lives in the reader's checkpoint directory (``HEAD_FILE`` weights, ``HEAD_CONFIG`` its
+settings and data card) and is loaded with the reader; a reader directory without it keeps the
+reader's own states.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from caap.elements import Element
+from caap.taxonomy import BOOLEAN_ATTRIBUTES, ElementType, attributes_of
+
+HEAD_FILE = "state-head.safetensors"
+HEAD_CONFIG = "state-head.json"
+VIEW_H = 32
+SIDE_W = 32          # each end's square
+MIDDLE_W = 64        # the whole box, squeezed
+VIEW_W = 2 * SIDE_W + MIDDLE_W
+TYPES: tuple[ElementType, ...] = tuple(ElementType)
+STATES: tuple[str, ...] = BOOLEAN_ATTRIBUTES
+MEAN, SPREAD = 0.5, 0.25  # pixels in [0, 1] are centred and scaled by these before the network
+
+
+class StateHeadError(ValueError):
+    """A state head that cannot be loaded; the message names the file."""
+
+
+def margin_of(box: Sequence[int]) -> int:
+    """The page margin around a box in its views: a fifth of its height, 2-6 px."""
+    return int(min(6, max(2, round(0.2 * (box[3] - box[1])))))
+
+
+def _region(rgb: np.ndarray, box: Sequence[int]) -> np.ndarray:
+    """The box and its margin, the image's edge pixels repeated where the margin leaves the image."""
+    h, w = rgb.shape[:2]
+    m = margin_of(box)
+    x1, y1, x2, y2 = int(box[0]) - m, int(box[1]) - m, int(box[2]) + m, int(box[3]) + m
+    cx1, cy1, cx2, cy2 = max(0, x1), max(0, y1), min(w, x2), min(h, y2)
+    if cx2 <= cx1 or cy2 <= cy1:
+        return np.zeros((max(1, y2 - y1), max(1, x2 - x1), 3), np.uint8)
+    crop = rgb[cy1:cy2, cx1:cx2]
+    pads = ((cy1 - y1, y2 - cy2), (cx1 - x1, x2 - cx2), (0, 0))
+    return np.pad(crop, pads, mode="edge") if any(p for pair in pads[:2] for p in pair) else crop
+
+
+def _resized(pixels: np.ndarray, width: int, height: int) -> np.ndarray:
+    if pixels.shape[0] == height and pixels.shape[1] == width:
+        return pixels
+    return np.asarray(Image.fromarray(np.ascontiguousarray(pixels)).resize((width, height), Image.Resampling.BILINEAR))
+
+
+def state_view(rgb: np.ndarray, box: Sequence[int]) -> np.ndarray:
+    """The head's input for one box: uint8 ``(VIEW_H, VIEW_W, 3)``, left square, whole, right square."""
+    region = _region(rgb, box)
+    rh, rw = region.shape[:2]
+    side = min(rh, rw)
+    return np.concatenate([_resized(region[:, :side], SIDE_W, VIEW_H),
+                           _resized(region, MIDDLE_W, VIEW_H),
+                           _resized(region[:, rw - side:], SIDE_W, VIEW_H)], axis=1)
+
+
+def type_index(element_type: ElementType | str) -> int:
+    return TYPES.index(ElementType(element_type))
+
+
+def state_mask(element_type: ElementType | str) -> np.ndarray:
+    """1 for each state the type carries (``caap.taxonomy``), 0 for the rest."""
+    carried = attributes_of(element_type)
+    return np.array([1.0 if s in carried else 0.0 for s in STATES], np.float32)
+
+
+def build_network(width: int = 32) -> Any:
+    """The network: four conv blocks (32×128 → 4×16), average and max pooled, the type's embedding
+    beside them, two linear layers to one logit per state. 0.07 M parameters at width 32."""
+    import torch
+    from torch import nn
+
+    class StateNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            c = width
+
+            def block(cin: int, cout: int, stride: int) -> list[nn.Module]:
+                return [nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False), nn.BatchNorm2d(cout),
+                        nn.ReLU(inplace=True)]
+
+            # Strided convolutions, not pooling: a few times cheaper on a CPU for the same map sizes.
+            self.features = nn.Sequential(*block(3, c // 2, 2), *block(c // 2, c, 2), *block(c, 2 * c, 2),
+                                          *block(2 * c, 2 * c, 1))
+            self.types = nn.Embedding(len(TYPES), 8)
+            self.head = nn.Sequential(nn.Linear(4 * c + 8, 64), nn.ReLU(inplace=True), nn.Linear(64, len(STATES)))
+
+        def forward(self, x: torch.Tensor, types: torch.Tensor) -> torch.Tensor:
+            f = self.features(x)
+            pooled = torch.cat([f.mean(dim=(2, 3)), f.amax(dim=(2, 3)), self.types(types)], dim=1)
+            return self.head(pooled)
+
+    return StateNet()
+
+
+def to_tensor(views: np.ndarray) -> Any:
+    """uint8 ``(N, H, W, 3)`` views as the network's float input ``(N, 3, H, W)``."""
+    import torch
+
+    x = torch.from_numpy(np.ascontiguousarray(views)).permute(0, 3, 1, 2).float()
+    return (x / 255.0 - MEAN) / SPREAD
+
+
+class StateHead:
+    """A trained head, loaded once; ``probabilities`` reads a screen's elements in one batch."""
+
+    def __init__(self, network: Any, config: dict[str, Any]) -> None:
+        self.network = network.eval()
+        self.config = config
+        self.thresholds: dict[str, float] = {s: float(config.get("thresholds", {}).get(s, 0.5)) for s in STATES}
+
+    @classmethod
+    def load(cls, directory: str | Path) -> StateHead:
+        from safetensors.torch import load_file
+
+        directory = Path(directory)
+        try:
+            config = json.loads((directory / HEAD_CONFIG).read_text(encoding="utf-8"))
+            network = build_network(int(config.get("width", 32)))
+            network.load_state_dict(load_file(str(directory / HEAD_FILE)))
+        except FileNotFoundError as exc:
+            raise StateHeadError(f"{directory}: the state head is incomplete ({Path(exc.filename).name} missing)") \
+                from None
+        except Exception as exc:  # corrupt JSON, safetensors or a state dict of another shape
+            raise StateHeadError(f"{directory}: cannot load the state head ({HEAD_FILE}, {HEAD_CONFIG}): "
+                                 f"{str(exc).splitlines()[0][:200]}") from None
+        if tuple(config.get("states", STATES)) != STATES or tuple(config.get("types", [t.value for t in TYPES])) != \
+                tuple(t.value for t in TYPES):
+            raise StateHeadError(f"{directory / HEAD_CONFIG}: trained for other states or types than this caap has")
+        return cls(network, config)
+
+    def probabilities(self, rgb: np.ndarray, elements: Sequence[Element]) -> np.ndarray:
+        """``(len(elements), len(STATES))`` probabilities; rows of elements that carry no state are 0."""
+        import torch
+
+        out = np.zeros((len(elements), len(STATES)), np.float32)
+        todo = [i for i, e in enumerate(elements) if state_mask(e.type).any()]
+        if not todo:
+            return out
+        views = np.stack([state_view(rgb, elements[i].bbox) for i in todo])
+        types = torch.tensor([type_index(elements[i].type) for i in todo])
+        with torch.inference_mode():
+            out[todo] = torch.sigmoid(self.network(to_tensor(views), types)).numpy()
+        return out
+
+    def states(self, rgb: np.ndarray, elements: Sequence[Element]) -> list[dict[str, bool]]:
+        """Each element's states its type carries, as the head reads them at its thresholds."""
+        probs = self.probabilities(rgb, elements)
+        out: list[dict[str, bool]] = []
+        for e, row in zip(elements, probs, strict=True):
+            mask = state_mask(e.type)
+            out.append({s: bool(row[k] >= self.thresholds[s]) for k, s in enumerate(STATES) if mask[k]})
+        return out
+
+
+def save_head(network: Any, config: dict[str, Any], directory: str | Path) -> None:
+    """Write the head's weights and settings into a reader directory (both files replaced whole)."""
+    from safetensors.torch import save_file
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    config = {**config, "states": list(STATES), "types": [t.value for t in TYPES]}
+    tmp_w, tmp_c = directory / (HEAD_FILE + ".tmp"), directory / (HEAD_CONFIG + ".tmp")
+    save_file({k: v.detach().cpu().contiguous() for k, v in network.state_dict().items()}, str(tmp_w))
+    tmp_c.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    tmp_w.replace(directory / HEAD_FILE)
+    tmp_c.replace(directory / HEAD_CONFIG)

@@ -1,0 +1,196 @@
+"""Train the state head (``caap.observe.read.states``) on labelled screens.
+
+Every labelled element whose type carries a state with a known value becomes one example: its
+views (``state_view``) cut from the labelled box and, for training, from copies of the box with each
+side moved a little (the detector's boxes are never exactly the labels'), its type, and its states
+(unknown ones masked out of the loss). Training screens and validation screens come from separate
+datasets (the validation ones held back from the training apps and MiniWoB seeds 2800-2999); each
+epoch is scored on the validation examples, the best epoch kept, and each state's threshold is the
+one that reads the validation examples best. The head is written into the reader's directory.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from caap.data.format import Dataset, DatasetError, open_dataset
+from caap.observe.primitives import rgb_pixels
+from caap.observe.read.states import STATES, build_network, save_head, state_mask, state_view, to_tensor, type_index
+from caap.taxonomy import TEXT_ELEMENT_TYPES
+
+THRESHOLD_GRID = tuple(round(0.05 * k, 2) for k in range(2, 19))
+
+
+@dataclass
+class Examples:
+    views: np.ndarray    # uint8 (N, H, W, 3)
+    types: np.ndarray    # int64 (N,)
+    labels: np.ndarray   # float32 (N, S): 1 true, 0 false
+    known: np.ndarray    # float32 (N, S): 1 where the label is known and the type carries the state
+    groups: list[str]    # each example's dataset group (the app or task)
+
+    def __len__(self) -> int:
+        return len(self.types)
+
+
+def _jittered(box: Sequence[int], rng: random.Random, width: int, height: int) -> tuple[int, int, int, int]:
+    x1, y1, x2, y2 = (int(v) for v in box)
+    j = max(1, round(0.12 * min(x2 - x1, y2 - y1)))
+    nx1, ny1 = x1 + rng.randint(-j, j), y1 + rng.randint(-j, j)
+    nx2, ny2 = x2 + rng.randint(-j, j), y2 + rng.randint(-j, j)
+    nx1, ny1 = max(0, min(nx1, nx2 - 3)), max(0, min(ny1, ny2 - 3))
+    return nx1, ny1, min(width, max(nx2, nx1 + 3)), min(height, max(ny2, ny1 + 3))
+
+
+def collect(datasets: Sequence[str | Path], *, copies: int = 0, seed: int = 0, plain: float = 1.0,
+            progress: Callable[[int, int], None] | None = None) -> Examples:
+    """The examples of every labelled element with a known state; ``copies`` jittered boxes each
+    besides the labelled one. ``plain``: the share of texts with no state on (a page's many
+    unselected labels and rows) kept; the rest are left out, for training time."""
+    rng = random.Random(seed)
+    try:
+        sets: list[Dataset] = [open_dataset(d) for d in datasets]
+        screens = [(ds, path) for ds in sets for path in ds.label_paths()]
+    except DatasetError as exc:
+        raise DatasetError(str(exc)) from None
+    views: list[np.ndarray] = []
+    types: list[int] = []
+    labels: list[np.ndarray] = []
+    known: list[np.ndarray] = []
+    groups: list[str] = []
+    for n, (ds, path) in enumerate(screens):
+        ann = ds.load(path)
+        wanted = []
+        for e in ann.elements:
+            mask = state_mask(e.type)
+            values = [getattr(e, s) for s in STATES]
+            have = np.array([m * (v is not None) for m, v in zip(mask, values, strict=True)], np.float32)
+            if have.any() and (plain >= 1.0 or e.type not in TEXT_ELEMENT_TYPES or any(
+                    v for v in values if v) or rng.random() < plain):
+                wanted.append((e, have, np.array([bool(v) for v in values], np.float32)))
+        if wanted:
+            with Image.open(ds.image_path(ann)) as im:
+                rgb = rgb_pixels(im.convert("RGB"))
+            for e, have, value in wanted:
+                boxes = [e.bbox] + [_jittered(e.bbox, rng, ann.width, ann.height) for _ in range(copies)]
+                for box in boxes:
+                    views.append(state_view(rgb, box))
+                    types.append(type_index(e.type))
+                    labels.append(value)
+                    known.append(have)
+                    groups.append(path.parent.name)
+        if progress is not None:
+            progress(n + 1, len(screens))
+    if not views:
+        raise DatasetError(f"{', '.join(map(str, datasets))}: no labelled element with a known state")
+    return Examples(np.stack(views), np.array(types, np.int64), np.stack(labels), np.stack(known), groups)
+
+
+def scores(probs: np.ndarray, ex: Examples, thresholds: dict[str, float]) -> dict[str, dict[str, Any]]:
+    """Per state: examples, accuracy at the threshold, the majority baseline, recall and precision of true."""
+    out: dict[str, dict[str, Any]] = {}
+    for k, s in enumerate(STATES):
+        rows = ex.known[:, k] > 0
+        n = int(rows.sum())
+        if not n:
+            continue
+        truth = ex.labels[rows, k] > 0.5
+        said = probs[rows, k] >= thresholds[s]
+        tp = int((said & truth).sum())
+        out[s] = {"elements": n, "accuracy": float((said == truth).mean()),
+                  "majority": float(max(truth.mean(), 1 - truth.mean())),
+                  "recall_true": tp / int(truth.sum()) if truth.any() else None,
+                  "precision_true": tp / int(said.sum()) if said.any() else None}
+    return out
+
+
+def fit_thresholds(probs: np.ndarray, ex: Examples) -> dict[str, float]:
+    """Each state's threshold: the grid value with the best validation accuracy (0.5 on a tie or no data)."""
+    out: dict[str, float] = {}
+    for k, s in enumerate(STATES):
+        rows = ex.known[:, k] > 0
+        if not rows.any():
+            out[s] = 0.5
+            continue
+        truth = ex.labels[rows, k] > 0.5
+        best = max(THRESHOLD_GRID, key=lambda t: (float(((probs[rows, k] >= t) == truth).mean()), -abs(t - 0.5)))
+        out[s] = float(best)
+    return out
+
+
+def predict(network: Any, ex: Examples, batch: int = 512) -> np.ndarray:
+    import torch
+
+    network.eval()
+    out = []
+    with torch.inference_mode():
+        for i in range(0, len(ex), batch):
+            x = to_tensor(ex.views[i:i + batch])
+            out.append(torch.sigmoid(network(x, torch.from_numpy(ex.types[i:i + batch]))).numpy())
+    return np.concatenate(out)
+
+
+def train(train_ex: Examples, val_ex: Examples, out_dir: str | Path, *, epochs: int = 12, batch: int = 128,
+          lr: float = 2e-3, width: int = 32, seed: int = 0, minutes: float | None = None,
+          card: dict[str, Any] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Train, keep the epoch with the best mean validation accuracy over the states, fit the
+    thresholds on the validation examples and write the head into ``out_dir``. ``minutes``: stop
+    after the epoch that passes this much time. Returns the report written into the head's config."""
+    import torch
+
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    network = build_network(width)
+    optimiser = torch.optim.AdamW(network.parameters(), lr=lr, weight_decay=1e-4)
+    steps = epochs * math.ceil(len(train_ex) / batch)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=lr, total_steps=steps, pct_start=0.15)
+    loss_fn = torch.nn.BCEWithLogitsLoss(reduction="none")
+    best: tuple[float, dict[str, Any], int] | None = None
+    started = time.monotonic()
+    history = []
+    for epoch in range(epochs):
+        network.train()
+        order = rng.permutation(len(train_ex))
+        total, seen = 0.0, 0
+        for i in range(0, len(order), batch):
+            idx = order[i:i + batch]
+            x = to_tensor(train_ex.views[idx])
+            if rng.random() < 0.5:  # a theme's colours are not the state: brightness and channel order vary
+                x = x[:, torch.from_numpy(rng.permutation(3))]
+            logits = network(x, torch.from_numpy(train_ex.types[idx]))
+            known = torch.from_numpy(train_ex.known[idx])
+            loss = (loss_fn(logits, torch.from_numpy(train_ex.labels[idx])) * known).sum() / known.sum().clamp(min=1)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            schedule.step()
+            total, seen = total + loss.item() * len(idx), seen + len(idx)
+        probs = predict(network, val_ex)
+        val = scores(probs, val_ex, dict.fromkeys(STATES, 0.5))
+        mean = float(np.mean([v["accuracy"] for v in val.values()]))
+        history.append({"epoch": epoch + 1, "loss": total / max(seen, 1), "val_mean_accuracy": mean,
+                        "seconds": round(time.monotonic() - started, 1)})
+        log(f"epoch {epoch + 1}: loss {total / max(seen, 1):.4f}, validation "
+            + ", ".join(f"{s} {v['accuracy']:.4f}" for s, v in val.items()))
+        if best is None or mean > best[0]:
+            best = (mean, {k: v.detach().clone() for k, v in network.state_dict().items()}, epoch + 1)
+        if minutes is not None and time.monotonic() - started > 60 * minutes:
+            break
+    assert best is not None
+    network.load_state_dict(best[1])
+    probs = predict(network, val_ex)
+    thresholds = fit_thresholds(probs, val_ex)
+    report = {"width": width, "thresholds": thresholds, "best_epoch": best[2], "history": history,
+              "train_examples": len(train_ex), "validation_examples": len(val_ex),
+              "validation": scores(probs, val_ex, thresholds), **(card or {})}
+    save_head(network, report, out_dir)
+    return report

@@ -1,0 +1,161 @@
+"""The state head: its views, its training on labelled screens, loading it, and its pipeline step."""
+
+from __future__ import annotations
+
+import json
+import random
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+from caap.data.format import Annotation, Dataset
+from caap.elements import Element
+from caap.observe.pipeline import Look, Parts
+from caap.observe.read.states import (
+    HEAD_CONFIG,
+    HEAD_FILE,
+    STATES,
+    VIEW_H,
+    VIEW_W,
+    StateHead,
+    StateHeadError,
+    state_mask,
+    state_view,
+)
+from caap.observe.steps.states import read_states
+from caap.taxonomy import ElementType
+from caap.train.states import collect, fit_thresholds, train
+
+
+def test_view_shows_both_ends_and_the_whole_box() -> None:
+    rgb = np.full((40, 200, 3), 255, np.uint8)
+    rgb[10:30, 20:40] = (255, 0, 0)     # the box's left end
+    rgb[10:30, 160:180] = (0, 0, 255)   # its right end
+    view = state_view(rgb, (20, 10, 180, 30))
+    assert view.shape == (VIEW_H, VIEW_W, 3) and view.dtype == np.uint8
+    left, right = view[:, :32].reshape(-1, 3).mean(0), view[:, -32:].reshape(-1, 3).mean(0)
+    assert left[0] - left[2] > 100  # red in the left square (white margin round it)
+    assert right[2] - right[0] > 100  # blue in the right square
+    # A box at the image's corner is padded with the edge pixels, not cut short.
+    assert state_view(rgb, (0, 0, 5, 5)).shape == (VIEW_H, VIEW_W, 3)
+
+
+def test_only_the_states_a_type_carries_are_read() -> None:
+    assert list(state_mask(ElementType.CHECKBOX)) == [1.0 if s == "checked" else 0.0 for s in STATES]
+    assert state_mask(ElementType.TREE_ITEM)[STATES.index("expanded")] == 1.0
+    assert not state_mask(ElementType.SCROLLBAR).any()
+
+
+def _checkbox_screen(rng: random.Random, ticked: list[bool]) -> tuple[Image.Image, list[Element]]:
+    image = Image.new("RGB", (220, 30 * len(ticked) + 10), (246, 245, 244))
+    draw = ImageDraw.Draw(image)
+    elements = []
+    for k, tick in enumerate(ticked):
+        x, y = 10 + rng.randint(0, 8), 10 + 30 * k
+        draw.rectangle((x, y, x + 14, y + 14), outline=(120, 120, 120), fill=(255, 255, 255))
+        if tick:
+            draw.line((x + 3, y + 7, x + 6, y + 11, x + 12, y + 3), fill=(30, 30, 30), width=2)
+        draw.text((x + 22, y + 2), rng.choice(["Bold", "Wrap lines", "Show all", "Mute"]), fill=(20, 20, 20))
+        elements.append(Element(type=ElementType.CHECKBOX, bbox=(x, y, x + 120, y + 15), checked=tick))
+    return image, elements
+
+
+def _dataset(root, seed: int, screens: int) -> Dataset:
+    rng = random.Random(seed)
+    ds = Dataset.create(root, "boxes")
+    for n in range(screens):
+        image, elements = _checkbox_screen(rng, [rng.random() < 0.5 for _ in range(5)])
+        ds.add("boxes", f"s{n}", image, Annotation(image="-", width=image.width, height=image.height,
+                                                      elements=elements))
+    return ds
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> tuple[StateHead, object]:
+    root = tmp_path_factory.mktemp("states")
+    train_ex = collect([_dataset(root / "train", 0, 24).root], copies=1)
+    val_ex = collect([_dataset(root / "val", 1, 8).root])
+    report = train(train_ex, val_ex, root / "head", epochs=6, batch=32, lr=3e-3, width=16,
+                   log=lambda line: None)
+    return StateHead.load(root / "head"), report
+
+
+def test_a_head_trained_on_drawn_boxes_tells_ticked_from_empty(trained) -> None:
+    head, report = trained
+    assert report["validation"]["checked"]["accuracy"] >= 0.9, report["validation"]
+    image, elements = _checkbox_screen(random.Random(7), [True, False, True, False, False])
+    said = head.states(np.asarray(image), elements)
+    assert [s["checked"] for s in said] == [True, False, True, False, False]
+    assert set(said[0]) == {"checked"}  # a checkbox carries no other state
+
+
+def test_the_step_writes_the_heads_states(trained) -> None:
+    head, _ = trained
+    image, boxes = _checkbox_screen(random.Random(8), [True, False])
+    elements = [e.model_copy(update={"checked": not e.checked}) for e in boxes]
+    look = Look(image=image, parts=Parts(reader=SimpleNamespace(state_head=head)))  # type: ignore[arg-type]
+    out = read_states(look, elements)
+    assert [e.checked for e in out] == [True, False]
+    assert [e.text for e in out] == [e.text for e in elements]  # only the states change
+    without = Look(image=image, parts=Parts(reader=SimpleNamespace(state_head=None)))  # type: ignore[arg-type]
+    assert read_states(without, elements) == elements
+
+
+def test_thresholds_are_fitted_to_the_validation_examples() -> None:
+    from caap.train.states import Examples
+
+    n = 20
+    truth = np.array([k % 2 for k in range(n)], np.float32)
+    probs = np.zeros((n, len(STATES)), np.float32)
+    probs[:, 0] = np.where(truth > 0, 0.3, 0.1)  # every true one under 0.5, above 0.2
+    known = np.zeros((n, len(STATES)), np.float32)
+    known[:, 0] = 1
+    labels = np.zeros((n, len(STATES)), np.float32)
+    labels[:, 0] = truth
+    ex = Examples(np.zeros((n, VIEW_H, VIEW_W, 3), np.uint8), np.zeros(n, np.int64), labels, known, ["g"] * n)
+    fitted = fit_thresholds(probs, ex)
+    assert 0.1 < fitted[STATES[0]] <= 0.3
+    assert fitted[STATES[1]] == 0.5  # no example: the default
+
+
+def test_a_missing_or_corrupt_head_is_one_clear_error(trained, tmp_path) -> None:
+    head, _ = trained
+    with pytest.raises(StateHeadError, match="missing"):
+        StateHead.load(tmp_path)
+    (tmp_path / HEAD_CONFIG).write_text("{not json", encoding="utf-8")
+    (tmp_path / HEAD_FILE).write_bytes(b"junk")
+    with pytest.raises(StateHeadError, match="cannot load the state head"):
+        StateHead.load(tmp_path)
+    (tmp_path / HEAD_CONFIG).write_text(json.dumps({"states": ["checked"]}), encoding="utf-8")
+    from safetensors.torch import save_file
+
+    save_file({k: v.contiguous() for k, v in head.network.state_dict().items()}, str(tmp_path / HEAD_FILE))
+    with pytest.raises(StateHeadError):
+        StateHead.load(tmp_path)  # the width in the config is not the saved network's (32 vs 16)
+
+
+def test_caap_train_states_writes_the_head_beside_a_reader_and_refuses_other_folders(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from caap.cli import app
+
+    train_root, val_root = _dataset(tmp_path / "train", 2, 6).root, _dataset(tmp_path / "val", 3, 2).root
+    runner = CliRunner()
+    refused = runner.invoke(app, ["train", "states", "--data", str(train_root), "--val", str(val_root),
+                                  "--checkpoint", str(tmp_path / "nowhere")])
+    assert refused.exit_code != 0 and "not a reader directory" in " ".join(refused.output.split())
+    reader_dir = tmp_path / "reader"
+    reader_dir.mkdir()
+    (reader_dir / "config.json").write_text("{}", encoding="utf-8")
+    done = runner.invoke(app, ["train", "states", "--data", str(train_root), "--val", str(val_root),
+                               "--checkpoint", str(reader_dir), "--epochs", "1", "--width", "8", "--json"])
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.output)
+    assert report["validation"]["checked"]["elements"] == 10 and report["train_data"] == [str(train_root)]
+    assert StateHead.load(reader_dir).config["width"] == 8
+    empty = Dataset.create(tmp_path / "empty", "empty").root
+    bad = runner.invoke(app, ["train", "states", "--data", str(empty), "--val", str(val_root),
+                              "--checkpoint", str(reader_dir)])
+    assert bad.exit_code != 0 and "no labelled element with a known state" in " ".join(bad.output.split())

@@ -1,0 +1,123 @@
+"""The candidates for reading states, side by side on the same detected boxes of labelled screens.
+
+    .venv/bin/python tools/state_ab.py data/desktop-val --detector models/detector/caap-yolov8n-any.pt
+    .venv/bin/python tools/state_ab.py data/miniwob-val --detector models/detector/caap-yolov8n-miniwob.pt
+
+Each screen is observed once with the whole observer up to its ``read_states`` step (detector,
+fitting, proposals, reader, PP-OCR); the rest of the pipeline then runs three ways on that same list:
+
+- ``reader``: the reader's record alone (the state head and the pixel rules off);
+- ``reader+rules``: the record with the check-mark and focus-ring rules (the observer before the head);
+- ``head``: the state head (the observer with every step on; the rules stand down where it has read).
+
+Every variant's elements are matched to the labelled ones (IoU ≥ 0.5, as ``caap eval reader``) and
+each state is scored where the label knows it: accuracy, the majority baseline, recall and precision
+of "true", per toolkit. The reader directory's state head is the one measured (``--checkpoint``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from caap.data.format import open_dataset
+from caap.observe.detect.detector import Detector
+from caap.observe.ocr.ppocr import PPOCR
+from caap.observe.pipeline import Parts, Pipeline
+from caap.observe.read.inference import Reader
+from caap.taxonomy import BOOLEAN_ATTRIBUTES
+from caap.train.eval_detector import match_boxes
+from caap.train.eval_reader import toolkit_of
+
+RULES = ("read_control_marks", "read_focus_rings")
+VARIANTS: dict[str, tuple[str, ...]] = {
+    "reader": ("read_states", *RULES),
+    "reader+rules": ("read_states",),
+    "head": (),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data", type=Path)
+    parser.add_argument("--detector", type=Path, required=True)
+    parser.add_argument("--checkpoint", type=Path, default=Path("models/reader"))
+    parser.add_argument("--limit", type=int, default=0, help="an even spread of this many screens (0: all)")
+    parser.add_argument("--out", type=Path, help="also write the scores here (JSON)")
+    args = parser.parse_args(argv)
+    reader = Reader(args.checkpoint)
+    if reader.state_head is None:
+        print(f"{args.checkpoint}: no state head to measure", file=sys.stderr)
+        return 2
+    parts = Parts(detector=Detector(args.detector), reader=reader, ocr=PPOCR())
+    first = Pipeline()
+    rest = {name: Pipeline(disable=off) for name, off in VARIANTS.items()}
+    ds = open_dataset(args.data)
+    paths = ds.label_paths()
+    if args.limit and args.limit < len(paths):
+        paths = [paths[int(i * len(paths) / args.limit)] for i in range(args.limit)]
+    # counts[variant][state][toolkit] = [right, total, true, said true, both]
+    counts: dict[str, dict[str, dict[str, list[int]]]] = {
+        v: {s: defaultdict(lambda: [0, 0, 0, 0, 0]) for s in BOOLEAN_ATTRIBUTES} for v in VARIANTS}
+    for n, path in enumerate(paths):
+        ann = ds.load(path)
+        if not ann.elements:
+            continue
+        with Image.open(ds.image_path(ann)) as im:
+            image = im.convert("RGB")
+        look = first.look(image, parts)
+        before = first.run(look, stop="read_states")
+        kit = toolkit_of(ann.source.task or "")
+        for variant, pipeline in rest.items():
+            got = pipeline.run(look, before, start="read_states")
+            matched = match_boxes([(e.score or 0.0, e.bbox) for e in got], [e.bbox for e in ann.elements], 0.5)
+            for e, j in zip(got, matched, strict=True):
+                if j < 0:
+                    continue
+                gold = ann.elements[j]
+                for s in BOOLEAN_ATTRIBUTES:
+                    truth, said = getattr(gold, s), getattr(e, s)
+                    if truth is None:
+                        continue
+                    for key in (kit, "all"):
+                        row = counts[variant][s][key]
+                        row[0] += bool(said) == truth
+                        row[1] += 1
+                        row[2] += truth
+                        row[3] += bool(said)
+                        row[4] += bool(said) and truth
+        print(f"\r{n + 1}/{len(paths)}", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    report: dict[str, Any] = {}
+    for variant, states in counts.items():
+        report[variant] = {}
+        for s, kits in states.items():
+            report[variant][s] = {kit: {"elements": r[1], "accuracy": round(r[0] / r[1], 4),
+                                        "majority": round(max(r[2], r[1] - r[2]) / r[1], 4),
+                                        "recall_true": round(r[4] / r[2], 3) if r[2] else None,
+                                        "precision_true": round(r[4] / r[3], 3) if r[3] else None}
+                                  for kit, r in sorted(kits.items()) if r[1]}
+    print(f"{'state':<12}{'toolkit':<8}{'n':>6}{'majority':>10}" + "".join(f"{v:>18}" for v in VARIANTS)
+          + "   (accuracy; recall/precision of true)")
+    for s in BOOLEAN_ATTRIBUTES:
+        for kit in report["reader"][s]:
+            row = report["reader"][s][kit]
+            cells = []
+            for v in VARIANTS:
+                r = report[v][s][kit]
+                cells.append(f"{r['accuracy']:>7.4f} {r['recall_true'] or 0:.2f}/{r['precision_true'] or 0:.2f}")
+            print(f"{s:<12}{kit:<8}{row['elements']:>6}{row['majority']:>10.4f}" + "".join(f"{c:>18}" for c in cells))
+    if args.out:
+        args.out.write_text(json.dumps({"data": str(args.data), "screens": len(paths), "scores": report}, indent=2)
+                            + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
