@@ -28,6 +28,11 @@ from caap.observe.read.states import STATES, build_network, save_head, state_mas
 from caap.taxonomy import TEXT_ELEMENT_TYPES
 
 THRESHOLD_GRID = tuple(round(0.05 * k, 2) for k in range(2, 19))
+# A state claimed wrongly costs more than one missed: an agent that believes a field focused types
+# into nothing, where a missed focus costs one click. Its threshold is the most accurate one whose
+# validation precision of "true" reaches this floor on every validation dataset (a kind of screen
+# where focus claims go wrong is not averaged away by another), or the highest on the grid.
+PRECISION_FLOOR: dict[str, float] = {"focused": 0.98}
 
 
 @dataclass
@@ -37,6 +42,7 @@ class Examples:
     labels: np.ndarray   # float32 (N, S): 1 true, 0 false
     known: np.ndarray    # float32 (N, S): 1 where the label is known and the type carries the state
     groups: list[str]    # each example's dataset group (the app or task)
+    origin: np.ndarray | None = None  # int (N,): which of the datasets each example came from
 
     def __len__(self) -> int:
         return len(self.types)
@@ -67,6 +73,8 @@ def collect(datasets: Sequence[str | Path], *, copies: int = 0, seed: int = 0, p
     labels: list[np.ndarray] = []
     known: list[np.ndarray] = []
     groups: list[str] = []
+    origin: list[int] = []
+    where = {id(ds): i for i, ds in enumerate(sets)}
     for n, (ds, path) in enumerate(screens):
         ann = ds.load(path)
         wanted = []
@@ -88,11 +96,13 @@ def collect(datasets: Sequence[str | Path], *, copies: int = 0, seed: int = 0, p
                     labels.append(value)
                     known.append(have)
                     groups.append(path.parent.name)
+                    origin.append(where[id(ds)])
         if progress is not None:
             progress(n + 1, len(screens))
     if not views:
         raise DatasetError(f"{', '.join(map(str, datasets))}: no labelled element with a known state")
-    return Examples(np.stack(views), np.array(types, np.int64), np.stack(labels), np.stack(known), groups)
+    return Examples(np.stack(views), np.array(types, np.int64), np.stack(labels), np.stack(known), groups,
+                    np.array(origin, np.int64))
 
 
 def scores(probs: np.ndarray, ex: Examples, thresholds: dict[str, float]) -> dict[str, dict[str, Any]]:
@@ -113,8 +123,18 @@ def scores(probs: np.ndarray, ex: Examples, thresholds: dict[str, float]) -> dic
     return out
 
 
+def _precise_everywhere(said: np.ndarray, truth: np.ndarray, origin: np.ndarray, floor: float) -> bool:
+    """Whether the "true" said reaches ``floor`` precision within every origin (dataset) it is said in."""
+    for o in np.unique(origin):
+        mine = said & (origin == o)
+        if mine.any() and float(truth[mine].mean()) < floor:
+            return False
+    return True
+
+
 def fit_thresholds(probs: np.ndarray, ex: Examples) -> dict[str, float]:
-    """Each state's threshold: the grid value with the best validation accuracy (0.5 on a tie or no data)."""
+    """Each state's threshold: the grid value with the best validation accuracy (0.5 on a tie or no
+    data), among those meeting the state's ``PRECISION_FLOOR`` where it has one."""
     out: dict[str, float] = {}
     for k, s in enumerate(STATES):
         rows = ex.known[:, k] > 0
@@ -122,8 +142,13 @@ def fit_thresholds(probs: np.ndarray, ex: Examples) -> dict[str, float]:
             out[s] = 0.5
             continue
         truth = ex.labels[rows, k] > 0.5
-        best = max(THRESHOLD_GRID, key=lambda t: (float(((probs[rows, k] >= t) == truth).mean()), -abs(t - 0.5)))
-        out[s] = float(best)
+        p = probs[rows, k]
+        grid = THRESHOLD_GRID
+        floor = PRECISION_FLOOR.get(s)
+        if floor is not None:
+            origin = ex.origin[rows] if ex.origin is not None else np.zeros(len(p), np.int64)
+            grid = tuple(t for t in grid if _precise_everywhere(p >= t, truth, origin, floor)) or grid[-1:]
+        out[s] = float(max(grid, key=lambda t: (float(((p >= t) == truth).mean()), -abs(t - 0.5))))
     return out
 
 

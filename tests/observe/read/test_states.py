@@ -159,3 +159,49 @@ def test_caap_train_states_writes_the_head_beside_a_reader_and_refuses_other_fol
     bad = runner.invoke(app, ["train", "states", "--data", str(empty), "--val", str(val_root),
                               "--checkpoint", str(reader_dir)])
     assert bad.exit_code != 0 and "no labelled element with a known state" in " ".join(bad.output.split())
+
+
+def test_focus_is_claimed_only_where_the_validation_precision_reaches_its_floor() -> None:
+    from caap.train.states import PRECISION_FLOOR, Examples
+
+    k = STATES.index("focused")
+    n = 100
+    truth = np.array([i < 60 for i in range(n)], np.float32)
+    probs = np.zeros((n, len(STATES)), np.float32)
+    probs[:50, k] = 0.9                  # focused, and sure of it
+    probs[50:65, k] = 0.55               # ten focused and five unfocused ones the head half believes
+    known = np.zeros((n, len(STATES)), np.float32)
+    known[:, k] = 1
+    labels = np.zeros((n, len(STATES)), np.float32)
+    labels[:, k] = truth
+    ex = Examples(np.zeros((n, VIEW_H, VIEW_W, 3), np.uint8), np.zeros(n, np.int64), labels, known, ["g"] * n)
+    fitted = fit_thresholds(probs, ex)[STATES[k]]
+    said = probs[:, k] >= fitted
+    # Accuracy alone takes 0.5 (5 wrong, not 10); at 60 of 65 its precision is under the floor.
+    assert PRECISION_FLOOR["focused"] > 60 / 65 and fitted > 0.55 and said[:50].all() and not said[50:].any()
+
+
+def test_the_precision_floor_holds_on_each_validation_set() -> None:
+    from caap.train.states import Examples
+
+    k = STATES.index("focused")
+    # Set 0: 200 focused at 0.9, 100 unfocused at 0.1. Set 1: 10 focused at 0.9; 5 focused and 3
+    # unfocused at 0.75. Accuracy prefers 0.75 (3 wrong, not 5); pooled, 215 of 218 said are right
+    # (0.986, over the floor), but set 1 alone is 15 of 18.
+    n = 318
+    probs = np.zeros((n, len(STATES)), np.float32)
+    truth = np.zeros(n, np.float32)
+    probs[:200, k], truth[:200] = 0.9, 1
+    probs[200:300, k] = 0.1
+    probs[300:310, k], truth[300:310] = 0.9, 1
+    probs[310:315, k], truth[310:315] = 0.75, 1
+    probs[315:, k] = 0.75
+    origin = np.array([0] * 300 + [1] * 18)
+    known = np.zeros_like(probs)
+    known[:, k] = 1
+    labels = np.zeros_like(probs)
+    labels[:, k] = truth
+    ex = Examples(np.zeros((n, VIEW_H, VIEW_W, 3), np.uint8), np.zeros(n, np.int64), labels, known, ["g"] * n, origin)
+    assert fit_thresholds(probs, ex)["focused"] > 0.75
+    pooled = Examples(ex.views, ex.types, labels, known, ex.groups)  # one set: the floor is met at 0.5
+    assert fit_thresholds(probs, pooled)["focused"] <= 0.75
