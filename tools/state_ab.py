@@ -11,8 +11,10 @@ fitting, proposals, reader, PP-OCR); the rest of the pipeline then runs three wa
 - ``head``: the state head (the observer with every step on; the rules stand down where it has read).
 
 Every variant's elements are matched to the labelled ones (IoU ≥ 0.5, as ``caap eval reader``) and
-each state is scored where the label knows it: accuracy, the majority baseline, recall and precision
-of "true", per toolkit. The reader directory's state head is the one measured (``--checkpoint``).
+each state is scored where the label knows it: accuracy (an element whose observed type carries no
+such state counts as false), the majority baseline, recall and precision of "true", and the
+accuracy over the elements whose observed type carries the state (``accuracy_where_read``), per
+toolkit. The reader directory's state head is the one measured (``--checkpoint``).
 """
 
 from __future__ import annotations
@@ -62,9 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     paths = ds.label_paths()
     if args.limit and args.limit < len(paths):
         paths = [paths[int(i * len(paths) / args.limit)] for i in range(args.limit)]
-    # counts[variant][state][toolkit] = [right, total, true, said true, both]
+    # counts[variant][state][toolkit] = [right, total, true, said true, both, read, right where read]
     counts: dict[str, dict[str, dict[str, list[int]]]] = {
-        v: {s: defaultdict(lambda: [0, 0, 0, 0, 0]) for s in BOOLEAN_ATTRIBUTES} for v in VARIANTS}
+        v: {s: defaultdict(lambda: [0, 0, 0, 0, 0, 0, 0]) for s in BOOLEAN_ATTRIBUTES} for v in VARIANTS}
     for n, path in enumerate(paths):
         ann = ds.load(path)
         if not ann.elements:
@@ -92,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
                         row[2] += truth
                         row[3] += bool(said)
                         row[4] += bool(said) and truth
+                        row[5] += said is not None
+                        row[6] += said is not None and said == truth
         print(f"\r{n + 1}/{len(paths)}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     report: dict[str, Any] = {}
@@ -101,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
             report[variant][s] = {kit: {"elements": r[1], "accuracy": round(r[0] / r[1], 4),
                                         "majority": round(max(r[2], r[1] - r[2]) / r[1], 4),
                                         "recall_true": round(r[4] / r[2], 3) if r[2] else None,
-                                        "precision_true": round(r[4] / r[3], 3) if r[3] else None}
+                                        "precision_true": round(r[4] / r[3], 3) if r[3] else None,
+                                        "read": r[5], "accuracy_where_read": round(r[6] / r[5], 4) if r[5] else None}
                                   for kit, r in sorted(kits.items()) if r[1]}
     print(f"{'state':<12}{'toolkit':<8}{'n':>6}{'majority':>10}" + "".join(f"{v:>18}" for v in VARIANTS)
           + "   (accuracy; recall/precision of true)")
