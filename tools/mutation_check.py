@@ -70,6 +70,9 @@ MUTATIONS = (
     Mutation("beam-top", "the CTC beam search follows every class of a frame (no top-k bound)",
              "caap/observe/read/ctc.py", "if top is not None and len(candidates) > top:", "if False:",
              ("tests/observe/read/test_charlm.py",)),
+    Mutation("focus-floor", "the state head's focus threshold ignores its precision floor",
+             "caap/train/states.py", "if floor is not None:", "if False:",
+             ("tests/observe/read/test_states.py",)),
 )
 
 

@@ -24,7 +24,16 @@ from PIL import Image
 
 from caap.data.format import Dataset, DatasetError, open_dataset
 from caap.observe.primitives import rgb_pixels
-from caap.observe.read.states import STATES, build_network, save_head, state_mask, state_view, to_tensor, type_index
+from caap.observe.read.states import (
+    STATES,
+    build_network,
+    run_network,
+    save_head,
+    state_mask,
+    state_view,
+    to_tensor,
+    type_index,
+)
 from caap.taxonomy import TEXT_ELEMENT_TYPES
 
 THRESHOLD_GRID = tuple(round(0.05 * k, 2) for k in range(2, 19))
@@ -63,11 +72,8 @@ def collect(datasets: Sequence[str | Path], *, copies: int = 0, seed: int = 0, p
     besides the labelled one. ``plain``: the share of texts with no state on (a page's many
     unselected labels and rows) kept; the rest are left out, for training time."""
     rng = random.Random(seed)
-    try:
-        sets: list[Dataset] = [open_dataset(d) for d in datasets]
-        screens = [(ds, path) for ds in sets for path in ds.label_paths()]
-    except DatasetError as exc:
-        raise DatasetError(str(exc)) from None
+    sets: list[Dataset] = [open_dataset(d) for d in datasets]
+    screens = [(ds, path) for ds in sets for path in ds.label_paths()]
     views: list[np.ndarray] = []
     types: list[int] = []
     labels: list[np.ndarray] = []
@@ -152,16 +158,8 @@ def fit_thresholds(probs: np.ndarray, ex: Examples) -> dict[str, float]:
     return out
 
 
-def predict(network: Any, ex: Examples, batch: int = 512) -> np.ndarray:
-    import torch
-
-    network.eval()
-    out = []
-    with torch.inference_mode():
-        for i in range(0, len(ex), batch):
-            x = to_tensor(ex.views[i:i + batch])
-            out.append(torch.sigmoid(network(x, torch.from_numpy(ex.types[i:i + batch]))).numpy())
-    return np.concatenate(out)
+def predict(network: Any, ex: Examples) -> np.ndarray:
+    return run_network(network, ex.views, ex.types)
 
 
 def train(train_ex: Examples, val_ex: Examples, out_dir: str | Path, *, epochs: int = 12, batch: int = 128,

@@ -109,7 +109,7 @@ class Reader:
 
     def __init__(self, checkpoint: str | Path, *, device: str | None = "cpu", chunk_size: int = 64,
                  constrained: bool = True, pad_waste: float = 1.25, lm: bool = True, chooser: bool = True,
-                 memo: int = 0, states: bool = True) -> None:
+                 memo: int = 0) -> None:
         if chunk_size < 1:
             raise ReaderError(f"chunk_size must be at least 1, got {chunk_size}")
         path = Path(checkpoint)
@@ -127,7 +127,7 @@ class Reader:
                 self.chooser = TextChooser.load(path / CHOICE_FILE)
             except TextChoiceError as exc:
                 raise ReaderError(str(exc)) from None
-        if states and (path / HEAD_FILE).is_file():
+        if (path / HEAD_FILE).is_file():
             try:
                 self.state_head = StateHead.load(path)
             except StateHeadError as exc:

@@ -127,6 +127,20 @@ def to_tensor(views: np.ndarray) -> Any:
     return (x / 255.0 - MEAN) / SPREAD
 
 
+def run_network(network: Any, views: np.ndarray, types: np.ndarray, batch: int = 512) -> np.ndarray:
+    """The network's probabilities for uint8 views ``(N, H, W, 3)`` and type indices ``(N,)``, in
+    batches of ``batch``: ``(N, len(STATES))``."""
+    import torch
+
+    network.eval()
+    out = [np.zeros((0, len(STATES)), np.float32)]
+    with torch.inference_mode():
+        for i in range(0, len(views), batch):
+            x = to_tensor(views[i:i + batch])
+            out.append(torch.sigmoid(network(x, torch.from_numpy(np.asarray(types[i:i + batch], np.int64)))).numpy())
+    return np.concatenate(out)
+
+
 class StateHead:
     """A trained head, loaded once; ``probabilities`` reads a screen's elements in one batch."""
 
@@ -157,16 +171,11 @@ class StateHead:
 
     def probabilities(self, rgb: np.ndarray, elements: Sequence[Element]) -> np.ndarray:
         """``(len(elements), len(STATES))`` probabilities; rows of elements that carry no state are 0."""
-        import torch
-
         out = np.zeros((len(elements), len(STATES)), np.float32)
         todo = [i for i, e in enumerate(elements) if state_mask(e.type).any()]
-        if not todo:
-            return out
-        views = np.stack([state_view(rgb, elements[i].bbox) for i in todo])
-        types = torch.tensor([type_index(elements[i].type) for i in todo])
-        with torch.inference_mode():
-            out[todo] = torch.sigmoid(self.network(to_tensor(views), types)).numpy()
+        if todo:
+            views = np.stack([state_view(rgb, elements[i].bbox) for i in todo])
+            out[todo] = run_network(self.network, views, np.array([type_index(elements[i].type) for i in todo]))
         return out
 
     def states(self, rgb: np.ndarray, elements: Sequence[Element]) -> list[dict[str, bool]]:
