@@ -1,8 +1,9 @@
 """Element records: one detected-and-read UI element, and the list of them for one screen.
 
 The JSON form is the contract of ``caap observe --json`` (DESIGN §7): ``{"elements": [{"id",
-"type", "bbox", "text", "checked", "focused", "highlighted", "subtype", "expanded", "score"}], ...}`` with
-absent attributes as null. The prompt form is the paper's: centre and extent per axis.
+"type", "bbox", "text", "subtype", "checked", "focused", "highlighted", "expanded", "indeterminate",
+"enabled", "value", "score", "text_confidence"}], ...}`` with absent attributes as null
+(``caap.taxonomy`` says which type carries which). The prompt form is the paper's: centre and extent per axis.
 """
 
 from __future__ import annotations
@@ -15,7 +16,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from caap.geometry import Box, area, as_box, centre, contains, intersection, iou, uncovered_part
-from caap.taxonomy import ATTRIBUTES, BOOLEAN_ATTRIBUTES, SUBTYPE, ElementType, attributes_of, subtypes_of
+from caap.taxonomy import (
+    ATTRIBUTES,
+    BOOLEAN_ATTRIBUTES,
+    FRACTION_ATTRIBUTES,
+    PROMPT_ONLY_IF,
+    SUBTYPE,
+    ElementType,
+    attributes_of,
+    subtypes_of,
+)
 
 
 class Element(BaseModel):
@@ -32,6 +42,10 @@ class Element(BaseModel):
     focused: bool | None = None
     highlighted: bool | None = None
     expanded: bool | None = None
+    indeterminate: bool | None = None
+    enabled: bool | None = None
+    value: float | None = Field(default=None, ge=0.0, le=1.0,
+                                description="a slider's or progress bar's place in its range, 0 (minimum) to 1")
     score: float | None = Field(default=None, ge=0.0, le=1.0, description="detector confidence")
     text_confidence: float | None = Field(default=None, ge=0.0, le=1.0,
                                           description="how sure the text source (reader or OCR) is of the text")
@@ -86,16 +100,19 @@ class Element(BaseModel):
         """``{type: button, X: 50 [2-98], Y: 114 [99-130], text: "Submit", focused: False}``.
 
         Attributes the type carries but whose value is unknown (null) are left out, so the model
-        never reads a guess.
+        never reads a guess; so are ``enabled: True`` and ``indeterminate: False``, the usual case
+        (``taxonomy.PROMPT_ONLY_IF``). A value is a fraction with two decimals.
         """
         x1, y1, x2, y2 = self.bbox
         cx, cy = self.centre
         parts = [f"type: {self.type.value}", f"X: {cx} [{x1}-{x2}]", f"Y: {cy} [{y1}-{y2}]"]
         for name in attributes_of(self.type):
             value = getattr(self, name)
-            if value is None:
+            if value is None or (name in PROMPT_ONLY_IF and bool(value) != PROMPT_ONLY_IF[name]):
                 continue
-            if name in BOOLEAN_ATTRIBUTES:
+            if name in FRACTION_ATTRIBUTES:
+                parts.append(f"{name}: {float(value):.2f}")
+            elif name in BOOLEAN_ATTRIBUTES:
                 parts.append(f"{name}: {bool(value)}")
             elif name == SUBTYPE:
                 parts.append(f"{name}: {value}")

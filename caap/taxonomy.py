@@ -21,6 +21,16 @@ The added types:
 - tree_item: a row of a tree (``expanded`` when its children show; null for a leaf);
 - progress_bar: a bar that only reports (nothing to click; the agent waits on it).
 
+States beyond the paper's (DESIGN §6: states are perception):
+
+- indeterminate: a check box or radio button drawn neither ticked nor clear (GTK "inconsistent",
+  HTML ``indeterminate``, ``aria-checked="mixed"``); its ``checked`` is then null;
+- enabled: false on a greyed-out control, which takes no input and is no target;
+- value: where a slider's thumb or a progress bar's fill stands along it, as a fraction from 0.0
+  (the left end, or the bottom of a vertical one) to 1.0: what the pixels show. The labellers turn a
+  toolkit's range into it (a vertical scale drawn with its minimum at the top counts from the
+  bottom). A spin box is an input field: its value is its text.
+
 Detector weights trained before a type was added keep working: their classes are a prefix of
 ``DETECTOR_CLASSES`` (``PAPER_TYPES`` for the first release).
 """
@@ -57,29 +67,34 @@ class ElementType(StrEnum):
 
 # Attribute names besides the box, in the order the prompt shows them.
 TEXT, SUBTYPE, CHECKED, FOCUSED, HIGHLIGHTED = "text", "subtype", "checked", "focused", "highlighted"
-EXPANDED = "expanded"
-ATTRIBUTES: tuple[str, ...] = (TEXT, SUBTYPE, CHECKED, FOCUSED, HIGHLIGHTED, EXPANDED)
-BOOLEAN_ATTRIBUTES: tuple[str, ...] = (CHECKED, FOCUSED, HIGHLIGHTED, EXPANDED)
+EXPANDED, INDETERMINATE, ENABLED, VALUE = "expanded", "indeterminate", "enabled", "value"
+ATTRIBUTES: tuple[str, ...] = (TEXT, SUBTYPE, CHECKED, FOCUSED, HIGHLIGHTED, EXPANDED, INDETERMINATE, ENABLED, VALUE)
+BOOLEAN_ATTRIBUTES: tuple[str, ...] = (CHECKED, FOCUSED, HIGHLIGHTED, EXPANDED, INDETERMINATE, ENABLED)
+# Numeric attributes: a fraction in [0, 1].
+FRACTION_ATTRIBUTES: tuple[str, ...] = (VALUE,)
+# Booleans whose usual value the prompt leaves out (almost every control is enabled and not
+# indeterminate): only the exception is worth the model's attention and the prompt's length.
+PROMPT_ONLY_IF: dict[str, bool] = {ENABLED: False, INDETERMINATE: True}
 
 TYPE_ATTRIBUTES: dict[ElementType, tuple[str, ...]] = {
     ElementType.TEXT: (TEXT, HIGHLIGHTED),
     ElementType.HYPERLINK: (TEXT, HIGHLIGHTED),
-    ElementType.TABLED_TEXT: (TEXT, HIGHLIGHTED),
-    ElementType.BUTTON: (TEXT, FOCUSED),
-    ElementType.DROPDOWN: (TEXT, FOCUSED),
-    ElementType.INPUT_FIELD: (TEXT, FOCUSED),
-    ElementType.RADIO: (TEXT, CHECKED),
-    ElementType.CHECKBOX: (TEXT, CHECKED),
-    ElementType.TEXT_AREA: (TEXT, FOCUSED),
+    ElementType.TABLED_TEXT: (TEXT, HIGHLIGHTED, ENABLED),
+    ElementType.BUTTON: (TEXT, FOCUSED, ENABLED),
+    ElementType.DROPDOWN: (TEXT, FOCUSED, ENABLED),
+    ElementType.INPUT_FIELD: (TEXT, FOCUSED, ENABLED),
+    ElementType.RADIO: (TEXT, CHECKED, INDETERMINATE, ENABLED),
+    ElementType.CHECKBOX: (TEXT, CHECKED, INDETERMINATE, ENABLED),
+    ElementType.TEXT_AREA: (TEXT, FOCUSED, ENABLED),
     ElementType.DRAGGABLE_TEXT: (TEXT,),
     ElementType.RESIZE_HANDLE: (),
     ElementType.SCROLLBAR: (),
     ElementType.SHAPE: (SUBTYPE,),
-    ElementType.ICON: (SUBTYPE, CHECKED),
-    ElementType.SLIDER: (),
-    ElementType.TAB: (TEXT, HIGHLIGHTED),
+    ElementType.ICON: (SUBTYPE, CHECKED, ENABLED),
+    ElementType.SLIDER: (ENABLED, VALUE),
+    ElementType.TAB: (TEXT, HIGHLIGHTED, ENABLED),
     ElementType.TREE_ITEM: (TEXT, HIGHLIGHTED, EXPANDED),
-    ElementType.PROGRESS_BAR: (),
+    ElementType.PROGRESS_BAR: (VALUE,),
     ElementType.UNKNOWN: (TEXT,),
 }
 

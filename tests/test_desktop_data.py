@@ -90,6 +90,7 @@ def test_qt_example_through_atspi(tmp_path):
     _find(elements, "text", "Controls")  # a group box's title
     slider = _find(elements, "slider")
     assert slider.bbox[2] - slider.bbox[0] > 3 * (slider.bbox[3] - slider.bbox[1])  # the horizontal one
+    assert slider.value is not None and 0.0 <= slider.value <= 1.0 and slider.enabled is True
     _find(elements, "scrollbar")
 
 
@@ -193,7 +194,7 @@ def test_roles_map_to_the_taxonomy_and_gtk4_boxes_move_to_the_screen():
         node(3, 2, 3, "label", "Run", [22, 10, 25, 24], text="Run"),
         node(4, 1, 2, "page tab", "Tab", [244, 49, 30, 30], states=("visible", "selected")),
         node(5, 4, 3, "label", "Info", [244, 49, 30, 30], text="Info"),
-        node(6, 1, 2, "check box", "Bold", [20, 100, 80, 20], states=("visible", "checked")),
+        node(6, 1, 2, "check box", "Bold", [20, 100, 80, 20], states=("visible", "checked", "sensitive")),
         node(7, 1, 2, "separator", "", [0, 200, 790, 1]),
     ]}
     found = atspi_candidates(tree, [_win(9, (100, 50, 900, 650))])
@@ -204,6 +205,21 @@ def test_roles_map_to_the_taxonomy_and_gtk4_boxes_move_to_the_screen():
     assert by_type["button"].grow  # GTK 4 reports content boxes: the frame is found in the pixels
     assert by_type["tab"].text == "Info" and by_type["tab"].highlighted is True
     assert by_type["checkbox"].checked is True and by_type["checkbox"].window == 9
+    # States beyond the paper's: insensitive is greyed, "indeterminate" is neither ticked nor clear,
+    # a range's value is its place between minimum and maximum.
+    assert by_type["checkbox"].enabled is True and by_type["checkbox"].indeterminate is False
+    assert by_type["button"].enabled is False  # its node is not "sensitive"
+    more = {"toolkits": ["GTK 3.24"], "nodes": [
+        node(0, None, 0, "application", "demo"),
+        node(1, 0, 1, "frame", "Demo", [0, 0, 790, 590]),
+        node(2, 1, 2, "check box", "Some", [20, 20, 80, 20], states=("visible", "indeterminate", "sensitive")),
+        node(3, 1, 2, "slider", "", [20, 60, 200, 20], states=("visible", "sensitive"), value=[30.0, 10.0, 60.0]),
+        node(4, 1, 2, "progress bar", "", [20, 100, 200, 8], states=("visible",), value=[1.0, 0.0, 1.0]),
+    ]}
+    got = {c.type: c for c in atspi_candidates(more, [_win(9, (0, 0, 790, 590))])}
+    assert got["checkbox"].indeterminate is True and got["checkbox"].checked is None
+    assert got["slider"].value == 0.4 and got["slider"].enabled is True
+    assert got["progress_bar"].value == 1.0
     # A GTK 4 tree view shows rows AT-SPI never hears of: its cells are found in the pixels.
     tree["nodes"] += [node(8, 1, 2, "filler", "GtkTreeView", [0, 300, 400, 200]),
                       node(9, 8, 3, "push button", "GtkButton", [0, 300, 100, 24])]

@@ -30,15 +30,30 @@ def test_taxonomy_rejects_attributes_a_type_does_not_carry():
     with pytest.raises(ValueError, match="empty"):
         Element(type="text", bbox=[5, 0, 5, 5])
     assert ElementType.UNKNOWN not in DETECTOR_CLASSES
-    assert attributes_of("radio") == ("text", "checked")
+    assert attributes_of("radio") == ("text", "checked", "indeterminate", "enabled")
+    with pytest.raises(ValueError, match="text element has no 'enabled'"):
+        Element(type="text", bbox=[0, 0, 5, 5], text="a", enabled=False)
+    with pytest.raises(ValueError, match="less than or equal to 1"):
+        Element(type="slider", bbox=[0, 0, 50, 5], value=1.5)
+
+
+def test_the_prompt_shows_the_unusual_states_and_values():
+    greyed = Element(type="button", bbox=[0, 0, 50, 20], text="Save", enabled=False)
+    usual = Element(type="button", bbox=[0, 0, 50, 20], text="Save", enabled=True)
+    assert "enabled: False" in greyed.describe() and "enabled" not in usual.describe()
+    mixed = Element(type="checkbox", bbox=[0, 0, 50, 20], text="All", indeterminate=True)
+    clear = Element(type="checkbox", bbox=[0, 0, 50, 20], text="All", checked=False, indeterminate=False)
+    assert "indeterminate: True" in mixed.describe() and "indeterminate" not in clear.describe()
+    assert "value: 0.43" in Element(type="slider", bbox=[0, 0, 90, 10], value=0.4321).describe()
 
 
 def test_json_round_trip_follows_the_observe_contract(tmp_path, dropdown_screen):
     data = dump_elements(dropdown_screen)
     record = data["elements"][0]
     contract = {"id", "type", "bbox", "text", "checked", "focused", "highlighted", "subtype", "score"}
-    # The contract's fields are all there; the additions: the reader's text confidence, `expanded`.
-    assert set(record) == contract | {"text_confidence", "expanded"}
+    # The contract's fields are all there; the additions: the reader's text confidence and the
+    # states added since (`caap.taxonomy`).
+    assert set(record) == contract | {"text_confidence", "expanded", "indeterminate", "enabled", "value"}
     assert record["text_confidence"] is None
     assert record["checked"] is None and record["focused"] is False
     path = tmp_path / "els.json"

@@ -51,6 +51,9 @@ SCREEN_1 = [  # every type and attribute value kind, on an image whose percentag
     Element(type="shape", bbox=[100, 180, 120, 200], subtype="triangle"),
     Element(type="icon", bbox=[121, 180, 137, 196], subtype="like", checked=True),
     Element(type="icon", bbox=[3, 4, 4, 5], subtype="menu"),  # one pixel
+    Element(type="checkbox", bbox=[71, 126, 140, 140], text="Some", indeterminate=True, enabled=False),
+    Element(type="slider", bbox=[10, 185, 95, 195], value=0.37, enabled=True),
+    Element(type="progress_bar", bbox=[10, 200, 95, 206], value=1.0),
 ]
 SCREEN_2 = [
     Element(type="button", bbox=[0, 0, 33, 17], text="Submit", focused=False),
@@ -135,8 +138,11 @@ def test_config_has_every_class_and_conditional_attribute_controls() -> None:
     assert len(set(colours)) == len(colours)
     assert [int(lb.attrib["category"]) for lb in labels] == list(range(len(DETECTOR_CLASSES)))
 
-    controls = {el.attrib["name"]: el for el in root.iter() if el.tag in ("TextArea", "Choices")}
-    assert set(controls) == {"text", "subtype", "checked", "focused", "highlighted", "expanded"}
+    controls = {el.attrib["name"]: el for el in root.iter() if el.tag in ("TextArea", "Choices", "Number")}
+    assert set(controls) == {"text", "subtype", "checked", "focused", "highlighted", "expanded", "indeterminate",
+                             "enabled", "value"}
+    assert controls["value"].tag == "Number" and (controls["value"].attrib["min"], controls["value"].attrib["max"]) \
+        == ("0", "1")
     for name, control in controls.items():
         carriers = {t.value for t in DETECTOR_CLASSES if name in TYPE_ATTRIBUTES[t]}
         assert control.attrib["toName"] == "image" and control.attrib["perRegion"] == "true"
@@ -429,7 +435,11 @@ BAD_TASKS = [
     ("two labels", lambda t: _region(t, 3)[0]["value"].update(rectanglelabels=["button", "text"]),
      r"region 'e4' .*exactly one type"),
     ("forbidden attribute", _add_result("checked", "choices", {"choices": ["true"]}),
-     r"region 'e4' \(result\[\d+\]\): a button has no 'checked' attribute \(allowed: text, focused\)"),
+     r"region 'e4' \(result\[\d+\]\): a button has no 'checked' attribute \(allowed: text, focused, enabled\)"),
+    ("value out of range", _add_result("value", "number", {"number": 1.5}),
+     r"region 'e4' .*value.number 1.5 is not a fraction between 0 and 1"),
+    ("value not a number", _add_result("value", "number", {"number": "half"}),
+     r"region 'e4' .*value.number must be a number"),
     ("forbidden text", _add_result("text", "textarea", {"text": ["x"]}, index=11),
      r"region 'e12' .*a scrollbar has no 'text' attribute \(allowed: none\)"),
     ("two subtypes", _add_result("subtype", "choices", {"choices": ["menu"]}, index=12),

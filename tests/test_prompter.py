@@ -44,6 +44,14 @@ def test_first_step_has_all_four_parts(dropdown_screen):
     assert text.index("DEMO_1") < text.index("### Task") < text.index("### How To Think") < text.index("### Your Answer")
 
 
+def test_greyed_controls_are_marked_and_explained_only_where_there_are_some(dropdown_screen):
+    plain = CaapPrompter(PromptOptions(mode="text")).build(ctx(dropdown_screen)).text
+    assert "greyed out" not in plain and "enabled" not in plain
+    greyed = [*dropdown_screen, Element(type="button", bbox=[0, 120, 60, 140], text="Next", enabled=False)]
+    text = CaapPrompter(PromptOptions(mode="text")).build(ctx(greyed)).text
+    assert 'text: "Next", enabled: False}' in text and "enabled: False are greyed out" in text
+
+
 def test_second_step_carries_last_answer_history_and_errors(dropdown_screen):
     screen = ScreenState(dropdown_screen, 160, 210)
     entry = HistoryEntry(2, plan("click_element", {"element_id": 1}, screen), "the screen changed")

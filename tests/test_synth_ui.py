@@ -154,9 +154,12 @@ KNOWN = """
  <div style="position:absolute;left:200px;top:30px" class="u-col">
   <label class="u-row"><span class="u-sw" role="switch" aria-checked="true"></span>Wifi</label>
   <label class="u-row"><input type="checkbox" class="u-swc" checked>Sync</label>
+  <label class="u-row"><input type="checkbox" data-mixed checked>Some</label>
+  <label class="u-row"><input type="checkbox" disabled>Greyed</label>
+  <button disabled>Off</button>
   <input id="range" type="range" value="30" style="width:120px;margin:0">
-  <span class="u-track" role="slider" style="width:100px"><span class="u-rail"></span><span class="u-thumb"
-   style="left:40%"></span></span>
+  <span class="u-track" role="slider" aria-valuenow="40" style="width:100px"><span class="u-rail"></span><span
+   class="u-thumb" style="left:40%"></span></span>
   <progress value="40" max="100" style="width:100px;height:8px"></progress>
   <span class="u-pb" role="progressbar" style="width:100px;height:6px"><span class="u-pbf" style="width:50%"></span>
   </span>
@@ -220,6 +223,21 @@ def test_known_widgets_are_labelled_in_image_pixels(scale):
     assert by_text["Shut part"].expanded is False
     for toggle in ("Wifi", "Sync"):  # a role=switch and a switch-styled checkbox: checked checkboxes
         assert by_text[toggle].type.value == "checkbox" and by_text[toggle].checked is True
+    # States beyond the paper's: a box neither ticked nor clear, greyed controls, range values.
+    assert by_text["Some"].indeterminate is True and by_text["Some"].checked is None
+    assert by_text["Sync"].indeterminate is False and by_text["Sync"].enabled is True
+    assert by_text["Greyed"].enabled is False and by_text["Off"].enabled is False
+    assert by_text["Known"].enabled is True and by_text["Alpha"].enabled is True
+    assert sorted(e.value for e in sliders) == [0.3, 0.4]
+    bars = sorted((e for e in shot.labels if e.type.value == "progress_bar"), key=lambda e: e.bbox[1])
+    assert [e.value for e in bars] == [0.4, None]  # the second says no value (no aria-valuenow)
+    # The observer's level rule reads them back from the pixels.
+    from caap.observe.primitives import rgb_pixels
+    from caap.observe.steps.levels import level_of
+
+    rgb = rgb_pixels(shot.image)
+    for e in [*sliders, bars[0]]:
+        assert abs((level_of(rgb, e) or -1) - e.value) <= 0.05, (e, level_of(rgb, e))
     assert by_text["42"].type.value == "input_field"  # a spinner: its value
     assert by_text["03/05/2024"].type.value == "input_field"  # a date field: as Chromium shows it
     assert by_text["Openit"].type.value == "tabled_text" and by_text["Openit"].highlighted is True

@@ -11,10 +11,10 @@ fitting, proposals, reader, PP-OCR); the rest of the pipeline then runs three wa
 - ``head``: the state head (the observer with every step on; the rules stand down where it has read).
 
 Every variant's elements are matched to the labelled ones (IoU ≥ 0.5, as ``caap eval reader``) and
-each state is scored where the label knows it: accuracy (an element whose observed type carries no
-such state counts as false), the majority baseline, recall and precision of "true", and the
-accuracy over the elements whose observed type carries the state (``accuracy_where_read``), per
-toolkit. The reader directory's state head is the one measured (``--checkpoint``).
+each state is scored where the label knows it: accuracy (a state not read counts as false, and as
+enabled and not indeterminate for those two, as the prompt reads them), the majority baseline,
+recall and precision of "true", and the accuracy over the elements whose observed type carries the
+state (``accuracy_where_read``), per toolkit. The reader directory's state head is the one measured (``--checkpoint``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from caap.observe.detect.detector import Detector
 from caap.observe.ocr.ppocr import PPOCR
 from caap.observe.pipeline import Parts, Pipeline
 from caap.observe.read.inference import Reader
-from caap.taxonomy import BOOLEAN_ATTRIBUTES
+from caap.taxonomy import BOOLEAN_ATTRIBUTES, PROMPT_ONLY_IF
 from caap.train.eval_detector import match_boxes
 from caap.train.eval_reader import toolkit_of
 
@@ -87,13 +87,15 @@ def main(argv: list[str] | None = None) -> int:
                     truth, said = getattr(gold, s), getattr(e, s)
                     if truth is None:
                         continue
+                    # Unread: the usual value, as the prompt takes it (enabled, not indeterminate).
+                    said_as = not PROMPT_ONLY_IF[s] if said is None and s in PROMPT_ONLY_IF else bool(said)
                     for key in (kit, "all"):
                         row = counts[variant][s][key]
-                        row[0] += bool(said) == truth
+                        row[0] += said_as == truth
                         row[1] += 1
                         row[2] += truth
-                        row[3] += bool(said)
-                        row[4] += bool(said) and truth
+                        row[3] += said_as
+                        row[4] += said_as and truth
                         row[5] += said is not None
                         row[6] += said is not None and said == truth
         print(f"\r{n + 1}/{len(paths)}", end="", file=sys.stderr, flush=True)

@@ -109,8 +109,29 @@
     // Content Chromium does not draw although its style shows it: a closed <details>' body
     // (content-visibility: hidden) can still report rects for some of its words.
     if (rules.widgets && el && el.checkVisibility && !el.checkVisibility()) return;
+    // Every element says whether it takes input; the labeller keeps it where the type carries it.
+    if (el && el.nodeType === 1 && !('enabled' in attrs)) attrs = Object.assign({enabled: !disabled(el)}, attrs);
     out.push(Object.assign({type, bbox: box}, attrs));
   }
+
+  // Greyed out: a disabled form control (or one in a disabled fieldset), or aria-disabled on it or
+  // an ancestor.
+  function disabled(el) {
+    if (el.matches && el.matches(':disabled')) return true;
+    return !!(el.closest && el.closest('[aria-disabled=true]'));
+  }
+  // Where a range widget stands, 0-1 (caap.taxonomy's value); null where the page does not say.
+  function fraction(now, min, max) {
+    const [n, lo, hi] = [parseFloat(now), parseFloat(min), parseFloat(max)];
+    if (!isFinite(n) || !isFinite(lo) || !isFinite(hi) || hi === lo) return null;
+    return Math.round(Math.min(1, Math.max(0, (n - lo) / (hi - lo))) * 10000) / 10000;
+  }
+  const rangeValue = (el) => (el.tagName === 'INPUT'
+    ? fraction(el.value, el.min || 0, el.max || 100)
+    : fraction(el.getAttribute('aria-valuenow'), el.getAttribute('aria-valuemin') || 0, el.getAttribute('aria-valuemax') || 100));
+  const progressValue = (el) => (el.tagName === 'PROGRESS'
+    ? (el.hasAttribute('value') ? fraction(el.value, 0, el.max) : null)
+    : fraction(el.getAttribute('aria-valuenow'), el.getAttribute('aria-valuemin') || 0, el.getAttribute('aria-valuemax') || 100));
 
   const union = (a, b) => (!a ? b : !b ? a : [Math.min(a[0], b[0]), Math.min(a[1], b[1]),
                                                Math.max(a[2], b[2]), Math.max(a[3], b[3])]);
@@ -229,12 +250,12 @@
     for (const el of document.querySelectorAll('input[type=range], [role=slider]')) {
       if (!styleVisible(el) || inSkipped(el)) continue;
       own(el);
-      push('slider', el, clip(el, rectOf(el)), {});
+      push('slider', el, clip(el, rectOf(el)), {value: rangeValue(el)});
     }
     for (const el of document.querySelectorAll('progress, [role=progressbar]')) {
       if (!styleVisible(el) || inSkipped(el)) continue;
       own(el);
-      push('progress_bar', el, clip(el, rectOf(el)), {});
+      push('progress_bar', el, clip(el, rectOf(el)), {value: progressValue(el)});
     }
     for (const el of document.querySelectorAll('[role=scrollbar]')) {  // a drawn one; native bars: scrollbars()
       if (!styleVisible(el) || inSkipped(el)) continue;
@@ -274,7 +295,7 @@
         text += ' ' + n.textContent;
       }
       own(el);
-      push('checkbox', el, box, {text: norm(text), checked: el.getAttribute('aria-checked') === 'true'});
+      push('checkbox', el, box, {text: norm(text), checked: el.getAttribute('aria-checked') === 'true', indeterminate: false});
     }
   }
 
@@ -319,7 +340,9 @@
         for (const run of lineRuns(n)) box = union(box, clip(n, run.rect));
         text += ' ' + n.textContent;
       }
-      push(type, el, box, {text: norm(text), checked: el.checked});
+      // A box neither ticked nor clear has no checked (caap.taxonomy).
+      const mixed = el.indeterminate || el.getAttribute('aria-checked') === 'mixed';
+      push(type, el, box, {text: norm(text), checked: mixed ? null : el.checked, indeterminate: mixed});
     } else if (tag === 'INPUT' && !['hidden', 'range', 'color', 'file', 'image'].includes(type)) {
       const shown = type === 'password' ? '•'.repeat(el.value.length) : rules.widgets ? shownDate(el.value, type) : el.value;
       push('input_field', el, clip(el, rectOf(el)), {text: norm(visibleInputText(el, shown)), focused: el === active});

@@ -16,16 +16,26 @@ from caap.bench.dom_rules import rules_for
 from caap.bench.miniwob import TASK_REGION, MiniWoBEnv
 from caap.elements import Element
 from caap.geometry import area, intersection
-from caap.taxonomy import ElementType
+from caap.taxonomy import ENABLED, INDETERMINATE, VALUE, ElementType, attributes_of
 
 ANNOTATE_JS = (Path(__file__).with_name("annotate.js")).read_text(encoding="utf-8")
 
 
 # --- labelling ---------------------------------------------------------------------------------
+LATER_STATES = (ENABLED, INDETERMINATE, VALUE)
+
+
 def _clean(raw: dict[str, Any]) -> tuple[Element, tuple[bool, bool]] | None:
     """The element of one label record and its run's DOM whitespace (before, after)."""
     spaces = (bool(raw.get("_space_before")), bool(raw.get("_space_after")))
     record = {k: v for k, v in raw.items() if v is not None and not k.startswith("_")}
+    try:
+        carried = attributes_of(record.get("type", ""))
+    except ValueError:
+        return None
+    for name in LATER_STATES:  # said of every element; kept where the type carries it
+        if name not in carried:
+            record.pop(name, None)
     try:
         return Element.model_validate(record), spaces
     except ValueError:

@@ -244,7 +244,8 @@ def train_states(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Train the state head (caap/observe/read/states.py): a small CNN over each control's pixels
-    that reads checked, focused, highlighted and expanded; written as state-head.* in the reader's
+    that reads checked, focused, highlighted, expanded, indeterminate and enabled (those the
+    training screens hold 20 examples of each value for); written as state-head.* in the reader's
     directory, with thresholds fitted on the validation screens."""
     from rich.progress import Progress
 

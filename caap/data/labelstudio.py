@@ -47,6 +47,7 @@ from caap.taxonomy import (
     ATTRIBUTES,
     BOOLEAN_ATTRIBUTES,
     DETECTOR_CLASSES,
+    FRACTION_ATTRIBUTES,
     SUBTYPE,
     SUBTYPES,
     TEXT,
@@ -103,9 +104,13 @@ _ATTRIBUTE_HEADERS: dict[str, str] = {
     "focused": "focused (has the keyboard focus)",
     "highlighted": "highlighted (selected / marked)",
     "expanded": "expanded (a tree row whose children show)",
+    "indeterminate": "indeterminate (neither ticked nor clear; then leave checked empty)",
+    "enabled": "enabled (false: greyed out)",
+    "value": "value (0 = minimum ... 1 = maximum, where the thumb or fill stands)",
 }
 _TRUE, _FALSE = "true", "false"
-_RESULT_TYPES: dict[str, str] = {TEXT: "textarea", **{name: "choices" for name in (SUBTYPE, *BOOLEAN_ATTRIBUTES)}}
+_RESULT_TYPES: dict[str, str] = {TEXT: "textarea", **{name: "choices" for name in (SUBTYPE, *BOOLEAN_ATTRIBUTES)},
+                                  **{name: "number" for name in FRACTION_ATTRIBUTES}}
 
 
 # --- labeling config ---------------------------------------------------------------------------
@@ -155,6 +160,8 @@ def labeling_config() -> str:
             choices = ET.SubElement(view, "Choices", common, choice="single-radio", showInline="true")
             ET.SubElement(choices, "Choice", value=_TRUE)
             ET.SubElement(choices, "Choice", value=_FALSE)
+        elif attribute in FRACTION_ATTRIBUTES:
+            ET.SubElement(view, "Number", common, min="0", max="1", step="0.01")
         else:  # a new kind of attribute in the taxonomy: decide how annotators enter it
             raise ValueError(f"no Label Studio control for the attribute {attribute!r}")
     ET.indent(root, space="  ")
@@ -191,6 +198,8 @@ def element_results(element: Element, region_id: str, width: int, height: int,
             payload: dict[str, Any] = {"text": [value]}
         elif name == SUBTYPE:
             payload = {"choices": [value]}
+        elif name in FRACTION_ATTRIBUTES:
+            payload = {"number": value}
         else:
             payload = {"choices": [_TRUE if value else _FALSE]}
         results.append({**common, "type": _RESULT_TYPES[name], "from_name": name, "value": {**geometry, **payload}})
@@ -398,6 +407,11 @@ def _collect_regions(results: Any, where: str) -> list[_Region]:
                 region.attributes[TEXT] = "\n".join(texts)
             elif control == SUBTYPE:
                 region.attributes[SUBTYPE] = _choice(value, at, [s for _, s in all_subtypes()])
+            elif control in FRACTION_ATTRIBUTES:
+                number = _number(value.get("number"), at, "number")
+                if not 0.0 <= number <= 1.0:
+                    raise DatasetError(f"{at}: value.number {number:g} is not a fraction between 0 and 1")
+                region.attributes[control] = number
             else:
                 region.attributes[control] = _choice(value, at, (_TRUE, _FALSE)) == _TRUE
             region.attribute_results[control] = index

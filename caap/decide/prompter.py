@@ -164,10 +164,13 @@ class CaapPrompter:
                 "### Problems With Your Last Answer ###\n"
                 "These proposed actions could not be performed and nothing after them was done:\n" + listed
             )
+        # Said only where it applies: most screens have no greyed control.
+        greyed = (" Elements marked enabled: False are greyed out and take no input until something "
+                  "else enables them." if any(e.enabled is False for e in ctx.elements) else "")
         parts.append(
             "### Elements On The Current Screen ###\n"
             "These are the only elements you can act on now. Elements marked visible: False were on "
-            "the previous screen and are gone.\n"
+            f"the previous screen and are gone.{greyed}\n"
             f"{COORDINATE_NOTE}\n{render_element_list(ctx.elements)}"
         )
         if self.options.mode == "text":

@@ -23,9 +23,10 @@ Result (``evaluate``), abridged::
               "auto": {"0.5": {"exact_match", "cer", "to_ocr"}, ...},
               "auto_chooser": {...}  (the same texts to PP-OCR, the reader's text chooser deciding),
               "default": {"source", ...}},
-     "attributes": {"checked" | "focused" | "highlighted" | "expanded" | "subtype": {"elements", "accuracy",
+     "attributes": {"checked" | "focused" | "highlighted" | "expanded" | "indeterminate" | "enabled" | "value"
+                    | "subtype": {"elements", "accuracy",
                     "majority": {"value", "accuracy"},  # always answering the commonest true value
-                    "true": {"elements", "recall", "precision"}}},  # of "yes" (not for subtype)
+                    "true": {"elements", "recall", "precision"}}},  # of "yes" (booleans only)
      "per_type": {type: {"elements", "type_accuracy", "text_elements", "text_reader", "text_default"}},
      "per_task": {task: {"text_elements", "text_reader", "text_default"(, "labelled", "found": with a detector),
                          "attributes": {name: {"elements", "accuracy"}}}},
@@ -36,7 +37,8 @@ Result (``evaluate``), abridged::
 
 CER is the character error rate: Levenshtein edits over all text elements / their total length. A
 predicted type that carries no text counts as the empty text. Attribute accuracies are over the
-elements whose true value is known (not null); a missing prediction is wrong.
+elements whose true value is known (not null); a missing prediction is wrong. A ``value`` (a
+slider's or progress bar's place in its range) is right within ``VALUE_TOLERANCE``.
 """
 
 from __future__ import annotations
@@ -66,10 +68,23 @@ from caap.observe.steps import FIT_STEPS
 from caap.observe.steps.texts import chosen_text, ocr_limit, reads_nothing
 from caap.observe.text_choice import levenshtein
 from caap.observe.vision import DEFAULT_OCR_THRESHOLD, DEFAULT_TEXT_SOURCE, DEFAULT_TYPE_SOURCE
-from caap.taxonomy import CHECKED, EXPANDED, FOCUSED, HIGHLIGHTED, SUBTYPE, TEXT, attributes_of
+from caap.taxonomy import (
+    BOOLEAN_ATTRIBUTES,
+    CHECKED,
+    ENABLED,
+    EXPANDED,
+    FOCUSED,
+    HIGHLIGHTED,
+    INDETERMINATE,
+    SUBTYPE,
+    TEXT,
+    VALUE,
+    attributes_of,
+)
 from caap.train.eval_detector import match_boxes
 
-STATE_ATTRIBUTES = (CHECKED, FOCUSED, HIGHLIGHTED, EXPANDED, SUBTYPE)
+STATE_ATTRIBUTES = (CHECKED, FOCUSED, HIGHLIGHTED, EXPANDED, INDETERMINATE, ENABLED, VALUE, SUBTYPE)
+VALUE_TOLERANCE = 0.05  # a slider's or bar's value read within this of the truth counts as right
 TESSERACT_UPSCALE = 3  # MiniWoB text is ~10 px high; Tesseract wants ~30 px capitals
 TESSERACT_PSM = 7      # "treat the image as a single text line"
 AUTO_THRESHOLDS = (0.3, 0.5, 0.7, 0.8, 0.9, 0.95)
@@ -82,10 +97,23 @@ def _ratio(a: float, b: float) -> float | None:
     return round(a / b, 4) if b else None
 
 
-def _majority(truths: Counter[str]) -> dict[str, Any] | None:
-    """The score of always answering the commonest true value: what an attribute's accuracy must beat."""
+def agrees(name: str, said: Any, truth: Any) -> bool:
+    """Whether a read attribute counts as right: equal, or for a value within ``VALUE_TOLERANCE``."""
+    if name == VALUE:
+        return said is not None and abs(float(said) - float(truth)) <= VALUE_TOLERANCE + 1e-9
+    return bool(said == truth)
+
+
+def _majority(truths: Counter[str], name: str = "") -> dict[str, Any] | None:
+    """The score of always answering the commonest true value: what an attribute's accuracy must beat
+    (for a value: the one constant that lands within the tolerance of most truths)."""
     if not truths:
         return None
+    if name == VALUE:
+        values = [float(json.loads(v)) for v in truths.elements()]
+        grid = [k / 100 for k in range(101)]
+        best = max(grid, key=lambda c: sum(agrees(VALUE, c, v) for v in values))
+        return {"value": best, "accuracy": _ratio(sum(agrees(VALUE, best, v) for v in values), len(values))}
     value, count = truths.most_common(1)[0]
     return {"value": json.loads(value), "accuracy": _ratio(count, sum(truths.values()))}
 
@@ -329,15 +357,16 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
                 truth = getattr(gold, name)
                 if truth is not None:
                     attr[name][1] += 1
-                    attr[name][0] += getattr(pred, name) == truth
+                    attr[name][0] += agrees(name, getattr(pred, name), truth)
                     truths[name][json.dumps(truth)] += 1
-                    if truth is True or getattr(pred, name) is True:  # recall and precision of "yes"
+                    if name in BOOLEAN_ATTRIBUTES and (truth is True or getattr(pred, name) is True):
+                        # recall and precision of "yes"
                         said_yes[name][0] += truth is True and getattr(pred, name) is True
                         said_yes[name][1] += truth is True
                         said_yes[name][2] += getattr(pred, name) is True
                     task_attr[task][name][1] += 1
-                    task_attr[task][name][0] += getattr(pred, name) == truth
-                    if errors is not None and getattr(pred, name) != truth:
+                    task_attr[task][name][0] += agrees(name, getattr(pred, name), truth)
+                    if errors is not None and not agrees(name, getattr(pred, name), truth):
                         misread.append({"screen": image_path.name, "task": ann.source.task, "type": gold.type.value,
                                         "bbox": list(boxes[i]), "attribute": name, "gold": truth,
                                         "read": getattr(pred, name), "record": readings.readings[i].record})
@@ -392,10 +421,12 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
                  **({"auto_chooser": {str(th): s.result(share=True) for th, s in auto_choice.items()}}
                     if chooser is not None else {}),
                  "default": {"source": text_source, **texts["default"].result()}},
-        "attributes": {name: {"elements": total, "accuracy": _ratio(right, total), "majority": _majority(truths[name]),
+        "attributes": {name: {"elements": total, "accuracy": _ratio(right, total),
+                              "majority": _majority(truths[name], name),
                               **({"true": {"elements": said_yes[name][1], "recall": _ratio(*said_yes[name][:2]),
                                            "precision": _ratio(said_yes[name][0], said_yes[name][2])}}
-                                 if name != SUBTYPE else {})}
+                                 if name in BOOLEAN_ATTRIBUTES else {}),
+                              **({"tolerance": VALUE_TOLERANCE} if name == VALUE else {})}
                        for name, (right, total) in attr.items()},
         "per_type": {t: {"elements": v[0], "type_accuracy": _ratio(v[1], v[0]), "text_elements": v[2],
                          "text_reader": _ratio(v[3], v[2]), "text_default": _ratio(v[4], v[2])}

@@ -34,14 +34,20 @@ from caap.observe.read.states import (
     to_tensor,
     type_index,
 )
-from caap.taxonomy import TEXT_ELEMENT_TYPES
+from caap.taxonomy import ENABLED, TEXT_ELEMENT_TYPES
 
 THRESHOLD_GRID = tuple(round(0.05 * k, 2) for k in range(2, 19))
 # A state claimed wrongly costs more than one missed: an agent that believes a field focused types
 # into nothing, where a missed focus costs one click. Its threshold is the most accurate one whose
 # validation precision of "true" reaches this floor on every validation dataset (a kind of screen
 # where focus claims go wrong is not averaged away by another), or the highest on the grid.
-PRECISION_FLOOR: dict[str, float] = {"focused": 0.98}
+PRECISION_FLOOR: dict[str, float] = {"focused": 0.98, "enabled": 0.98, "indeterminate": 0.98}
+# The claim a floor guards: "true" unless named here (a control wrongly called greyed is skipped by
+# the agent, so for ``enabled`` the claim to guard is "false").
+CLAIM: dict[str, bool] = {"enabled": False}
+# A state is trained only where the training examples hold this many of each value; a head whose
+# output never saw a ticked example would read noise. Its settings name the states it has.
+MIN_EACH_VALUE = 20
 
 
 @dataclass
@@ -88,8 +94,8 @@ def collect(datasets: Sequence[str | Path], *, copies: int = 0, seed: int = 0, p
             mask = state_mask(e.type)
             values = [getattr(e, s) for s in STATES]
             have = np.array([m * (v is not None) for m, v in zip(mask, values, strict=True)], np.float32)
-            if have.any() and (plain >= 1.0 or e.type not in TEXT_ELEMENT_TYPES or any(
-                    v for v in values if v) or rng.random() < plain):
+            notable = any(v is not None and bool(v) != (s == ENABLED) for s, v in zip(STATES, values, strict=True))
+            if have.any() and (plain >= 1.0 or e.type not in TEXT_ELEMENT_TYPES or notable or rng.random() < plain):
                 wanted.append((e, have, np.array([bool(v) for v in values], np.float32)))
         if wanted:
             with Image.open(ds.image_path(ann)) as im:
@@ -111,10 +117,32 @@ def collect(datasets: Sequence[str | Path], *, copies: int = 0, seed: int = 0, p
                     np.array(origin, np.int64))
 
 
-def scores(probs: np.ndarray, ex: Examples, thresholds: dict[str, float]) -> dict[str, dict[str, Any]]:
+def trainable_states(ex: Examples) -> tuple[str, ...]:
+    """The states the examples teach: at least ``MIN_EACH_VALUE`` known examples of true and of false."""
+    out = []
+    for k, s in enumerate(STATES):
+        rows = ex.known[:, k] > 0
+        true = int((ex.labels[rows, k] > 0.5).sum())
+        if min(true, int(rows.sum()) - true) >= MIN_EACH_VALUE:
+            out.append(s)
+    return tuple(out)
+
+
+def only_states(ex: Examples, states: Sequence[str]) -> Examples:
+    """The examples with their labels cut to ``states`` (those with none of them known dropped)."""
+    cols = [STATES.index(s) for s in states]
+    keep = np.asarray(ex.known[:, cols].any(axis=1), bool)
+    kept: list[bool] = keep.tolist()
+    return Examples(ex.views[keep], ex.types[keep], ex.labels[keep][:, cols], ex.known[keep][:, cols],
+                    [g for g, k in zip(ex.groups, kept, strict=True) if k],
+                    ex.origin[keep] if ex.origin is not None else None)
+
+
+def scores(probs: np.ndarray, ex: Examples, thresholds: dict[str, float],
+           states: Sequence[str] = STATES) -> dict[str, dict[str, Any]]:
     """Per state: examples, accuracy at the threshold, the majority baseline, recall and precision of true."""
     out: dict[str, dict[str, Any]] = {}
-    for k, s in enumerate(STATES):
+    for k, s in enumerate(states):
         rows = ex.known[:, k] > 0
         n = int(rows.sum())
         if not n:
@@ -138,11 +166,11 @@ def _precise_everywhere(said: np.ndarray, truth: np.ndarray, origin: np.ndarray,
     return True
 
 
-def fit_thresholds(probs: np.ndarray, ex: Examples) -> dict[str, float]:
+def fit_thresholds(probs: np.ndarray, ex: Examples, states: Sequence[str] = STATES) -> dict[str, float]:
     """Each state's threshold: the grid value with the best validation accuracy (0.5 on a tie or no
-    data), among those meeting the state's ``PRECISION_FLOOR`` where it has one."""
+    data), among those meeting the state's ``PRECISION_FLOOR`` for its ``CLAIM`` where it has one."""
     out: dict[str, float] = {}
-    for k, s in enumerate(STATES):
+    for k, s in enumerate(states):
         rows = ex.known[:, k] > 0
         if not rows.any():
             out[s] = 0.5
@@ -153,7 +181,10 @@ def fit_thresholds(probs: np.ndarray, ex: Examples) -> dict[str, float]:
         floor = PRECISION_FLOOR.get(s)
         if floor is not None:
             origin = ex.origin[rows] if ex.origin is not None else np.zeros(len(p), np.int64)
-            grid = tuple(t for t in grid if _precise_everywhere(p >= t, truth, origin, floor)) or grid[-1:]
+            if CLAIM.get(s, True):
+                grid = tuple(t for t in grid if _precise_everywhere(p >= t, truth, origin, floor)) or grid[-1:]
+            else:
+                grid = tuple(t for t in grid if _precise_everywhere(p < t, ~truth, origin, floor)) or grid[:1]
         out[s] = float(max(grid, key=lambda t: (float(((p >= t) == truth).mean()), -abs(t - 0.5))))
     return out
 
@@ -167,12 +198,18 @@ def train(train_ex: Examples, val_ex: Examples, out_dir: str | Path, *, epochs: 
           card: dict[str, Any] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Train, keep the epoch with the best mean validation accuracy over the states, fit the
     thresholds on the validation examples and write the head into ``out_dir``. ``minutes``: stop
-    after the epoch that passes this much time. Returns the report written into the head's config."""
+    after the epoch that passes this much time. The head reads the states the training examples
+    teach (``trainable_states``). Returns the report written into the head's config."""
     import torch
 
+    states = trainable_states(train_ex)
+    if not states:
+        raise DatasetError(f"no state has {MIN_EACH_VALUE} training examples of each value")
+    train_ex, val_ex = only_states(train_ex, states), only_states(val_ex, states)
+    log("states: " + ", ".join(states))
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    network = build_network(width)
+    network = build_network(width, len(states))
     optimiser = torch.optim.AdamW(network.parameters(), lr=lr, weight_decay=1e-4)
     steps = epochs * math.ceil(len(train_ex) / batch)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=lr, total_steps=steps, pct_start=0.15)
@@ -198,7 +235,7 @@ def train(train_ex: Examples, val_ex: Examples, out_dir: str | Path, *, epochs: 
             schedule.step()
             total, seen = total + loss.item() * len(idx), seen + len(idx)
         probs = predict(network, val_ex)
-        val = scores(probs, val_ex, dict.fromkeys(STATES, 0.5))
+        val = scores(probs, val_ex, dict.fromkeys(states, 0.5), states)
         mean = float(np.mean([v["accuracy"] for v in val.values()]))
         history.append({"epoch": epoch + 1, "loss": total / max(seen, 1), "val_mean_accuracy": mean,
                         "seconds": round(time.monotonic() - started, 1)})
@@ -211,9 +248,10 @@ def train(train_ex: Examples, val_ex: Examples, out_dir: str | Path, *, epochs: 
     assert best is not None
     network.load_state_dict(best[1])
     probs = predict(network, val_ex)
-    thresholds = fit_thresholds(probs, val_ex)
-    report = {"width": width, "thresholds": thresholds, "best_epoch": best[2], "history": history,
+    thresholds = fit_thresholds(probs, val_ex, states)
+    report = {"width": width, "states": list(states), "thresholds": thresholds, "best_epoch": best[2],
+              "history": history,
               "train_examples": len(train_ex), "validation_examples": len(val_ex),
-              "validation": scores(probs, val_ex, thresholds), **(card or {})}
+              "validation": scores(probs, val_ex, thresholds, states), **(card or {})}
     save_head(network, report, out_dir)
     return report

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from caap.bench.desktop.labels import Candidate, text_width
+from caap.bench.desktop.labels import Candidate, range_fraction, text_width
 from caap.bench.desktop.session import XWindow
 from caap.geometry import Box, intersect, iou
 
@@ -449,6 +449,14 @@ def _emit(tree: _Tree, node: Node, kind: str, box: Box, clips: list[Box], window
         c.highlighted = any(s in states for s in (MENU_HIGHLIGHT_STATES if menu else HIGHLIGHT_STATES))
     if kind == "tree_item":
         c.expanded = ("expanded" in states) if "expandable" in states else None
+    if kind in ("checkbox", "radio"):
+        c.indeterminate = "indeterminate" in states
+    # Insensitive: greyed out. Judged on the node itself (GTK 4's inner label has its own).
+    c.enabled = "sensitive" in node.states
+    if kind in ("slider", "progress_bar") and node.value and len(node.value) == 3:
+        c.value = range_fraction(*node.value)
+        if c.value is not None and kind == "slider" and not tree.qt and box[3] - box[1] > box[2] - box[0]:
+            c.value = round(1.0 - c.value, 4)  # a vertical GTK scale has its minimum at the top
     tree.out.append(c)
 
 

@@ -47,6 +47,9 @@ class Candidate:
     focused: bool | None = None
     highlighted: bool | None = None
     expanded: bool | None = None
+    indeterminate: bool | None = None
+    enabled: bool | None = None
+    value: float | None = None  # a fraction of the range (``caap.taxonomy``)
     window: int | None = None  # X window id the widget is drawn in; None: the topmost one under it
     clips: list[Box] = field(default_factory=list)  # viewports it is clipped to
     lines: list[tuple[str, Box]] | None = None  # where a wrapped text's lines are, when known
@@ -214,6 +217,18 @@ def grow_to_knob(image: Image.Image, box: Box) -> Box:
     return (max(0, out[0]), max(0, out[1]), min(width, out[2]), min(height, out[3]))
 
 
+def range_fraction(current: float, minimum: float, maximum: float) -> float | None:
+    """Where ``current`` stands between ``minimum`` and ``maximum``, as the taxonomy's ``value``
+    (0-1); None for an empty or unknown range."""
+    try:
+        span = float(maximum) - float(minimum)  # below zero where a scale runs from high to low
+        if span == 0:
+            return None
+        return round(min(1.0, max(0.0, (float(current) - float(minimum)) / span)), 4)
+    except (TypeError, ValueError):
+        return None
+
+
 def big_enough(kind: str, box: Box) -> bool:
     """Is a labelled box of this type big enough for anyone to see or click it?"""
     least = MIN_THIN_SIDE if kind in THIN_TYPES else MIN_SIDE
@@ -230,7 +245,7 @@ def _element(c: Candidate, box: Box) -> Element | None:
     allowed = attributes_of(kind)
     record: dict[str, Any] = {"type": kind, "bbox": box}
     values = {"text": c.text, "checked": c.checked, "focused": c.focused, "highlighted": c.highlighted,
-              "expanded": c.expanded}
+              "expanded": c.expanded, "indeterminate": c.indeterminate, "enabled": c.enabled, "value": c.value}
     for name in allowed:
         if name in values and name in ATTRIBUTES:
             record[name] = values[name]

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from caap.bench.desktop.labels import Candidate
+from caap.bench.desktop.labels import Candidate, range_fraction
 from caap.bench.desktop.session import DesktopError, DesktopSession, XWindow
 from caap.geometry import Box, iou
 
@@ -153,7 +153,7 @@ def candidates(dump: dict[str, Any], windows: Sequence[XWindow]) -> list[Candida
         box = _box(x, y, width, height)
         window = _window_for(w.get("toplevel"), windows)
 
-        add = _Adder(out, box, window, cls)
+        add = _Adder(out, box, window, cls, enabled=not w.get("disabled"))
         text = w.get("text")
         focused = bool(w.get("focused"))
         if cls in ("Label", "TLabel", "Message"):
@@ -201,6 +201,8 @@ def candidates(dump: dict[str, Any], windows: Sequence[XWindow]) -> list[Candida
                 # The title sits on the frame's top edge, a few px in from the left.
                 lw, lh = w.get("label_width", 0), w.get("label_height", 0)
                 add("text", (x + 2, y, min(x + width, x + lw + 16), y + lh + 2), text=text)
+        elif kind in ("slider", "progress_bar") and len(w.get("range") or ()) == 3:
+            add(kind, box, value=range_fraction(*w["range"]))
         else:
             add(kind, box)
     return out
@@ -209,10 +211,11 @@ def candidates(dump: dict[str, Any], windows: Sequence[XWindow]) -> list[Candida
 class _Adder:
     """Adds the candidates of one widget: its own box, or boxes of its parts clipped to it."""
 
-    def __init__(self, out: list[Candidate], box: Box, window: int | None, cls: str) -> None:
-        self.out, self.box, self.window, self.cls = out, box, window, cls
+    def __init__(self, out: list[Candidate], box: Box, window: int | None, cls: str, *, enabled: bool = True) -> None:
+        self.out, self.box, self.window, self.cls, self.enabled = out, box, window, cls, enabled
 
     def __call__(self, kind: str, b: Box, *, source: str | None = None, **attrs: Any) -> None:
+        attrs.setdefault("enabled", self.enabled)
         self.out.append(Candidate(type=kind, box=b, window=self.window, clips=[self.box] if b != self.box else [],
                                   source=source or self.cls, name=str(attrs.get("text") or ""), **attrs))
 

@@ -109,6 +109,12 @@ class Driver:
         state = self.opt(w, "-state")
         if state is not None:
             r["state"] = state
+        try:  # ttk keeps its state flags apart from -state
+            r["disabled"] = self.flag(w, "instate", "disabled") if cls.startswith("T") else state == "disabled"
+        except tkinter.TclError:
+            r["disabled"] = state == "disabled"
+        if cls in ("Scale", "TScale", "TProgressbar"):
+            self.range_of(w, cls, r)
         if cls in ("Checkbutton", "Radiobutton"):
             value = self.var(self.opt(w, "-variable"))
             want = self.opt(w, "-onvalue" if cls == "Checkbutton" else "-value")
@@ -136,6 +142,21 @@ class Driver:
             r["label_width"] = int(self.call("font", "measure", font, text or ""))
             r["label_height"] = int(self.call("font", "metrics", font, "-linespace"))
         return r
+
+    def range_of(self, w: str, cls: str, r: dict[str, Any]) -> None:
+        """A scale's or progress bar's [current, from, to]."""
+        try:
+            if cls == "TProgressbar":
+                if (self.opt(w, "-mode") or "") == "indeterminate":
+                    return  # a block bouncing to say "busy": no value to read
+                r["range"] = [float(self.opt(w, "-value") or 0), 0.0, float(self.opt(w, "-maximum") or 100)]
+            else:
+                low, high = float(self.opt(w, "-from") or 0), float(self.opt(w, "-to") or 0)
+                if (self.opt(w, "-orient") or "") == "vertical":
+                    low, high = high, low  # -from is drawn at the top: count from the bottom
+                r["range"] = [float(self.call(w, "get")), low, high]
+        except (tkinter.TclError, ValueError):
+            return  # no number to read: the value stays unknown
 
     def text_lines(self, w: str, r: dict[str, Any]) -> None:
         r["content"] = self.call(w, "get", "1.0", "end-1c")[:TEXT_LIMIT]

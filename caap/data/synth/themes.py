@@ -163,6 +163,7 @@ def stylesheet(t: Theme, size: tuple[int, int]) -> str:
 #ur button:not(.u-bare):not(.u-sw), #ur input[type=button]{{{btn}}}
 #ur input:not([type=checkbox]):not([type=radio]):not([type=range]):not([type=button]), #ur select, #ur textarea{{{inp}}}
 #ur .u-pri{{background:{t.accent};color:{t.on_accent};border-color:{t.accent};}}
+#ur :disabled, #ur label:has(> :disabled){{opacity:{0.36 + 0.04 * (int(t.bg[1:3], 16) % 5):.2f};cursor:default;}}
 #ur a{{color:{t.link};}}
 #ur p{{margin:0;}}
 .u-bar{{display:flex;align-items:center;gap:{g}px;padding:{t.pad(4)}px {p}px;background:{t.surface2};flex:none;

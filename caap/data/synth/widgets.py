@@ -87,6 +87,8 @@ GLYPHS: dict[str, tuple[str, str | None]] = {
     "✉": ("mail", None), "⌂": ("home", None), "⋮": ("more-v", None), "✕": ("close", None), "↻": ("refresh", None),
     "☆": ("star-o", None), "♡": ("heart-o", None), "✓": ("check", None),
 }
+# How often a control is drawn greyed out, and a check box neither ticked nor clear.
+DISABLED_SHARE, MIXED_SHARE = 0.08, 0.1
 CHECKABLE = ("important", "like", "retweet")  # annotate.js reads checked from their 'clicked' class
 assert all(sub in ICON_SUBTYPES for _, sub in ICONS.values() if sub) and all(
     sub in ICON_SUBTYPES for _, sub in GLYPHS.values() if sub)
@@ -220,6 +222,8 @@ class Builder:
         primary = self.rng.random() < 0.35 if primary is None else primary
         classes = " ".join(c for c in (cls, "u-pri" if primary else "") if c)
         attr = f' class="{classes}"' if classes else ""
+        if self.rng.random() < DISABLED_SHARE:
+            attr += " disabled"
         if self.rng.random() < 0.1:
             return f'<input type="button" value="{esc(text)}"{attr}>'
         return f"<button{attr}>{esc(text)}</button>"
@@ -279,6 +283,8 @@ class Builder:
             resize = rng.choice(("both", "both", "vertical", "none"))
             ctl = (f'<textarea id="{fid}" rows="{rows}" style="width:{rng.choice((14, 18, 22))}em;resize:{resize};">'
                    f'{esc(text)}</textarea>')
+        if rng.random() < DISABLED_SHARE:
+            ctl = ctl.replace(" id=", " disabled id=", 1)
         return f'<label for="{fid}">{esc(label)}</label>', ctl
 
     def checkbox(self, text: str | None = None, *, radio: str | None = None, checked: bool | None = None) -> str:
@@ -286,7 +292,11 @@ class Builder:
         checked = self.rng.random() < 0.45 if checked is None else checked
         kind = "radio" if radio else "checkbox"
         name = f' name="{radio}"' if radio else ""
-        return f'<label class="u-row"><input type="{kind}"{name}{" checked" if checked else ""}> {esc(text)}</label>'
+        extra = " data-mixed" if not radio and self.rng.random() < MIXED_SHARE else ""
+        if self.rng.random() < DISABLED_SHARE:
+            extra += " disabled"
+        return (f'<label class="u-row"><input type="{kind}"{name}{" checked" if checked else ""}{extra}> '
+                f"{esc(text)}</label>")
 
     def switch(self, text: str | None = None, checked: bool | None = None) -> str:
         """A toggle switch: a role=switch span or a switch-styled checkbox, with its label."""

@@ -9,9 +9,11 @@ one element at a time, as three views side by side in one 32×128 image (``state
 - the square at the box's right end (a switch's knob, a drop-down's arrow),
 
 each with a margin of the page around it, so a fill can be told from the page's own colour. The
-element's type enters beside the pooled features. It gives the probability of every boolean state
-of ``caap.taxonomy`` (checked, focused, highlighted, expanded); the ``read_states`` step writes
-those its type carries, at the thresholds fitted on validation screens (``StateHead.thresholds``).
+element's type enters beside the pooled features. It gives the probability of each boolean state
+it was trained for (``caap.taxonomy``'s: checked, focused, highlighted, expanded, indeterminate,
+enabled; a head names its own in its settings, so one trained before a state was added still
+loads); the ``read_states`` step writes those the element's type carries, at the thresholds fitted
+on validation screens (``StateHead.thresholds``).
 
 The head lives in the reader's checkpoint directory (``HEAD_FILE`` weights, ``HEAD_CONFIG`` its
 settings and data card) and is loaded with the reader; a reader directory without it keeps the
@@ -38,7 +40,7 @@ SIDE_W = 32          # each end's square
 MIDDLE_W = 64        # the whole box, squeezed
 VIEW_W = 2 * SIDE_W + MIDDLE_W
 TYPES: tuple[ElementType, ...] = tuple(ElementType)
-STATES: tuple[str, ...] = BOOLEAN_ATTRIBUTES
+STATES: tuple[str, ...] = BOOLEAN_ATTRIBUTES  # what a head is trained for
 MEAN, SPREAD = 0.5, 0.25  # pixels in [0, 1] are centred and scaled by these before the network
 
 
@@ -84,13 +86,13 @@ def type_index(element_type: ElementType | str) -> int:
     return TYPES.index(ElementType(element_type))
 
 
-def state_mask(element_type: ElementType | str) -> np.ndarray:
-    """1 for each state the type carries (``caap.taxonomy``), 0 for the rest."""
+def state_mask(element_type: ElementType | str, states: Sequence[str] = STATES) -> np.ndarray:
+    """1 for each of ``states`` the type carries (``caap.taxonomy``), 0 for the rest."""
     carried = attributes_of(element_type)
-    return np.array([1.0 if s in carried else 0.0 for s in STATES], np.float32)
+    return np.array([1.0 if s in carried else 0.0 for s in states], np.float32)
 
 
-def build_network(width: int = 32) -> Any:
+def build_network(width: int = 32, states: int = len(STATES)) -> Any:
     """The network: four conv blocks (32×128 → 4×16), average and max pooled, the type's embedding
     beside them, two linear layers to one logit per state. 0.07 M parameters at width 32."""
     import torch
@@ -109,7 +111,7 @@ def build_network(width: int = 32) -> Any:
             self.features = nn.Sequential(*block(3, c // 2, 2), *block(c // 2, c, 2), *block(c, 2 * c, 2),
                                           *block(2 * c, 2 * c, 1))
             self.types = nn.Embedding(len(TYPES), 8)
-            self.head = nn.Sequential(nn.Linear(4 * c + 8, 64), nn.ReLU(inplace=True), nn.Linear(64, len(STATES)))
+            self.head = nn.Sequential(nn.Linear(4 * c + 8, 64), nn.ReLU(inplace=True), nn.Linear(64, states))
 
         def forward(self, x: torch.Tensor, types: torch.Tensor) -> torch.Tensor:
             f = self.features(x)
@@ -129,11 +131,11 @@ def to_tensor(views: np.ndarray) -> Any:
 
 def run_network(network: Any, views: np.ndarray, types: np.ndarray, batch: int = 512) -> np.ndarray:
     """The network's probabilities for uint8 views ``(N, H, W, 3)`` and type indices ``(N,)``, in
-    batches of ``batch``: ``(N, len(STATES))``."""
+    batches of ``batch``: ``(N, states)``."""
     import torch
 
     network.eval()
-    out = [np.zeros((0, len(STATES)), np.float32)]
+    out = [np.zeros((0, int(network.head[-1].out_features)), np.float32)]
     with torch.inference_mode():
         for i in range(0, len(views), batch):
             x = to_tensor(views[i:i + batch])
@@ -147,7 +149,8 @@ class StateHead:
     def __init__(self, network: Any, config: dict[str, Any]) -> None:
         self.network = network.eval()
         self.config = config
-        self.thresholds: dict[str, float] = {s: float(config.get("thresholds", {}).get(s, 0.5)) for s in STATES}
+        self.reads: tuple[str, ...] = tuple(config.get("states", STATES))  # its outputs, in order
+        self.thresholds: dict[str, float] = {s: float(config.get("thresholds", {}).get(s, 0.5)) for s in self.reads}
 
     @classmethod
     def load(cls, directory: str | Path) -> StateHead:
@@ -156,23 +159,28 @@ class StateHead:
         directory = Path(directory)
         try:
             config = json.loads((directory / HEAD_CONFIG).read_text(encoding="utf-8"))
-            network = build_network(int(config.get("width", 32)))
+            states = config.get("states", STATES)
+            if not isinstance(states, list | tuple) or not states or not set(states) <= set(STATES):
+                raise StateHeadError(f"{directory / HEAD_CONFIG}: 'states' must be a list of {', '.join(STATES)}")
+            network = build_network(int(config.get("width", 32)), len(states))
             network.load_state_dict(load_file(str(directory / HEAD_FILE)))
+        except StateHeadError:
+            raise
         except FileNotFoundError as exc:
             raise StateHeadError(f"{directory}: the state head is incomplete ({Path(exc.filename).name} missing)") \
                 from None
         except Exception as exc:  # corrupt JSON, safetensors or a state dict of another shape
             raise StateHeadError(f"{directory}: cannot load the state head ({HEAD_FILE}, {HEAD_CONFIG}): "
                                  f"{str(exc).splitlines()[0][:200]}") from None
-        if tuple(config.get("states", STATES)) != STATES or tuple(config.get("types", [t.value for t in TYPES])) != \
-                tuple(t.value for t in TYPES):
-            raise StateHeadError(f"{directory / HEAD_CONFIG}: trained for other states or types than this caap has")
+        if tuple(config.get("types", [t.value for t in TYPES])) != tuple(t.value for t in TYPES):
+            raise StateHeadError(f"{directory / HEAD_CONFIG}: trained for other element types than this caap has")
         return cls(network, config)
 
     def probabilities(self, rgb: np.ndarray, elements: Sequence[Element]) -> np.ndarray:
-        """``(len(elements), len(STATES))`` probabilities; rows of elements that carry no state are 0."""
-        out = np.zeros((len(elements), len(STATES)), np.float32)
-        todo = [i for i, e in enumerate(elements) if state_mask(e.type).any()]
+        """``(len(elements), len(self.reads))`` probabilities; rows of elements that carry none of
+        the head's states are 0."""
+        out = np.zeros((len(elements), len(self.reads)), np.float32)
+        todo = [i for i, e in enumerate(elements) if state_mask(e.type, self.reads).any()]
         if todo:
             views = np.stack([state_view(rgb, elements[i].bbox) for i in todo])
             out[todo] = run_network(self.network, views, np.array([type_index(elements[i].type) for i in todo]))
@@ -183,18 +191,19 @@ class StateHead:
         probs = self.probabilities(rgb, elements)
         out: list[dict[str, bool]] = []
         for e, row in zip(elements, probs, strict=True):
-            mask = state_mask(e.type)
-            out.append({s: bool(row[k] >= self.thresholds[s]) for k, s in enumerate(STATES) if mask[k]})
+            mask = state_mask(e.type, self.reads)
+            out.append({s: bool(row[k] >= self.thresholds[s]) for k, s in enumerate(self.reads) if mask[k]})
         return out
 
 
 def save_head(network: Any, config: dict[str, Any], directory: str | Path) -> None:
-    """Write the head's weights and settings into a reader directory (both files replaced whole)."""
+    """Write the head's weights and settings into a reader directory (both files replaced whole).
+    ``config`` may name the head's ``states`` (a subset of ``STATES``, in that order); all by default."""
     from safetensors.torch import save_file
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    config = {**config, "states": list(STATES), "types": [t.value for t in TYPES]}
+    config = {**config, "states": list(config.get("states", STATES)), "types": [t.value for t in TYPES]}
     tmp_w, tmp_c = directory / (HEAD_FILE + ".tmp"), directory / (HEAD_CONFIG + ".tmp")
     save_file({k: v.detach().cpu().contiguous() for k, v in network.state_dict().items()}, str(tmp_w))
     tmp_c.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")

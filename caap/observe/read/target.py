@@ -208,5 +208,7 @@ def _allowed(grammar: RecordGrammar, types: Sequence[ElementType | None], row: i
 
 
 def same_record(a: Element, b: Element) -> bool:
-    """Whether two elements agree on type and every attribute their type carries (the exact-match metric)."""
-    return a.type == b.type and all(getattr(a, n) == getattr(b, n) for n in attributes_of(a.type))
+    """Whether two elements agree on type and every attribute of the record their type carries (the
+    exact-match metric). The states the record does not write (``enabled``, ``indeterminate``,
+    ``value``: the state head's and the level rule's) are scored on their own."""
+    return a.type == b.type and all(getattr(a, n) == getattr(b, n) for n in attributes_of(a.type) if n in KEYS)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from caap.elements import Element
 from caap.observe.pipeline import Look, Step
+from caap.observe.primitives import rgb_pixels
 from caap.observe.steps import reading, texts
 from caap.observe.steps.boxes import drop_spanning_rows, merge_duplicates, merge_overlapping_words
 from caap.observe.steps.cells import fit_cells
@@ -31,6 +32,7 @@ from caap.observe.steps.framed_icons import framed_icons
 from caap.observe.steps.frames import grow_framed_icons
 from caap.observe.steps.grips import resize_grips
 from caap.observe.steps.label_stacks import centred_label_stacks
+from caap.observe.steps.levels import read_levels
 from caap.observe.steps.missed_text import missed_lines
 from caap.observe.steps.scrollbars import arrow_scrollbars, trough_scrollbars
 from caap.observe.steps.segments import drawn_lines
@@ -127,8 +129,10 @@ STEPS: tuple[Step, ...] = (
          "the letter l", lambda look, els: bars_as_letters(look.image, els), READER),
     Step("retype_controls_by_outline", "settle", "a round control is a radio button, a square one a checkbox",
          lambda look, els: control_kinds(look.image, els), READER),
-    Step("read_states", "settle", "the state head reads each control's states (checked, focused, highlighted, "
-         "expanded) from its pixels", read_states, READER),
+    Step("read_states", "settle", "the state head reads each control's states (ticked, focused, selected, "
+         "open, greyed...) from its pixels", read_states, READER),
+    Step("read_levels", "settle", "a slider's or progress bar's value from where its thumb or fill stands",
+         lambda look, els: read_levels(rgb_pixels(look.image), els), READER),  # a state: read with the rest
     Step("unhighlight_plain_rows", "settle", "a row on the page's own colour is not highlighted",
          reading.unhighlight_plain_rows, READER),
     Step("read_control_marks", "settle", "without a state head: a checkbox or radio is ticked where its control "

@@ -1,7 +1,8 @@
 """States read by the state head (``caap.observe.read.states``) where the reader carries one.
 
-The head reads every element whose type has a state (checked, focused, highlighted, expanded) from
-its pixels and replaces the reader's record of those states. A tree row the head reads as not
+The head reads every element whose type has one of its states (checked, focused, highlighted,
+expanded, indeterminate, enabled) from its pixels and replaces the reader's record of those states;
+a box read as indeterminate has no ``checked``. A tree row the head reads as not
 expanded may be a leaf: ``expanded: False`` says that no children show, not that there are some.
 """
 
@@ -22,7 +23,10 @@ def read_states(look: Look, elements: list[Element]) -> list[Element]:
     look.states_read = True
     out: list[Element] = []
     for element, states in zip(elements, said, strict=True):
-        update = {name: value for name, value in states.items() if getattr(element, name) != value
-                  and not (element.type == ElementType.ICON and element.checked is None)}
+        update: dict[str, bool | None] = {
+            name: value for name, value in states.items() if getattr(element, name) != value
+            and not (element.type == ElementType.ICON and element.checked is None)}
+        if states.get("indeterminate"):
+            update["checked"] = None  # neither ticked nor clear
         out.append(element.model_copy(update=update) if update else element)
     return out

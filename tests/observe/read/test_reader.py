@@ -23,7 +23,7 @@ from PIL import Image
 from caap.elements import Element
 from caap.observe.read.configuration import ReaderError
 from caap.observe.read.processing import context_window, semi_mask
-from caap.observe.read.target import decode_target, encode_target
+from caap.observe.read.target import KEYS, decode_target, encode_target
 from caap.taxonomy import BOOLEAN_ATTRIBUTES, SUBTYPE, TEXT, ElementType, attributes_of, subtypes_of
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "miniwob-mini"
@@ -84,8 +84,11 @@ def test_context_crop_is_shifted_inside_the_image_and_keeps_its_size():
 
 
 def _full(element_type: ElementType, text: str = "Sub|mit = ok\\\nnext\tline é ✓ 中文") -> Element:
+    """Every attribute the reader's record writes for the type, known."""
     values = {}
     for name in attributes_of(element_type):
+        if name not in KEYS:
+            continue  # read by the state head and the level rule, not written in the record
         if name == TEXT:
             values[name] = text
         elif name == SUBTYPE:
@@ -148,6 +151,8 @@ def elements(draw):
     element_type = draw(st.sampled_from(list(ElementType)))
     values = {}
     for name in attributes_of(element_type):
+        if name not in KEYS:
+            continue  # not part of the record
         if name == TEXT:
             values[name] = draw(st.none() | st.text(max_size=30))
         elif name == SUBTYPE:
@@ -749,7 +754,8 @@ def test_eval_scores_every_text_source_on_the_same_elements(run, tmp_path):
     assert "exact_match" in text["ocr"] or "error" in text["ocr"]
     if "auto" in text:
         assert text["auto"]["0.5"]["to_ocr"] is not None
-    assert set(result["attributes"]) == {"checked", "focused", "highlighted", "expanded", "subtype"}
+    assert set(result["attributes"]) == {"checked", "focused", "highlighted", "expanded", "indeterminate", "enabled",
+                                         "value", "subtype"}
     for score in result["attributes"].values():  # each beside the score of always answering the commonest value
         majority = score["majority"]
         assert majority is None if not score["elements"] else 0 < majority["accuracy"] <= 1

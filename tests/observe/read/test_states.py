@@ -43,7 +43,9 @@ def test_view_shows_both_ends_and_the_whole_box() -> None:
 
 
 def test_only_the_states_a_type_carries_are_read() -> None:
-    assert list(state_mask(ElementType.CHECKBOX)) == [1.0 if s == "checked" else 0.0 for s in STATES]
+    assert list(state_mask(ElementType.CHECKBOX)) == [
+        1.0 if s in ("checked", "indeterminate", "enabled") else 0.0 for s in STATES]
+    assert list(state_mask(ElementType.CHECKBOX, ("checked", "focused"))) == [1.0, 0.0]
     assert state_mask(ElementType.TREE_ITEM)[STATES.index("expanded")] == 1.0
     assert not state_mask(ElementType.SCROLLBAR).any()
 
@@ -88,7 +90,43 @@ def test_a_head_trained_on_drawn_boxes_tells_ticked_from_empty(trained) -> None:
     image, elements = _checkbox_screen(random.Random(7), [True, False, True, False, False])
     said = head.states(np.asarray(image), elements)
     assert [s["checked"] for s in said] == [True, False, True, False, False]
-    assert set(said[0]) == {"checked"}  # a checkbox carries no other state
+    assert set(said[0]) == {"checked"}  # the only state its examples taught
+    assert head.reads == ("checked",) and report["states"] == ["checked"]
+
+
+def test_a_state_without_examples_of_both_values_is_not_trained() -> None:
+    from caap.train.states import MIN_EACH_VALUE, Examples, only_states, trainable_states
+
+    n = 3 * MIN_EACH_VALUE
+    k, e = STATES.index("checked"), STATES.index("enabled")
+    known = np.zeros((n, len(STATES)), np.float32)
+    labels = np.zeros((n, len(STATES)), np.float32)
+    known[:, k] = known[:, e] = 1
+    labels[: n // 2, k] = 1                # ticked and clear: both taught
+    labels[:, e] = 1
+    labels[: MIN_EACH_VALUE - 1, e] = 0    # one greyed example short
+    ex = Examples(np.zeros((n, VIEW_H, VIEW_W, 3), np.uint8), np.zeros(n, np.int64), labels, known, ["g"] * n)
+    assert trainable_states(ex) == ("checked",)
+    cut = only_states(ex, ("checked",))
+    assert cut.labels.shape == (n, 1) and cut.labels[:, 0].sum() == n // 2
+
+
+def test_a_box_read_as_indeterminate_has_no_checked() -> None:
+    image, boxes = _checkbox_screen(random.Random(9), [True])
+    fake = SimpleNamespace(states=lambda rgb, elements: [{"checked": True, "indeterminate": True}])
+    look = Look(image=image, parts=Parts(reader=SimpleNamespace(state_head=fake)))  # type: ignore[arg-type]
+    out = read_states(look, boxes)
+    assert out[0].indeterminate is True and out[0].checked is None
+
+
+def test_the_shipped_head_loads_with_the_states_it_was_trained_for() -> None:
+    from pathlib import Path
+
+    shipped = Path(__file__).resolve().parents[3] / "models" / "reader"
+    head = StateHead.load(shipped)
+    assert set(head.reads) <= set(STATES) and "checked" in head.reads
+    assert head.probabilities(np.zeros((40, 200, 3), np.uint8),
+                              [Element(type=ElementType.CHECKBOX, bbox=(2, 2, 100, 20))]).shape == (1, len(head.reads))
 
 
 def test_the_step_writes_the_heads_states(trained) -> None:
@@ -205,3 +243,26 @@ def test_the_precision_floor_holds_on_each_validation_set() -> None:
     assert fit_thresholds(probs, ex)["focused"] > 0.75
     pooled = Examples(ex.views, ex.types, labels, known, ex.groups)  # one set: the floor is met at 0.5
     assert fit_thresholds(probs, pooled)["focused"] <= 0.75
+
+
+def test_greyed_is_claimed_only_where_the_validation_precision_of_false_reaches_its_floor() -> None:
+    from caap.train.states import CLAIM, PRECISION_FLOOR, Examples
+
+    assert CLAIM["enabled"] is False and PRECISION_FLOOR["enabled"] >= 0.95
+    k = STATES.index("enabled")
+    n = 100
+    truth = np.array([i >= 20 for i in range(n)], np.float32)   # 20 greyed, 80 enabled
+    probs = np.zeros((n, len(STATES)), np.float32)
+    probs[:, k] = 0.9
+    probs[:15, k] = 0.1                  # greyed, and sure of it
+    probs[15:20, k] = 0.45               # five greyed and five enabled ones the head half doubts
+    probs[20:25, k] = 0.45
+    known = np.zeros((n, len(STATES)), np.float32)
+    known[:, k] = 1
+    labels = np.zeros((n, len(STATES)), np.float32)
+    labels[:, k] = truth
+    ex = Examples(np.zeros((n, VIEW_H, VIEW_W, 3), np.uint8), np.zeros(n, np.int64), labels, known, ["g"] * n)
+    fitted = fit_thresholds(probs, ex)["enabled"]
+    greyed = probs[:, k] < fitted
+    # Accuracy alone would not tell 0.45 apart; the floor keeps the doubtful ones enabled.
+    assert greyed[:15].all() and not greyed[15:].any()
