@@ -18,6 +18,7 @@ from caap.bench.desktop.apps import APPS, EVALUATION_APPS, QT_EXAMPLES, RESERVED
 from caap.bench.desktop.atspi import candidates as atspi_candidates
 from caap.bench.desktop.labels import Candidate, visible_box, wrap_texts
 from caap.bench.desktop.session import XWindow, atspi_missing
+from caap.bench.desktop.tk import candidates as tk_candidates
 from caap.bench.desktop.tk import demo_dir
 from caap.cli import app as cli_app
 from caap.data.desktop import generate as gen
@@ -226,6 +227,20 @@ def test_roles_map_to_the_taxonomy_and_gtk4_boxes_move_to_the_screen():
     view = [c for c in atspi_candidates(tree, [_win(9, (100, 50, 900, 650))]) if c.cells]
     assert len(view) == 1 and view[0].box == (105, 379, 505, 555) and view[0].text is None
 
+
+
+def test_tk_widgets_say_whether_they_are_greyed_and_where_their_range_stands():
+    win = _win(5, (0, 0, 400, 300))
+    dump = {"widgets": [
+        {"class": "TButton", "box": [10, 10, 80, 24], "toplevel": [0, 0, 400, 300], "text": "Apply", "disabled": True},
+        {"class": "TCheckbutton", "box": [10, 40, 80, 20], "toplevel": [0, 0, 400, 300], "text": "Wrap", "checked": True,
+         "alternate": False, "disabled": False},
+        {"class": "Scale", "box": [10, 70, 200, 40], "toplevel": [0, 0, 400, 300], "range": [75.0, 0.0, 250.0]},
+        {"class": "TProgressbar", "box": [10, 120, 200, 12], "toplevel": [0, 0, 400, 300]},  # busy: no value said
+    ]}
+    got = {c.type: c for c in tk_candidates(dump, [win])}
+    assert got["button"].enabled is False and got["checkbox"].enabled is True
+    assert got["slider"].value == 0.3 and got["progress_bar"].value is None
 
 
 def test_a_gtk3_tree_labels_each_row_once_as_a_tree_item():

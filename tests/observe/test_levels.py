@@ -106,3 +106,9 @@ def test_a_block_thumb_as_thick_as_its_trough_is_read_from_its_colour(value: flo
         draw.text((x, 55), str(50 * k), fill=(0, 0, 0))
     slider = Element(type=ElementType.SLIDER, bbox=(20, 10, 280, 70))
     assert level_of(rgb_pixels(image), slider) == pytest.approx(value, abs=0.05)
+
+
+def test_a_box_cut_short_of_its_bar_is_followed_out_to_its_ends() -> None:
+    image, bar = _bar(0.5)  # the bar runs 20-220
+    short = bar.model_copy(update={"bbox": (20, 100, 190, 110)})  # the detector stopped 30 px short
+    assert level_of(rgb_pixels(image), short) == pytest.approx(0.5, abs=0.05)  # not 100/170 = 0.59

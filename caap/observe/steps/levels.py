@@ -9,6 +9,8 @@ one) to its end:
   bar's colour profile into two runs that fits best. A bar of one colour is full when that colour
   is an accent colour (as fills are) and empty where it is a neutral grey (as troughs are).
 
+The box's ends are first followed out to the bar's own (``fitted_ends``).
+
 A slider whose thumb is no thicker than its track but drawn in another colour (Tk's raised block)
 is read from the one run of its trough's colour profile that differs from the trough; one with
 neither (a flat bar with a fill) is read as a bar.
@@ -29,6 +31,7 @@ MIN_SPLIT = 40        # summed |RGB| between the two runs' colours below which a
 THUMB_OVER_TRACK = 1.5  # a thumb is at least this much thicker than the track's median thickness
 INK = 40              # summed |RGB| from the slider box's surroundings that counts as drawn
 MIN_LENGTH = 12       # px: shorter boxes are not read
+END_SEARCH = 0.15     # how far past a box's end (a share of its length) the bar's end is followed
 
 
 def along_axis(rgb: np.ndarray, box: Sequence[int]) -> np.ndarray | None:
@@ -168,12 +171,45 @@ def _surround(rgb: np.ndarray, box: Sequence[int]) -> np.ndarray:
     return background_colour(np.concatenate(ring))
 
 
+def fitted_ends(rgb: np.ndarray, box: Sequence[int], page: np.ndarray) -> tuple[int, int, int, int]:
+    """The box with its ends moved out to the bar's: a detector's box may stop short of a bar's
+    end, and the value is measured between the ends. Along the middle third of the box's
+    thickness, an end goes out while the bar's colour at it goes on, off the page's colour (up to
+    ``END_SEARCH`` of the length). Ends are never moved in: a trough can be drawn in nearly the
+    page's colour, and on labelled boxes moving in cost more than it won."""
+    h, w = rgb.shape[:2]
+    x1, y1, x2, y2 = (int(v) for v in box)
+    vertical = y2 - y1 > x2 - x1
+    lo, hi = (y1, y2) if vertical else (x1, x2)
+    pad = max(3, round(END_SEARCH * (hi - lo)))
+    a, b = max(0, lo - pad), min(h if vertical else w, hi + pad)
+    if vertical:
+        third = (x2 - x1) // 3
+        band = rgb[a:b, x1 + third:max(x1 + third + 1, x2 - third)].astype(np.int32).mean(axis=1)
+    else:
+        third = (y2 - y1) // 3
+        band = rgb[y1 + third:max(y1 + third + 1, y2 - third), a:b].astype(np.int32).mean(axis=0)
+    off = np.abs(band - page.astype(np.float64)).sum(axis=1) > INK  # drawn, not page
+    start, end = lo - a, hi - a  # [start, end) in the band
+
+    def near(i: int, j: int) -> bool:
+        return bool(np.abs(band[i] - band[j]).sum() <= MIN_SPLIT)
+
+    while start > 0 and off[start - 1] and near(start - 1, start):
+        start -= 1
+    while end < len(band) and off[end] and near(end, end - 1):
+        end += 1
+    lo, hi = start + a, end + a
+    return (x1, lo, x2, hi) if vertical else (lo, y1, hi, y2)
+
+
 def level_of(rgb: np.ndarray, element: Element) -> float | None:
     """The value of one slider or progress bar, or None where its box cannot be read."""
-    pixels = along_axis(rgb, element.bbox)
+    box = fitted_ends(rgb, element.bbox, _surround(rgb, element.bbox))
+    pixels = along_axis(rgb, box)
     if pixels is None:
         return None
-    surround = _surround(rgb, element.bbox)
+    surround = _surround(rgb, box)
     if element.type == ElementType.SLIDER:
         found = thumb_fraction(pixels, surround)
         if found is None:
