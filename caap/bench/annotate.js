@@ -236,7 +236,9 @@
       if (!styleVisible(el) || inSkipped(el)) continue;
       textNodes(el).forEach((n) => consumed.add(n));
       handled.add(el);
-      push('button', el, clip(el, rectOf(el)), {text: norm(el.innerText), focused: el === active});
+      // Focus unknown: the accordion draws its open header the same whether or not it has the
+      // focus, so no pixel can tell (a label saying either would teach a guess).
+      push('button', el, clip(el, rectOf(el)), {text: norm(el.innerText), focused: null});
     }
   }
 

@@ -233,6 +233,9 @@ def train_states(
              "(repeat the option for each).")],
     checkpoint: Annotated[Path, typer.Option(help="The reader directory the head is written into.")],
     copies: Annotated[int, typer.Option(help="Jittered boxes per labelled element besides its own.", min=0)] = 1,
+    jitter: Annotated[float, typer.Option(
+        help="How far each side of a jittered box moves: up to this share of the box's short side.", min=0.0,
+        max=0.5)] = 0.12,
     plain: Annotated[float, typer.Option(
         help="Share of texts with no state on (unselected labels and rows) kept for training.", min=0.0,
         max=1.0)] = 0.3,
@@ -257,7 +260,7 @@ def train_states(
     try:
         with Progress(transient=True, console=out) as bar:
             task = bar.add_task("cutting the training views", total=None)
-            train_ex = collect([str(d) for d in data], copies=copies, seed=seed, plain=plain,
+            train_ex = collect([str(d) for d in data], copies=copies, seed=seed, plain=plain, jitter=jitter,
                                progress=lambda done, total: bar.update(task, completed=done, total=total))
             task = bar.add_task("cutting the validation views", total=None)
             val_ex = collect([str(d) for d in val], copies=0,
@@ -266,7 +269,7 @@ def train_states(
         fail(str(exc))
     card = {"command": " ".join(["caap train states", *sys.argv[3:]]) if len(sys.argv) > 3 else "caap train states",
             "train_data": [str(d) for d in data], "validation_data": [str(d) for d in val], "copies": copies,
-            "plain": plain}
+            "jitter": jitter, "plain": plain}
     report = train(train_ex, val_ex, checkpoint, epochs=epochs, lr=lr, width=width, seed=seed, minutes=minutes,
                    card=card, log=(lambda line: None) if as_json else (lambda line: out.print(line, highlight=False)))
     if as_json:

@@ -63,9 +63,13 @@ class Examples:
         return len(self.types)
 
 
-def _jittered(box: Sequence[int], rng: random.Random, width: int, height: int) -> tuple[int, int, int, int]:
+JITTER = 0.12  # each side of a training copy moves by up to this share of the box's short side
+
+
+def _jittered(box: Sequence[int], rng: random.Random, width: int, height: int,
+              share: float = JITTER) -> tuple[int, int, int, int]:
     x1, y1, x2, y2 = (int(v) for v in box)
-    j = max(1, round(0.12 * min(x2 - x1, y2 - y1)))
+    j = max(1, round(share * min(x2 - x1, y2 - y1)))
     nx1, ny1 = x1 + rng.randint(-j, j), y1 + rng.randint(-j, j)
     nx2, ny2 = x2 + rng.randint(-j, j), y2 + rng.randint(-j, j)
     nx1, ny1 = max(0, min(nx1, nx2 - 3)), max(0, min(ny1, ny2 - 3))
@@ -73,10 +77,11 @@ def _jittered(box: Sequence[int], rng: random.Random, width: int, height: int) -
 
 
 def collect(datasets: Sequence[str | Path], *, copies: int = 0, seed: int = 0, plain: float = 1.0,
-            progress: Callable[[int, int], None] | None = None) -> Examples:
+            jitter: float = JITTER, progress: Callable[[int, int], None] | None = None) -> Examples:
     """The examples of every labelled element with a known state; ``copies`` jittered boxes each
-    besides the labelled one. ``plain``: the share of texts with no state on (a page's many
-    unselected labels and rows) kept; the rest are left out, for training time."""
+    besides the labelled one (each side moved by up to ``jitter`` of the short side). ``plain``:
+    the share of texts with no state on (a page's many unselected labels and rows) kept; the rest
+    are left out, for training time."""
     rng = random.Random(seed)
     sets: list[Dataset] = [open_dataset(d) for d in datasets]
     screens = [(ds, path) for ds in sets for path in ds.label_paths()]
@@ -101,7 +106,7 @@ def collect(datasets: Sequence[str | Path], *, copies: int = 0, seed: int = 0, p
             with Image.open(ds.image_path(ann)) as im:
                 rgb = rgb_pixels(im.convert("RGB"))
             for e, have, value in wanted:
-                boxes = [e.bbox] + [_jittered(e.bbox, rng, ann.width, ann.height) for _ in range(copies)]
+                boxes = [e.bbox] + [_jittered(e.bbox, rng, ann.width, ann.height, jitter) for _ in range(copies)]
                 for box in boxes:
                     views.append(state_view(rgb, box))
                     types.append(type_index(e.type))
