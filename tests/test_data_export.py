@@ -234,12 +234,13 @@ def test_reader_samples(tmp_path: Path) -> None:
     assert val[0] == {
         "image": str((tmp_path / "ds" / "images" / "b" / "s3-0.png").resolve()),
         "bbox": [10, 20, 30, 60],
-        "target": {"type": "button", "text": "OK", "focused": False},
+        "target": {"type": "button", "text": "OK", "focused": False, "enabled": None},
         "group": "b", "stem": "s3-0", "seed": 3,
     }
     # Only the attributes the type carries; carried-but-unknown stays null.
-    assert val[1]["target"] == {"type": "checkbox", "text": None, "checked": True}
-    assert val[2]["target"] == {"type": "icon", "subtype": "like", "checked": None}
+    assert val[1]["target"] == {"type": "checkbox", "text": None, "checked": True, "indeterminate": None,
+                                "enabled": None}
+    assert val[2]["target"] == {"type": "icon", "subtype": "like", "checked": None, "enabled": None}
     for rec in val:
         assert list(rec["target"]) == ["type", *TYPE_ATTRIBUTES[ElementType(rec["target"]["type"])]]
         assert Path(rec["image"]).is_file()

@@ -346,7 +346,8 @@ def export_reader_samples(
     """Write ``out_path/train.jsonl`` and ``out_path/val.jsonl``, one line per element::
 
         {"image": "/abs/DATASET/images/g/s.png", "bbox": [x1, y1, x2, y2],
-         "target": {"type": "checkbox", "text": "ok", "checked": null}, "group": "g", "stem": "s", "seed": 1000}
+         "target": {"type": "checkbox", "text": "ok", "checked": null, "indeterminate": false, "enabled": true},
+         "group": "g", "stem": "s", "seed": 1000}
 
     ``image`` is absolute, or relative to the dataset directory with ``absolute_paths=False``.
     Returns ``{"out_dir", "split", "images": {split: n}, "samples": {split: n}, "types": {split: {type: n}}}``.
