@@ -51,9 +51,10 @@ def test_dataset_stats(tmp_path: Path) -> None:
     assert list(s["types"]) == [t.value for t in DETECTOR_CLASSES]  # zeros included, taxonomy order
     assert s["types"]["button"] == 4 and s["types"]["checkbox"] == 4 and s["types"]["icon"] == 3
     assert s["types"]["text"] == 3 and s["types"]["radio"] == 0
-    assert s["attributes"]["checkbox"] == {"text": {"present": 4}, "checked": {"true": 2, "false": 1, "null": 1}}
+    assert s["attributes"]["checkbox"] == {"text": {"present": 4}, "checked": {"true": 2, "false": 1, "null": 1},
+                                           "indeterminate": {"null": 4}, "enabled": {"null": 4}}
     assert s["attributes"]["button"]["focused"] == {"false": 2, "true": 2}
-    assert s["attributes"]["icon"] == {"subtype": {"like": 3}, "checked": {"null": 3}}
+    assert s["attributes"]["icon"] == {"subtype": {"like": 3}, "checked": {"null": 3}, "enabled": {"null": 3}}
     assert s["attributes"]["text"] == {"text": {"empty": 3}, "highlighted": {"true": 3}}
     assert "radio" not in s["attributes"]
     assert s["elements_per_image"] == {"mean": 3.5, "min": 2, "max": 4}

@@ -18,7 +18,7 @@ from caap.data.export import Item, load_items
 from caap.data.format import DatasetError, open_dataset
 from caap.report.draw import TYPE_COLOURS, draw_elements, fit_text, label_font
 from caap.seeds import format_seed_ranges
-from caap.taxonomy import DETECTOR_CLASSES, TEXT, TYPE_ATTRIBUTES, ElementType
+from caap.taxonomy import DETECTOR_CLASSES, FRACTION_ATTRIBUTES, TEXT, TYPE_ATTRIBUTES, ElementType
 
 # --- statistics ---------------------------------------------------------------------------------
 
@@ -84,6 +84,8 @@ def dataset_stats(dataset_root: str | Path) -> dict[str, Any]:
                 value = getattr(e, name)
                 if name == TEXT:
                     key = "null" if value is None else ("empty" if value == "" else "present")
+                elif name in FRACTION_ATTRIBUTES:  # a slider's value: known or not, not one row per number
+                    key = "null" if value is None else "present"
                 else:
                     key = _value_key(value)
                 attributes[e.type.value][name][key] += 1
