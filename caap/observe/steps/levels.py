@@ -205,11 +205,12 @@ def fitted_ends(rgb: np.ndarray, box: Sequence[int], page: np.ndarray) -> tuple[
 
 def level_of(rgb: np.ndarray, element: Element) -> float | None:
     """The value of one slider or progress bar, or None where its box cannot be read."""
-    box = fitted_ends(rgb, element.bbox, _surround(rgb, element.bbox))
+    page = _surround(rgb, element.bbox)
+    box = fitted_ends(rgb, element.bbox, page)
     pixels = along_axis(rgb, box)
     if pixels is None:
         return None
-    surround = _surround(rgb, box)
+    surround = page if tuple(box) == tuple(element.bbox) else _surround(rgb, box)
     if element.type == ElementType.SLIDER:
         found = thumb_fraction(pixels, surround)
         if found is None:
