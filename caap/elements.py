@@ -20,10 +20,10 @@ from caap.taxonomy import (
     ATTRIBUTES,
     BOOLEAN_ATTRIBUTES,
     FRACTION_ATTRIBUTES,
-    PROMPT_ONLY_IF,
     SUBTYPE,
     ElementType,
     attributes_of,
+    prompt_shows,
     subtypes_of,
 )
 
@@ -100,15 +100,15 @@ class Element(BaseModel):
         """``{type: button, X: 50 [2-98], Y: 114 [99-130], text: "Submit", focused: False}``.
 
         Attributes the type carries but whose value is unknown (null) are left out, so the model
-        never reads a guess; so are ``enabled: True`` and ``indeterminate: False``, the usual case
-        (``taxonomy.PROMPT_ONLY_IF``). A value is a fraction with two decimals.
+        never reads a guess; so are ``enabled: True``, ``indeterminate: False`` and a button's
+        ``checked: False``, the usual case (``taxonomy.prompt_shows``). A value is a fraction with two decimals.
         """
         x1, y1, x2, y2 = self.bbox
         cx, cy = self.centre
         parts = [f"type: {self.type.value}", f"X: {cx} [{x1}-{x2}]", f"Y: {cy} [{y1}-{y2}]"]
         for name in attributes_of(self.type):
             value = getattr(self, name)
-            if value is None or (name in PROMPT_ONLY_IF and bool(value) != PROMPT_ONLY_IF[name]):
+            if value is None or not prompt_shows(self.type, name, value):
                 continue
             if name in FRACTION_ATTRIBUTES:
                 parts.append(f"{name}: {float(value):.2f}")

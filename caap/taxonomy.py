@@ -9,6 +9,9 @@ desktop toolkits and generated UIs, where a widget has no paper type that tells 
 act on it. Widgets that do map without loss are labelled with the paper's type:
 
 - toggle switch -> checkbox (a state flipped by a click: ``checked``);
+- toggle button (a button that stays down: a segmented control's segment, a stack switcher's
+  page button, a tool button such as Bold) -> button with ``checked`` true while it is held down;
+  a push button never stays down, so its ``checked`` is false;
 - spin button -> input_field (its value is typed; the arrows, where drawn, are buttons or icons);
 - menu-bar title, menu entry, list row, table cell -> tabled_text (``highlighted`` while
   selected or open), as MiniWoB's own menus are labelled;
@@ -75,12 +78,14 @@ FRACTION_ATTRIBUTES: tuple[str, ...] = (VALUE,)
 # Booleans whose usual value the prompt leaves out (almost every control is enabled and not
 # indeterminate): only the exception is worth the model's attention and the prompt's length.
 PROMPT_ONLY_IF: dict[str, bool] = {ENABLED: False, INDETERMINATE: True}
+# The same for one type's attribute: nearly every button is a push button, never held down.
+TYPE_PROMPT_ONLY_IF: dict[tuple[str, str], bool] = {("button", CHECKED): True}
 
 TYPE_ATTRIBUTES: dict[ElementType, tuple[str, ...]] = {
     ElementType.TEXT: (TEXT, HIGHLIGHTED),
     ElementType.HYPERLINK: (TEXT, HIGHLIGHTED),
     ElementType.TABLED_TEXT: (TEXT, HIGHLIGHTED, ENABLED),
-    ElementType.BUTTON: (TEXT, FOCUSED, ENABLED),
+    ElementType.BUTTON: (TEXT, CHECKED, FOCUSED, ENABLED),
     ElementType.DROPDOWN: (TEXT, FOCUSED, ENABLED),
     ElementType.INPUT_FIELD: (TEXT, FOCUSED, ENABLED),
     ElementType.RADIO: (TEXT, CHECKED, INDETERMINATE, ENABLED),
@@ -121,6 +126,12 @@ PAPER_TYPES: tuple[ElementType, ...] = DETECTOR_CLASSES[:14]
 
 def attributes_of(element_type: ElementType | str) -> tuple[str, ...]:
     return TYPE_ATTRIBUTES[ElementType(element_type)]
+
+
+def prompt_shows(element_type: ElementType | str, name: str, value: object) -> bool:
+    """Whether the prompt writes this known attribute value (``PROMPT_ONLY_IF``, ``TYPE_PROMPT_ONLY_IF``)."""
+    only = TYPE_PROMPT_ONLY_IF.get((ElementType(element_type).value, name), PROMPT_ONLY_IF.get(name))
+    return only is None or bool(value) == only
 
 
 def subtypes_of(element_type: ElementType | str) -> tuple[str, ...]:

@@ -219,6 +219,16 @@ def test_roles_map_to_the_taxonomy_and_gtk4_boxes_move_to_the_screen():
     ]}
     got = {c.type: c for c in atspi_candidates(more, [_win(9, (0, 0, 790, 590))])}
     assert got["checkbox"].indeterminate is True and got["checkbox"].checked is None
+    # A toggle button is a button held down while on; a push button is never down.
+    toggles = {"toolkits": ["GTK 3.24"], "nodes": [
+        node(0, None, 0, "application", "demo"),
+        node(1, 0, 1, "frame", "Demo", [0, 0, 790, 590]),
+        node(2, 1, 2, "toggle button", "Week", [20, 20, 80, 28], states=("visible", "sensitive", "checked")),
+        node(3, 1, 2, "toggle button", "Month", [100, 20, 80, 28], states=("visible", "sensitive")),
+        node(4, 1, 2, "push button", "Close", [200, 20, 80, 28], states=("visible", "sensitive")),
+    ]}
+    buttons = {c.text: c for c in atspi_candidates(toggles, [_win(9, (0, 0, 790, 590))]) if c.type == "button"}
+    assert {t: c.checked for t, c in buttons.items()} == {"Week": True, "Month": False, "Close": False}
     assert got["slider"].value == 0.4 and got["slider"].enabled is True
     assert got["progress_bar"].value == 1.0
     # A GTK 4 tree view shows rows AT-SPI never hears of: its cells are found in the pixels.
@@ -237,9 +247,15 @@ def test_tk_widgets_say_whether_they_are_greyed_and_where_their_range_stands():
          "alternate": False, "disabled": False},
         {"class": "Scale", "box": [10, 70, 200, 40], "toplevel": [0, 0, 400, 300], "range": [75.0, 0.0, 250.0]},
         {"class": "TProgressbar", "box": [10, 120, 200, 12], "toplevel": [0, 0, 400, 300]},  # busy: no value said
+        # A check button drawn without its indicator is a toggle button: down while on.
+        {"class": "Checkbutton", "box": [10, 140, 60, 24], "toplevel": [0, 0, 400, 300], "text": "Bold",
+         "checked": True, "indicator": False},
     ]}
-    got = {c.type: c for c in tk_candidates(dump, [win])}
+    got = {c.type: c for c in tk_candidates(dump, [win]) if c.text != "Bold"}
     assert got["button"].enabled is False and got["checkbox"].enabled is True
+    assert got["button"].checked is False  # a push button never stays down
+    bold = [c for c in tk_candidates(dump, [win]) if c.text == "Bold"]
+    assert [(c.type, c.checked) for c in bold] == [("button", True)]
     assert got["slider"].value == 0.3 and got["progress_bar"].value is None
 
 

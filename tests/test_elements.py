@@ -23,8 +23,8 @@ def test_prompt_line_escapes_text_and_omits_unknown_attributes():
 
 
 def test_taxonomy_rejects_attributes_a_type_does_not_carry():
-    with pytest.raises(ValueError, match="button element has no 'checked'"):
-        Element(type="button", bbox=[0, 0, 5, 5], checked=True)
+    with pytest.raises(ValueError, match="input_field element has no 'checked'"):
+        Element(type="input_field", bbox=[0, 0, 5, 5], checked=True)
     with pytest.raises(ValueError, match="not a shape subtype"):
         Element(type="shape", bbox=[0, 0, 5, 5], subtype="like")
     with pytest.raises(ValueError, match="empty"):
@@ -45,6 +45,12 @@ def test_the_prompt_shows_the_unusual_states_and_values():
     clear = Element(type="checkbox", bbox=[0, 0, 50, 20], text="All", checked=False, indeterminate=False)
     assert "indeterminate: True" in mixed.describe() and "indeterminate" not in clear.describe()
     assert "value: 0.43" in Element(type="slider", bbox=[0, 0, 90, 10], value=0.4321).describe()
+    # A button held down says so; a push button (never down) does not say it is up.
+    down = Element(type="button", bbox=[0, 0, 50, 20], text="Bold", checked=True)
+    up = Element(type="button", bbox=[0, 0, 50, 20], text="Bold", checked=False)
+    assert "checked: True" in down.describe() and "checked" not in up.describe()
+    # Elsewhere checked is said both ways: an unticked box is news the agent acts on.
+    assert "checked: False" in clear.describe()
 
 
 def test_json_round_trip_follows_the_observe_contract(tmp_path, dropdown_screen):

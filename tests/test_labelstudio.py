@@ -434,8 +434,9 @@ BAD_TASKS = [
     ("unknown-only label", _set_label("unknown"), r"region 'e4' .*unknown type label 'unknown'"),
     ("two labels", lambda t: _region(t, 3)[0]["value"].update(rectanglelabels=["button", "text"]),
      r"region 'e4' .*exactly one type"),
-    ("forbidden attribute", _add_result("checked", "choices", {"choices": ["true"]}),
-     r"region 'e4' \(result\[\d+\]\): a button has no 'checked' attribute \(allowed: text, focused, enabled\)"),
+    ("forbidden attribute", _add_result("expanded", "choices", {"choices": ["true"]}),
+     r"region 'e4' \(result\[\d+\]\): a button has no 'expanded' attribute \(allowed: text, checked, focused, "
+     r"enabled\)"),
     ("value out of range", _add_result("value", "number", {"number": 1.5}),
      r"region 'e4' .*value.number 1.5 is not a fraction between 0 and 1"),
     ("value not a number", _add_result("value", "number", {"number": "half"}),
@@ -563,7 +564,7 @@ def test_real_label_studio_round_trip(tmp_path: Path, capsys: pytest.CaptureFixt
         project = client.projects.create(title="caap round trip", label_config=labeling_config())
         parsed = client.projects.get(id=project.id).parsed_label_config
         assert parsed["type"]["labels"] == [t.value for t in DETECTOR_CLASSES]
-        assert parsed["checked"]["conditionals"] == {"type": "label", "name": "radio,checkbox,icon"}
+        assert parsed["checked"]["conditionals"] == {"type": "label", "name": "button,radio,checkbox,icon"}
         client.import_storage.local.create(project=project.id, path=str(ds.root / "images"), title="caap images")
         imported = client.projects.import_tasks(project.id, request=tasks, return_task_ids=True)
         assert imported.task_count == 3 and imported.prediction_count == 3

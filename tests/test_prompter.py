@@ -50,6 +50,16 @@ def test_greyed_controls_are_marked_and_explained_only_where_there_are_some(drop
     greyed = [*dropdown_screen, Element(type="button", bbox=[0, 120, 60, 140], text="Next", enabled=False)]
     text = CaapPrompter(PromptOptions(mode="text")).build(ctx(greyed)).text
     assert 'text: "Next", enabled: False}' in text and "enabled: False are greyed out" in text
+    assert "held down" not in text and "held down" not in plain
+
+
+def test_held_down_buttons_are_marked_and_explained_only_where_there_are_some(dropdown_screen):
+    up = [*dropdown_screen, Element(type="button", bbox=[0, 120, 60, 140], text="Week", checked=False)]
+    text = CaapPrompter(PromptOptions(mode="text")).build(ctx(up)).text
+    assert 'text: "Week"}' in text and "held down" not in text
+    down = [*dropdown_screen, Element(type="button", bbox=[0, 120, 60, 140], text="Week", checked=True)]
+    text = CaapPrompter(PromptOptions(mode="text")).build(ctx(down)).text
+    assert 'text: "Week", checked: True}' in text and "checked: True is held down" in text
 
 
 def test_second_step_carries_last_answer_history_and_errors(dropdown_screen):

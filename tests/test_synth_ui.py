@@ -157,6 +157,8 @@ KNOWN = """
   <label class="u-row"><input type="checkbox" data-mixed checked>Some</label>
   <label class="u-row"><input type="checkbox" disabled>Greyed</label>
   <button disabled>Off</button>
+  <span class="u-row" style="gap:0"><button aria-pressed="true">Day</button><button aria-pressed="false">Week</button>
+  </span>
   <input id="range" type="range" value="30" style="width:120px;margin:0">
   <span class="u-track" role="slider" aria-valuenow="40" style="width:100px"><span class="u-rail"></span><span
    class="u-thumb" style="left:40%"></span></span>
@@ -228,6 +230,8 @@ def test_known_widgets_are_labelled_in_image_pixels(scale):
     assert by_text["Sync"].indeterminate is False and by_text["Sync"].enabled is True
     assert by_text["Greyed"].enabled is False and by_text["Off"].enabled is False
     assert by_text["Known"].enabled is True and by_text["Alpha"].enabled is True
+    # A toggle button is held down while on (aria-pressed); a push button never is.
+    assert [by_text[t].checked for t in ("Day", "Week", "Known")] == [True, False, False]
     assert sorted(e.value for e in sliders) == [0.3, 0.4]
     bars = sorted((e for e in shot.labels if e.type.value == "progress_bar"), key=lambda e: e.bbox[1])
     assert [e.value for e in bars] == [0.4, None]  # the second says no value (no aria-valuenow)

@@ -14,7 +14,8 @@ Every variant's elements are matched to the labelled ones (IoU ≥ 0.5, as ``caa
 each state is scored where the label knows it: accuracy (a state not read counts as false, and as
 enabled and not indeterminate for those two, as the prompt reads them), the majority baseline,
 recall and precision of "true", and the accuracy over the elements whose observed type carries the
-state (``accuracy_where_read``), per toolkit. The reader directory's state head is the one measured (``--checkpoint``).
+state (``accuracy_where_read``), per toolkit. A labelled button's ``checked`` (held down) is scored as
+``pressed``. The reader directory's state head is the one measured (``--checkpoint``).
 """
 
 from __future__ import annotations
@@ -33,9 +34,11 @@ from caap.observe.detect.detector import Detector
 from caap.observe.ocr.ppocr import PPOCR
 from caap.observe.pipeline import Parts, Pipeline
 from caap.observe.read.inference import Reader
-from caap.taxonomy import BOOLEAN_ATTRIBUTES, PROMPT_ONLY_IF
+from caap.taxonomy import BOOLEAN_ATTRIBUTES, PROMPT_ONLY_IF, TYPE_PROMPT_ONLY_IF
 from caap.train.eval_detector import match_boxes
-from caap.train.eval_reader import toolkit_of
+from caap.train.eval_reader import PRESSED, scored_as, toolkit_of
+
+SCORED = (*BOOLEAN_ATTRIBUTES, PRESSED)  # a labelled button's checked is scored apart, as caap eval reader does
 
 RULES = ("read_control_marks", "read_focus_rings")
 VARIANTS: dict[str, tuple[str, ...]] = {
@@ -66,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         paths = [paths[int(i * len(paths) / args.limit)] for i in range(args.limit)]
     # counts[variant][state][toolkit] = [right, total, true, said true, both, read, right where read]
     counts: dict[str, dict[str, dict[str, list[int]]]] = {
-        v: {s: defaultdict(lambda: [0, 0, 0, 0, 0, 0, 0]) for s in BOOLEAN_ATTRIBUTES} for v in VARIANTS}
+        v: {s: defaultdict(lambda: [0, 0, 0, 0, 0, 0, 0]) for s in SCORED} for v in VARIANTS}
     for n, path in enumerate(paths):
         ann = ds.load(path)
         if not ann.elements:
@@ -87,10 +90,11 @@ def main(argv: list[str] | None = None) -> int:
                     truth, said = getattr(gold, s), getattr(e, s)
                     if truth is None:
                         continue
-                    # Unread: the usual value, as the prompt takes it (enabled, not indeterminate).
-                    said_as = not PROMPT_ONLY_IF[s] if said is None and s in PROMPT_ONLY_IF else bool(said)
+                    # Unread: the usual value, as the prompt takes it (enabled, not indeterminate, not down).
+                    only = TYPE_PROMPT_ONLY_IF.get((e.type.value, s), PROMPT_ONLY_IF.get(s))
+                    said_as = not only if said is None and only is not None else bool(said)
                     for key in (kit, "all"):
-                        row = counts[variant][s][key]
+                        row = counts[variant][scored_as(s, gold.type)][key]
                         row[0] += said_as == truth
                         row[1] += 1
                         row[2] += truth
@@ -112,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                                   for kit, r in sorted(kits.items()) if r[1]}
     print(f"{'state':<12}{'toolkit':<8}{'n':>6}{'majority':>10}" + "".join(f"{v:>18}" for v in VARIANTS)
           + "   (accuracy; recall/precision of true)")
-    for s in BOOLEAN_ATTRIBUTES:
+    for s in SCORED:
         for kit in report["reader"][s]:
             row = report["reader"][s][kit]
             cells = []

@@ -228,7 +228,7 @@
       if (!styleVisible(el) || inSkipped(el)) continue;
       textNodes(el).forEach((n) => consumed.add(n));
       handled.add(el);
-      push('button', el, clip(el, rectOf(el)), {text, focused: false});
+      push('button', el, clip(el, rectOf(el)), {text, focused: false, checked: false});
     }
   }
   if (rules.item_buttons) {
@@ -238,7 +238,7 @@
       handled.add(el);
       // Focus unknown: the accordion draws its open header the same whether or not it has the
       // focus, so no pixel can tell (a label saying either would teach a guess).
-      push('button', el, clip(el, rectOf(el)), {text: norm(el.innerText), focused: null});
+      push('button', el, clip(el, rectOf(el)), {text: norm(el.innerText), focused: null, checked: false});
     }
   }
 
@@ -329,7 +329,8 @@
     if (tag === 'BUTTON' || (tag === 'INPUT' && ['button', 'submit', 'reset'].includes(type))) {
       textNodes(el).forEach((n) => consumed.add(n));
       const text = norm(tag === 'INPUT' ? el.value : el.innerText);
-      push('button', el, clip(el, rectOf(el)), {text, focused: el === active});
+      // Held down: a toggle button (aria-pressed) that is on; a push button never stays down.
+      push('button', el, clip(el, rectOf(el)), {text, focused: el === active, checked: el.getAttribute('aria-pressed') === 'true'});
     } else if (tag === 'INPUT' && (type === 'checkbox' || type === 'radio')) {
       // The control and its label are one element: the box covers both, the text is the label's.
       let box = clip(el, rectOf(el));

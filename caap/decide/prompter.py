@@ -30,6 +30,7 @@ from caap.decide.demos import Demonstration
 from caap.decide.parser import action_line
 from caap.decide.tokens import estimate_tokens
 from caap.elements import COORDINATE_NOTE, Element, quote, render_element_list
+from caap.taxonomy import ElementType
 
 Mode = Literal["tools", "text"]
 
@@ -164,13 +165,16 @@ class CaapPrompter:
                 "### Problems With Your Last Answer ###\n"
                 "These proposed actions could not be performed and nothing after them was done:\n" + listed
             )
-        # Said only where it applies: most screens have no greyed control.
-        greyed = (" Elements marked enabled: False are greyed out and take no input until something "
-                  "else enables them." if any(e.enabled is False for e in ctx.elements) else "")
+        # Said only where it applies: most screens have no greyed control and no held-down button.
+        notes = (" Elements marked enabled: False are greyed out and take no input until something "
+                 "else enables them." if any(e.enabled is False for e in ctx.elements) else "")
+        if any(e.type is ElementType.BUTTON and e.checked for e in ctx.elements):
+            notes += (" A button marked checked: True is held down: a toggle that is on, or the chosen one "
+                      "of its group.")
         parts.append(
             "### Elements On The Current Screen ###\n"
             "These are the only elements you can act on now. Elements marked visible: False were on "
-            f"the previous screen and are gone.{greyed}\n"
+            f"the previous screen and are gone.{notes}\n"
             f"{COORDINATE_NOTE}\n{render_element_list(ctx.elements)}"
         )
         if self.options.mode == "text":

@@ -23,8 +23,8 @@ Result (``evaluate``), abridged::
               "auto": {"0.5": {"exact_match", "cer", "to_ocr"}, ...},
               "auto_chooser": {...}  (the same texts to PP-OCR, the reader's text chooser deciding),
               "default": {"source", ...}},
-     "attributes": {"checked" | "focused" | "highlighted" | "expanded" | "indeterminate" | "enabled" | "value"
-                    | "subtype": {"elements", "accuracy",
+     "attributes": {"checked" | "pressed" (a button's checked) | "focused" | "highlighted" | "expanded"
+                    | "indeterminate" | "enabled" | "value" | "subtype": {"elements", "accuracy",
                     "majority": {"value", "accuracy"},  # always answering the commonest true value
                     "true": {"elements", "recall", "precision"}}},  # of "yes" (booleans only)
      "per_type": {type: {"elements", "type_accuracy", "text_elements", "text_reader", "text_default"}},
@@ -79,11 +79,20 @@ from caap.taxonomy import (
     SUBTYPE,
     TEXT,
     VALUE,
+    ElementType,
     attributes_of,
 )
 from caap.train.eval_detector import match_boxes
 
 STATE_ATTRIBUTES = (CHECKED, FOCUSED, HIGHLIGHTED, EXPANDED, INDETERMINATE, ENABLED, VALUE, SUBTYPE)
+# A labelled button's ``checked`` (held down) is scored apart as "pressed": nearly every button is a
+# push button, never down, and counting them under "checked" would hide how check boxes are read.
+PRESSED = "pressed"
+SCORED = (*STATE_ATTRIBUTES, PRESSED)
+
+
+def scored_as(name: str, gold_type: ElementType) -> str:
+    return PRESSED if name == CHECKED and gold_type is ElementType.BUTTON else name
 VALUE_TOLERANCE = 0.05  # a slider's or bar's value read within this of the truth counts as right
 TESSERACT_UPSCALE = 3  # MiniWoB text is ~10 px high; Tesseract wants ~30 px capitals
 TESSERACT_PSM = 7      # "treat the image as a single text line"
@@ -137,7 +146,7 @@ def _per_toolkit(per_task: dict[str, list[int]], found: dict[str, list[int]] | N
     groups: dict[str, dict[str, Any]] = {}
     for task in sorted(set(per_task) | set(found or {}) | set(task_attr)):
         g = groups.setdefault(toolkit_of(task), {"text": [0, 0, 0], "found": [0, 0],
-                                                 "attributes": {name: [0, 0] for name in STATE_ATTRIBUTES}})
+                                                 "attributes": {name: [0, 0] for name in SCORED}})
         for i, v in enumerate(per_task.get(task, [0, 0, 0])):
             g["text"][i] += v
         if found is not None:
@@ -277,10 +286,10 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
     ocr_times: list[float] = []
     ocr_elements = read_elements = 0
     counts: dict[str, float] = defaultdict(float)
-    attr = {name: [0, 0] for name in STATE_ATTRIBUTES}  # right, total
-    truths: dict[str, Counter[str]] = {name: Counter() for name in STATE_ATTRIBUTES}  # for the majority baseline
-    said_yes = {name: [0, 0, 0] for name in STATE_ATTRIBUTES}  # both true, truly true, read true
-    task_attr: dict[str, dict[str, list[int]]] = defaultdict(lambda: {name: [0, 0] for name in STATE_ATTRIBUTES})
+    attr = {name: [0, 0] for name in SCORED}  # right, total
+    truths: dict[str, Counter[str]] = {name: Counter() for name in SCORED}  # for the majority baseline
+    said_yes = {name: [0, 0, 0] for name in SCORED}  # both true, truly true, read true
+    task_attr: dict[str, dict[str, list[int]]] = defaultdict(lambda: {name: [0, 0] for name in SCORED})
     texts = {"reader": _TextScore(), "ocr": _TextScore(), "default": _TextScore()}
     auto = {th: _TextScore() for th in sorted({*AUTO_THRESHOLDS, ocr_threshold})}
     auto_choice = {th: _TextScore() for th in auto}  # the same texts to PP-OCR, the chooser deciding
@@ -356,19 +365,20 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             for name in STATE_ATTRIBUTES:
                 truth = getattr(gold, name)
                 if truth is not None:
-                    attr[name][1] += 1
-                    attr[name][0] += agrees(name, getattr(pred, name), truth)
-                    truths[name][json.dumps(truth)] += 1
+                    key = scored_as(name, gold.type)
+                    attr[key][1] += 1
+                    attr[key][0] += agrees(name, getattr(pred, name), truth)
+                    truths[key][json.dumps(truth)] += 1
                     if name in BOOLEAN_ATTRIBUTES and (truth is True or getattr(pred, name) is True):
                         # recall and precision of "yes"
-                        said_yes[name][0] += truth is True and getattr(pred, name) is True
-                        said_yes[name][1] += truth is True
-                        said_yes[name][2] += getattr(pred, name) is True
-                    task_attr[task][name][1] += 1
-                    task_attr[task][name][0] += agrees(name, getattr(pred, name), truth)
+                        said_yes[key][0] += truth is True and getattr(pred, name) is True
+                        said_yes[key][1] += truth is True
+                        said_yes[key][2] += getattr(pred, name) is True
+                    task_attr[task][key][1] += 1
+                    task_attr[task][key][0] += agrees(name, getattr(pred, name), truth)
                     if errors is not None and not agrees(name, getattr(pred, name), truth):
                         misread.append({"screen": image_path.name, "task": ann.source.task, "type": gold.type.value,
-                                        "bbox": list(boxes[i]), "attribute": name, "gold": truth,
+                                        "bbox": list(boxes[i]), "attribute": key, "gold": truth,
                                         "read": getattr(pred, name), "record": readings.readings[i].record})
             if TEXT not in attributes_of(gold.type) or gold.text is None:
                 continue
@@ -425,7 +435,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
                               "majority": _majority(truths[name], name),
                               **({"true": {"elements": said_yes[name][1], "recall": _ratio(*said_yes[name][:2]),
                                            "precision": _ratio(said_yes[name][0], said_yes[name][2])}}
-                                 if name in BOOLEAN_ATTRIBUTES else {}),
+                                 if name in (*BOOLEAN_ATTRIBUTES, PRESSED) else {}),
                               **({"tolerance": VALUE_TOLERANCE} if name == VALUE else {})}
                        for name, (right, total) in attr.items()},
         "per_type": {t: {"elements": v[0], "type_accuracy": _ratio(v[1], v[0]), "text_elements": v[2],

@@ -26,6 +26,7 @@ from caap.data.format import Dataset, DatasetError, open_dataset
 from caap.observe.primitives import rgb_pixels
 from caap.observe.read.states import (
     STATES,
+    TYPES,
     build_network,
     run_network,
     save_head,
@@ -131,6 +132,16 @@ def trainable_states(ex: Examples) -> tuple[str, ...]:
         if min(true, int(rows.sum()) - true) >= MIN_EACH_VALUE:
             out.append(s)
     return tuple(out)
+
+
+def types_read(ex: Examples, states: Sequence[str]) -> dict[str, list[str]]:
+    """For each of ``states`` (the examples' label columns, in order), the types it was taught on:
+    those with ``MIN_EACH_VALUE`` known examples. The head reads a state only on these."""
+    out: dict[str, list[str]] = {}
+    for k, s in enumerate(states):
+        counts = np.bincount(ex.types[ex.known[:, k] > 0], minlength=len(TYPES))
+        out[s] = [t.value for t, n in zip(TYPES, counts, strict=True) if n >= MIN_EACH_VALUE]
+    return out
 
 
 def only_states(ex: Examples, states: Sequence[str]) -> Examples:
@@ -254,7 +265,8 @@ def train(train_ex: Examples, val_ex: Examples, out_dir: str | Path, *, epochs: 
     network.load_state_dict(best[1])
     probs = predict(network, val_ex)
     thresholds = fit_thresholds(probs, val_ex, states)
-    report = {"width": width, "states": list(states), "thresholds": thresholds, "best_epoch": best[2],
+    report = {"width": width, "states": list(states), "types_read": types_read(train_ex, states),
+              "thresholds": thresholds, "best_epoch": best[2],
               "history": history,
               "train_examples": len(train_ex), "validation_examples": len(val_ex),
               "validation": scores(probs, val_ex, thresholds, states), **(card or {})}

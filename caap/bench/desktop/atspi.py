@@ -439,6 +439,8 @@ def _emit(tree: _Tree, node: Node, kind: str, box: Box, clips: list[Box], window
             c.lines = [(str(t), _shift((x, y, x + w, y + h), place.dx, place.dy)) for t, x, y, w, h in node.lines]
     if kind == "icon" and node.role in ("check box", "toggle button"):
         c.checked = "checked" in states or "pressed" in states
+    if kind == "button":  # a toggle button is held down while on; a push button never stays down
+        c.checked = node.role == "toggle button" and ("checked" in states or "pressed" in states)
     if kind in ("checkbox", "radio"):
         c.checked = None if "indeterminate" in states else "checked" in states or (
             node.role == "toggle button" and "pressed" in states)

@@ -163,12 +163,13 @@ def candidates(dump: dict[str, Any], windows: Sequence[XWindow]) -> list[Candida
                 add("icon", box)
         elif cls in ("Button", "TButton"):
             if text and text.strip():
-                add("button", box, text=text, focused=focused)
+                add("button", box, text=text, focused=focused, checked=False)  # a push button never stays down
             elif w.get("image"):
                 add("icon", box)
         elif cls in ("Checkbutton", "TCheckbutton", "Radiobutton", "TRadiobutton"):
             if cls in ("Checkbutton", "Radiobutton") and not w.get("indicator", True):
-                add("button", box, text=text or None, focused=focused)  # drawn as a toggle button
+                # Drawn as a toggle button: held down while on.
+                add("button", box, text=text or None, focused=focused, checked=bool(w.get("checked")))
             else:
                 checked = None if w.get("alternate") else bool(w.get("checked"))
                 add(kind, box, text=text or None, checked=checked)

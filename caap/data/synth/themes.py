@@ -136,6 +136,29 @@ def make_theme(rng: random.Random) -> Theme:
     )
 
 
+def pressed_look(t: Theme) -> str:
+    """How the theme draws a toggle button held down, as the toolkits do: a darker (dark: lighter)
+    fill, sunk by an inner shadow or flat (GTK, Qt's Fusion), the selection's colours (a segmented
+    control), or an accent edge over a faint accent tint. Never the primary button's accent fill
+    alone, which a push button wears too. Chosen from the theme's colours, so the theme's random
+    draws (and every page drawn before this look existed) stay as they were."""
+    style = ("sunk", "sunk", "flat", "selected", "edge")[int(t.accent[1:3], 16) % 5]
+    base = _rgb(t.surface2)
+    h, s, v = colorsys.rgb_to_hsv(*(c / 255 for c in base))
+    step = 0.1 + 0.12 * (int(t.bg[3:5], 16) % 7) / 6
+    shade = _hsv(h, s, v + (step if t.dark else -step))
+    if style in ("sunk", "flat"):
+        offset, blur = 1 + int(t.border[1:3], 16) % 2, 2 + int(t.border[3:5], 16) % 3
+        depth = f"0 {offset}px {blur}px rgba(0,0,0,{0.5 if t.dark else 0.3})"
+        inset = f"box-shadow:inset {depth};" if style == "sunk" else "box-shadow:none;"
+        return f"background:{_hex(shade)};color:{_best_on(shade)};{inset}"
+    if style == "selected":
+        return f"background:{t.sel_bg};color:{t.sel_fg};border-color:{t.sel_bg};box-shadow:none;"
+    (r, g, b), (ar, ag, ab) = base, _rgb(t.accent)
+    tinted = (round(0.8 * r + 0.2 * ar), round(0.8 * g + 0.2 * ag), round(0.8 * b + 0.2 * ab))
+    return f"background:{_hex(tinted)};color:{_best_on(tinted)};border:2px solid {t.accent};box-shadow:none;"
+
+
 def stylesheet(t: Theme, size: tuple[int, int]) -> str:
     """The page's CSS: the region (#ur) and the u-* classes the widget builders use."""
     w, h = size
@@ -163,6 +186,7 @@ def stylesheet(t: Theme, size: tuple[int, int]) -> str:
 #ur button:not(.u-bare):not(.u-sw), #ur input[type=button]{{{btn}}}
 #ur input:not([type=checkbox]):not([type=radio]):not([type=range]):not([type=button]), #ur select, #ur textarea{{{inp}}}
 #ur .u-pri{{background:{t.accent};color:{t.on_accent};border-color:{t.accent};}}
+#ur button[aria-pressed=true]:not(.u-bare):not(.u-sw){{{pressed_look(t)}}}
 #ur :disabled, #ur label:has(> :disabled){{opacity:{0.36 + 0.04 * (int(t.bg[1:3], 16) % 5):.2f};cursor:default;}}
 #ur a{{color:{t.link};}}
 #ur p{{margin:0;}}

@@ -28,7 +28,7 @@ from caap.data.synth.widgets import BLOCKS, Builder, icon_rules
 GROUP = "synth-ui"
 # The page generator's version: bumped whenever the same seed draws a different page (new blocks or
 # looks), so a dataset is not silently resumed with pages of another generation (see ``UiJob.info``).
-GENERATOR_VERSION = 7
+GENERATOR_VERSION = 8
 SCALES = (1.0, 1.25, 1.5, 2.0)  # the device scale factors pages are rendered at
 MIN_SIZE, MAX_SIZE = (320, 240), (1920, 1080)
 # Window sizes people use, drawn more often than the random ones.

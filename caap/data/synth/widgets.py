@@ -132,6 +132,11 @@ OPTIONS = ("Daily", "Weekly", "Monthly", "Never", "Always", "Low", "Medium", "Hi
 SWITCHES = ("Dark mode", "Notifications", "Auto-save", "Wi-Fi", "Bluetooth", "Location", "Sync", "Sound",
             "Two-factor login", "Show hidden files", "Email alerts", "Remember me", "Public profile",
             "Autoplay", "Compact view", "Spell check", "Offline mode")
+# Toggle buttons' words: a view, a mode or a format that is on or off.
+TOGGLES = ("Bold", "Italic", "Underline", "B", "I", "U", "Mute", "Wrap", "Grid", "List", "Map", "Day", "Week",
+           "Month", "Year", "All", "Active", "Done", "Left", "Center", "Right", "Page 1", "Page 2", "Page 3", "Edit",
+           "Preview", "Split", "Code", "Design", "Light", "Dark", "Auto", "On", "Off", "Pin", "Follow", "Shuffle",
+           "Repeat", "Solo", "Lock")
 BUTTONS = ("Save", "Cancel", "OK", "Apply", "Submit", "Delete", "Next", "Back", "Continue", "Done", "Add",
            "Edit", "Send", "Search", "Create", "Update", "Upload", "Close", "Confirm", "Reset", "Sign in",
            "Sign up", "Log out", "Export", "Share", "Follow", "Retry", "Skip", "Buy now", "Add to cart")
@@ -217,14 +222,18 @@ class Builder:
             return self.glyph(size=size)
         return self.icon(self.rng.choice(list(names or ICONS)), size, checked=checked)
 
-    def button(self, text: str | None = None, *, primary: bool | None = None, cls: str = "") -> str:
+    def button(self, text: str | None = None, *, primary: bool | None = None, cls: str = "",
+               pressed: bool | None = None) -> str:
+        """A push button, or with ``pressed`` a toggle button (aria-pressed; the theme draws it held down)."""
         text = text or self.pick(BUTTONS, "button", 18)
-        primary = self.rng.random() < 0.35 if primary is None else primary
+        primary = self.rng.random() < 0.35 if primary is None and pressed is None else bool(primary)
         classes = " ".join(c for c in (cls, "u-pri" if primary else "") if c)
         attr = f' class="{classes}"' if classes else ""
+        if pressed is not None:
+            attr += f' aria-pressed="{str(pressed).lower()}"'
         if self.rng.random() < DISABLED_SHARE:
             attr += " disabled"
-        if self.rng.random() < 0.1:
+        if pressed is None and self.rng.random() < 0.1:
             return f'<input type="button" value="{esc(text)}"{attr}>'
         return f"<button{attr}>{esc(text)}</button>"
 
@@ -1139,11 +1148,16 @@ class Builder:
     def buttons_block(self) -> str:
         rng = self.rng
         variant = rng.random()
-        if variant < 0.4:
+        if variant < 0.3:
             inner = "".join(self.button() for _ in range(rng.randint(2, 4)))
-        elif variant < 0.7:  # a segmented control
-            inner = "".join(self.button(primary=i == 0) for i in range(rng.randint(2, 4)))
+        elif variant < 0.55:  # a segmented control: one segment held down (a stack switcher, a view picker)
+            n = rng.randint(2, 5)
+            on = rng.randrange(n)
+            inner = "".join(self.button(self.pick(TOGGLES, "button", 14), pressed=i == on) for i in range(n))
             inner = f'<span class="u-row" style="gap:0">{inner}</span>'
+        elif variant < 0.75:  # toggle buttons, each on or off (Bold, Mute, Wrap)
+            inner = "".join(self.button(self.pick(TOGGLES, "button", 14), pressed=rng.random() < 0.45)
+                            for _ in range(rng.randint(1, 4)))
         else:  # icon buttons
             inner = "".join(f'<span class="u-ibtn">{self.any_icon(size=rng.choice((16, 18, 20)))}</span>'
                             for _ in range(rng.randint(2, 6)))
@@ -1339,6 +1353,7 @@ class Builder:
                 parts.append(f'<span class="u-fit">{ctl}</span>')
             elif r < 0.25:
                 parts.append(f'<span class="u-fit">{self.button(primary=False)}</span>')
+
             else:
                 parts.append(f'<span class="u-ibtn u-fit">{self.any_icon(size=rng.choice((16, 18, 20)))}</span>')
         if rng.random() < 0.3:

@@ -11,9 +11,10 @@ one element at a time, as three views side by side in one 32×128 image (``state
 each with a margin of the page around it, so a fill can be told from the page's own colour. The
 element's type enters beside the pooled features. It gives the probability of each boolean state
 it was trained for (``caap.taxonomy``'s: checked, focused, highlighted, expanded, indeterminate,
-enabled; a head names its own in its settings, so one trained before a state was added still
-loads); the ``read_states`` step writes those the element's type carries, at the thresholds fitted
-on validation screens (``StateHead.thresholds``).
+enabled; a head names its own in its settings, and the types it learnt each on, so one trained
+before a state or a type's state was added still loads and reads only what it learnt); the
+``read_states`` step writes those the element's type carries, at the thresholds fitted on
+validation screens (``StateHead.thresholds``).
 
 The head lives in the reader's checkpoint directory (``HEAD_FILE`` weights, ``HEAD_CONFIG`` its
 settings and data card) and is loaded with the reader; a reader directory without it keeps the
@@ -151,6 +152,20 @@ class StateHead:
         self.config = config
         self.reads: tuple[str, ...] = tuple(config.get("states", STATES))  # its outputs, in order
         self.thresholds: dict[str, float] = {s: float(config.get("thresholds", {}).get(s, 0.5)) for s in self.reads}
+        # The types each state was trained on; an output never taught on a type reads noise there.
+        # A head from before heads said so had every type that carried the state then: buttons
+        # carried no checked.
+        trained = config.get("types_read") or {
+            s: [t.value for t in TYPES if s in attributes_of(t) and (t, s) != (ElementType.BUTTON, "checked")]
+            for s in self.reads}
+        self.types_read: dict[str, frozenset[str]] = {s: frozenset(trained.get(s, ())) for s in self.reads}
+
+    def mask(self, element_type: ElementType | str) -> np.ndarray:
+        """1 for each of the head's states that the type carries and the head was trained on, else 0."""
+        name = ElementType(element_type).value
+        carried = state_mask(element_type, self.reads)
+        return np.array([c if name in self.types_read[s] else 0.0 for c, s in zip(carried, self.reads, strict=True)],
+                        np.float32)
 
     @classmethod
     def load(cls, directory: str | Path) -> StateHead:
@@ -162,6 +177,10 @@ class StateHead:
             states = config.get("states", STATES)
             if not isinstance(states, list | tuple) or not states or not set(states) <= set(STATES):
                 raise StateHeadError(f"{directory / HEAD_CONFIG}: 'states' must be a list of {', '.join(STATES)}")
+            read = config.get("types_read")
+            if read is not None and not (isinstance(read, dict) and all(
+                    isinstance(v, list) and set(v) <= {t.value for t in TYPES} for v in read.values())):
+                raise StateHeadError(f"{directory / HEAD_CONFIG}: 'types_read' must map each state to element types")
             network = build_network(int(config.get("width", 32)), len(states))
             network.load_state_dict(load_file(str(directory / HEAD_FILE)))
         except StateHeadError:
@@ -180,7 +199,7 @@ class StateHead:
         """``(len(elements), len(self.reads))`` probabilities; rows of elements that carry none of
         the head's states are 0."""
         out = np.zeros((len(elements), len(self.reads)), np.float32)
-        todo = [i for i, e in enumerate(elements) if state_mask(e.type, self.reads).any()]
+        todo = [i for i, e in enumerate(elements) if self.mask(e.type).any()]
         if todo:
             views = np.stack([state_view(rgb, elements[i].bbox) for i in todo])
             out[todo] = run_network(self.network, views, np.array([type_index(elements[i].type) for i in todo]))
@@ -191,19 +210,22 @@ class StateHead:
         probs = self.probabilities(rgb, elements)
         out: list[dict[str, bool]] = []
         for e, row in zip(elements, probs, strict=True):
-            mask = state_mask(e.type, self.reads)
+            mask = self.mask(e.type)
             out.append({s: bool(row[k] >= self.thresholds[s]) for k, s in enumerate(self.reads) if mask[k]})
         return out
 
 
 def save_head(network: Any, config: dict[str, Any], directory: str | Path) -> None:
     """Write the head's weights and settings into a reader directory (both files replaced whole).
-    ``config`` may name the head's ``states`` (a subset of ``STATES``, in that order); all by default."""
+    ``config`` may name the head's ``states`` (a subset of ``STATES``, in that order; all by default)
+    and ``types_read``, the types each was trained on (every type that carries it by default)."""
     from safetensors.torch import save_file
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    config = {**config, "states": list(config.get("states", STATES)), "types": [t.value for t in TYPES]}
+    states = list(config.get("states", STATES))
+    read = config.get("types_read") or {s: [t.value for t in TYPES if s in attributes_of(t)] for s in states}
+    config = {**config, "states": states, "types_read": read, "types": [t.value for t in TYPES]}
     tmp_w, tmp_c = directory / (HEAD_FILE + ".tmp"), directory / (HEAD_CONFIG + ".tmp")
     save_file({k: v.detach().cpu().contiguous() for k, v in network.state_dict().items()}, str(tmp_w))
     tmp_c.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")

@@ -130,8 +130,8 @@ def test_malformed_generations_read_as_unknown_with_the_raw_text(raw):
 
 
 def test_invalid_attributes_are_dropped_not_fatal():
-    e = decode_target("button|c=1|t=Go|f=yes|zz=3|s=like|noequals", BOX)
-    assert (e.type, e.text, e.checked, e.focused, e.subtype) == (ElementType.BUTTON, "Go", None, None, None)
+    e = decode_target("input_field|c=1|t=Go|f=yes|zz=3|s=like|noequals", BOX)
+    assert (e.type, e.text, e.checked, e.focused, e.subtype) == (ElementType.INPUT_FIELD, "Go", None, None, None)
     assert decode_target("icon|s=banana|c=1", BOX) == Element(type="icon", bbox=BOX, checked=True)
     assert decode_target("shape|s=circle|s=line", BOX).subtype == "circle"  # first of a repeated key
     assert decode_target("text|t=abc\\", BOX).text == "abc\\"  # trailing lone backslash
@@ -682,7 +682,7 @@ def test_record_grammar_allows_every_record_and_nothing_else(with_text):
     assert grammar.allowed(ids("butt")) == ids("o")
     assert set(grammar.allowed(ids("button"))) == {tok.eos_token_id, *ids("|")}
     assert grammar.allowed(ids("scrollbar")) == [tok.eos_token_id]
-    assert not accepts("buttton") and not accepts("button|c=1") and not accepts("icon|s=nonsense")
+    assert not accepts("buttton") and not accepts("input_field|c=1") and not accepts("icon|s=nonsense")
     assert grammar.allowed([*ids("text"), tok.eos_token_id]) == [tok.eos_token_id]
     assert grammar.longest == 1 + max(  # the longest record (every attribute, the longest subtype) and eos
         len(ids(encode_target(_full(t).model_copy(update={"text": None, "subtype": sub}))))
@@ -754,8 +754,8 @@ def test_eval_scores_every_text_source_on_the_same_elements(run, tmp_path):
     assert "exact_match" in text["ocr"] or "error" in text["ocr"]
     if "auto" in text:
         assert text["auto"]["0.5"]["to_ocr"] is not None
-    assert set(result["attributes"]) == {"checked", "focused", "highlighted", "expanded", "indeterminate", "enabled",
-                                         "value", "subtype"}
+    assert set(result["attributes"]) == {"checked", "pressed", "focused", "highlighted", "expanded", "indeterminate",
+                                         "enabled", "value", "subtype"}
     for score in result["attributes"].values():  # each beside the score of always answering the commonest value
         majority = score["majority"]
         assert majority is None if not score["elements"] else 0 < majority["accuracy"] <= 1

@@ -94,6 +94,26 @@ def test_a_head_trained_on_drawn_boxes_tells_ticked_from_empty(trained) -> None:
     assert head.reads == ("checked",) and report["states"] == ["checked"]
 
 
+def test_a_head_reads_a_state_only_on_the_types_it_learnt_it_on(trained, tmp_path) -> None:
+    head, report = trained
+    assert report["types_read"] == {"checked": ["checkbox"]}  # its examples were all check boxes
+    image, boxes = _checkbox_screen(random.Random(7), [True])
+    button = Element(type=ElementType.BUTTON, bbox=boxes[0].bbox, text="Bold")
+    said = head.states(np.asarray(image), [boxes[0], button])
+    assert said[0] == {"checked": True} and said[1] == {}  # buttons carry checked, but it never saw one
+    assert not head.probabilities(np.asarray(image), [button]).any()
+    # A head from before heads named their types reads a state on every type that carried it
+    # then: buttons carried no checked.
+    legacy = StateHead(head.network, {k: v for k, v in head.config.items() if k != "types_read"})
+    assert "checkbox" in legacy.types_read["checked"] and "button" not in legacy.types_read["checked"]
+    from safetensors.torch import save_file
+
+    save_file({k: v.contiguous() for k, v in head.network.state_dict().items()}, str(tmp_path / HEAD_FILE))
+    (tmp_path / HEAD_CONFIG).write_text(json.dumps({**head.config, "types_read": {"checked": ["knob"]}}))
+    with pytest.raises(StateHeadError, match="'types_read' must map each state to element types"):
+        StateHead.load(tmp_path)
+
+
 def test_a_state_without_examples_of_both_values_is_not_trained() -> None:
     from caap.train.states import MIN_EACH_VALUE, Examples, only_states, trainable_states
 
