@@ -295,6 +295,9 @@ def train_text_choice(
     labelled: Annotated[bool, typer.Option(
         "--labelled", help="Read the labelled boxes instead of the detector's.")] = False,
     split: ValidationSeeds = "val:2800-2999",
+    holdout: Annotated[list[Path] | None, typer.Option(
+        help="A validation dataset used whole: screens no training saw (desktop apps' held-back seeds, "
+             "generated UIs of unused seeds); repeat for several.")] = None,
     threads: Annotated[int | None, typer.Option(help="torch and onnxruntime CPU threads.", min=1)] = None,
     config: Annotated[Path | None, typer.Option(help="caap config file whose observe section is used.")] = None,
     out_file: Annotated[Path | None, typer.Option("--out", help="Write here instead of the checkpoint.")] = None,
@@ -305,7 +308,7 @@ def train_text_choice(
     from rich.progress import Progress
 
     from caap.cli.common import config_from_flags
-    from caap.observe.vision import DEFAULT_DETECTOR
+    from caap.observe.vision import DEFAULT_DETECTOR, DEFAULT_OCR_THRESHOLD
     from caap.train.text_choice import fit
 
     cfg = config_from_flags(config, {}).observe
@@ -314,6 +317,7 @@ def train_text_choice(
         with Progress(transient=True, console=out) as bar:
             task = bar.add_task("observing validation screens", total=None)
             return fit([str(d) for d in data], checkpoint, detector=weights, split=split,
+                       holdout=[str(d) for d in holdout or ()],
                        snap=cfg.snap_text_boxes, disable=cfg.disable, threads=threads, out=out_file,
                        progress=lambda done, total: bar.update(task, completed=done, total=total))
 
@@ -329,6 +333,11 @@ def train_text_choice(
         chosen = report["chooser_cross_validated"][th]
         table.add_row(th, f"{rule['to_ocr']:.3f}", f"{rule['exact_match']:.4f}", f"{chosen['exact_match']:.4f}")
     out.print(table)
+    for kind, scores in report["per_kind"].items():
+        th = str(DEFAULT_OCR_THRESHOLD)
+        out.print(f"{kind}: {scores['texts']} texts; at ocr_threshold {th}: confidence rule "
+                  f"{scores['rule'][th]['exact_match']:.4f}, chooser (cross-validated) "
+                  f"{scores['chooser_cross_validated'][th]['exact_match']:.4f}", highlight=False)
     out.print(f"text areas (read line by line): PP-OCR's text below confidence {report['text_area_below']}; "
               f"written: {report['written']} ({report['seconds']:.0f} s)", highlight=False)
 

@@ -40,9 +40,13 @@ def _fold(ann: Any) -> int:
 
 
 def observed_texts(datasets: Sequence[str | Path], reader: Reader, ocr: Any, detector: Any, *,
-                   split: str, progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+                   split: str, holdout: Sequence[str | Path] = (),
+                   progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
     """One row per matched, labelled text of the validation screens: both texts, both confidences,
-    the features where they differ (text areas, read line by line, have none)."""
+    the features where they differ (text areas, read line by line, have none). The screens are
+    the ``split``'s validation seeds of ``datasets`` (as the reader's training split them: generated
+    screens always trained) and every screen of the ``holdout`` datasets (validation sets of their
+    own: desktop apps' held-back seeds, generated UIs of seeds no training used)."""
     from caap.data.export import SplitRule, load_items, split_of
     from caap.data.format import DatasetError
     from caap.train.eval_detector import match_boxes
@@ -52,10 +56,12 @@ def observed_texts(datasets: Sequence[str | Path], reader: Reader, ocr: Any, det
         rule = SplitRule.parse(split)
         items = [item for data in datasets for item in load_items(data)
                  if item.ann.source.kind != SYNTH_KIND and split_of(item.ann, rule) == "val" and item.ann.elements]
+        items += [item for data in holdout for item in load_items(data) if item.ann.elements]
     except DatasetError as exc:
         raise ReaderError(str(exc)) from None
     if not items:
-        raise ReaderError(f"{', '.join(map(str, datasets))}: split '{split}' leaves no labelled validation screens")
+        raise ReaderError(f"{', '.join(map(str, [*datasets, *holdout]))}: split '{split}' leaves no labelled "
+                          "validation screens")
     rows: list[dict[str, Any]] = []
     for n, item in enumerate(items):
         with Image.open(item.image_path) as im:
@@ -80,7 +86,8 @@ def observed_texts(datasets: Sequence[str | Path], reader: Reader, ocr: Any, det
             if mine != theirs and element.type != ElementType.TEXT_AREA:  # as the observer does
                 theirs = resolve_lookalikes(theirs, log_probs[i], reader.alphabet, reader.lm)
             row: dict[str, Any] = {
-                "seed": item.ann.source.seed or 0, "fold": _fold(item.ann), "type": element.type.value,
+                "seed": item.ann.source.seed or 0, "fold": _fold(item.ann), "kind": item.ann.source.kind,
+                "type": element.type.value,
                 "gold": normalise(gold.text),
                 "reader": mine, "reader_conf": float(element.text_confidence or 0.0), "ocr": theirs,
                 "ocr_conf": float(o.confidence), "features": None}
@@ -132,8 +139,9 @@ def _policy_scores(rows: Sequence[dict[str, Any]], verdict: Callable[[dict[str, 
 
 
 def fit(datasets: Sequence[str | Path], checkpoint: str | Path, *, detector: str | Path | None,
-        split: str = "val:2800-2999", snap: bool = True, disable: Sequence[str] = (), threads: int | None = None,
-        out: str | Path | None = None, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        split: str = "val:2800-2999", holdout: Sequence[str | Path] = (), snap: bool = True,
+        disable: Sequence[str] = (), threads: int | None = None, out: str | Path | None = None,
+        progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Observe, cross-validate, fit, write; returns the report (``module docstring``)."""
     t0 = time.perf_counter()
     if threads:
@@ -158,7 +166,7 @@ def fit(datasets: Sequence[str | Path], checkpoint: str | Path, *, detector: str
                                  disable=dict.fromkeys([*disable, *(() if snap else FIT_STEPS)]))
         except DetectorError as exc:
             raise ReaderError(str(exc)) from None
-    rows = observed_texts(datasets, reader, ocr, det, split=split, progress=progress)
+    rows = observed_texts(datasets, reader, ocr, det, split=split, holdout=holdout, progress=progress)
     # Cross-validation: one half of the episodes fits, the other scores, and the other way round.
     # (A fold with nothing to learn from — few screens — falls back to the confidence rule.)
     verdicts: dict[int, bool] = {}
@@ -182,10 +190,17 @@ def fit(datasets: Sequence[str | Path], checkpoint: str | Path, *, detector: str
         "rule": _policy_scores(rows, None),
         "chooser_cross_validated": _policy_scores(rows, lambda r: verdicts[index[id(r)]], area_limit),
         "text_area_below": area_limit,
+        # The same per kind of screen: a choice fitted on all of them must not cost one kind.
+        "per_kind": {kind: {"texts": len(mine), "rule": _policy_scores(mine, None),
+                            "chooser_cross_validated": _policy_scores(mine, lambda r: verdicts[index[id(r)]],
+                                                                      area_limit)}
+                     for kind in sorted({r["kind"] for r in rows})
+                     for mine in [[r for r in rows if r["kind"] == kind]]},
     }
     chooser = _fit(rows)
     chooser.text_area_below = area_limit
-    chooser.fitted = {"datasets": [str(d) for d in datasets], "split": split, "boxes": str(detector or "labelled"),
+    chooser.fitted = {"datasets": [str(d) for d in datasets], "split": split, "holdout": [str(d) for d in holdout],
+                      "boxes": str(detector or "labelled"),
                       **{k: report[k] for k in ("texts", "disagreements", "learned_from", "reader", "ocr",
                                                 "better_of_two")},
                       "cross_validated": report["chooser_cross_validated"], "rule": report["rule"]}

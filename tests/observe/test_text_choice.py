@@ -133,8 +133,15 @@ def fitted(tmp_path_factory) -> tuple[Path, dict]:
 
     checkpoint = tmp_path_factory.mktemp("choice") / "reader"
     shutil.copytree(SHIPPED_READER, checkpoint, ignore=shutil.ignore_patterns(CHOICE_FILE, "*.png", "metrics-*"))
+    # A held-out validation set of its own: the fixture's seed-1010 screens (the split takes 1001).
+    half = checkpoint.parent / "held-out"
+    shutil.copytree(FIXTURE, half)
+    for label in (half / "labels").rglob("*.json"):
+        if json.loads(label.read_text(encoding="utf-8"))["source"]["seed"] != 1010:
+            label.unlink()
     result = CliRunner().invoke(app, ["train", "text-choice", "--data", str(FIXTURE), "--checkpoint", str(checkpoint),
-                                      "--labelled", "--split", "val:1001-1010", "--threads", "1", "--json"])
+                                      "--labelled", "--split", "val:1001-1005", "--holdout", str(half),
+                                      "--threads", "1", "--json"])
     assert result.exit_code == 0, result.output
     return checkpoint, json.loads(result.stdout)
 
@@ -150,6 +157,9 @@ def test_cli_fits_on_validation_screens_and_reports_both_policies(fitted):
     assert report["rule"]["1.01"]["exact_match"] == report["ocr"]
     chooser = TextChooser.load(checkpoint / CHOICE_FILE)
     assert chooser.fitted["boxes"] == "labelled" and chooser.fitted["texts"] == report["texts"]
+    # Seed 1001 by the split, and the held-out set whole (the fixture's seed 1010).
+    assert chooser.fitted["holdout"] == [str(checkpoint.parent / "held-out")] and set(report["per_kind"]) == {"miniwob"}
+    assert report["per_kind"]["miniwob"]["texts"] == report["texts"]
     assert chooser.text_area_below == report["text_area_below"]
 
 
