@@ -40,7 +40,7 @@ from caap.report.html import (
     tag,
     write_html,
 )
-from caap.taxonomy import ElementType
+from caap.taxonomy import ElementType, prompt_shows
 
 __all__ = ["TraceData", "draw_actions", "load_trace", "render_trace", "screen_scale", "write_trace_report"]
 
@@ -336,7 +336,7 @@ def _status_class(status: str | None) -> str:
 
 def _state_marks(e: _Element) -> str:
     marks = []
-    if e.checked is not None:
+    if e.checked is not None and prompt_shows(e.type, "checked", e.checked):  # as the prompt says it
         marks.append("checked" if e.checked else "unchecked")
     if e.focused:
         marks.append("focused")
