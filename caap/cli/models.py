@@ -327,17 +327,22 @@ def train_text_choice(
     table = Table(title=f"{report['texts']} validation texts, {report['disagreements']} disagreements "
                         f"(reader {report['reader']:.4f}, PP-OCR {report['ocr']:.4f}, better of the two "
                         f"{report['better_of_two']:.4f})")
-    for column in ("ocr_threshold", "to PP-OCR", "confidence rule", "chooser (cross-validated)"):
+    previous = report.get("previous_chooser")
+    for column in ("ocr_threshold", "to PP-OCR", "confidence rule", "chooser (cross-validated)",
+                   *(("chooser it replaces",) if previous else ())):
         table.add_column(column, justify="right")
     for th, rule in report["rule"].items():
         chosen = report["chooser_cross_validated"][th]
-        table.add_row(th, f"{rule['to_ocr']:.3f}", f"{rule['exact_match']:.4f}", f"{chosen['exact_match']:.4f}")
+        table.add_row(th, f"{rule['to_ocr']:.3f}", f"{rule['exact_match']:.4f}", f"{chosen['exact_match']:.4f}",
+                      *((f"{previous[th]['exact_match']:.4f}",) if previous else ()))
     out.print(table)
     for kind, scores in report["per_kind"].items():
         th = str(DEFAULT_OCR_THRESHOLD)
+        before = scores.get("previous_chooser")
         out.print(f"{kind}: {scores['texts']} texts; at ocr_threshold {th}: confidence rule "
                   f"{scores['rule'][th]['exact_match']:.4f}, chooser (cross-validated) "
-                  f"{scores['chooser_cross_validated'][th]['exact_match']:.4f}", highlight=False)
+                  f"{scores['chooser_cross_validated'][th]['exact_match']:.4f}"
+                  + (f", the chooser it replaces {before[th]['exact_match']:.4f}" if before else ""), highlight=False)
     out.print(f"text areas (read line by line): PP-OCR's text below confidence {report['text_area_below']}; "
               f"written: {report['written']} ({report['seconds']:.0f} s)", highlight=False)
 

@@ -24,7 +24,7 @@ from PIL import Image
 from caap.observe.read.configuration import ReaderError
 from caap.observe.read.ctc import normalise
 from caap.observe.read.inference import Reader
-from caap.observe.text_choice import CHOICE_FILE, TextChooser, features, resolve_lookalikes
+from caap.observe.text_choice import CHOICE_FILE, TextChoiceError, TextChooser, features, resolve_lookalikes
 from caap.taxonomy import TEXT, ElementType, attributes_of
 
 THRESHOLDS = (0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 1.01)
@@ -138,6 +138,10 @@ def _policy_scores(rows: Sequence[dict[str, Any]], verdict: Callable[[dict[str, 
     return out
 
 
+def _previous_scores(chooser: TextChooser, rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    return _policy_scores(rows, lambda r: chooser.prob_ocr(r["features"]) > 0.5, chooser.text_area_below)
+
+
 def fit(datasets: Sequence[str | Path], checkpoint: str | Path, *, detector: str | Path | None,
         split: str = "val:2800-2999", holdout: Sequence[str | Path] = (), snap: bool = True,
         disable: Sequence[str] = (), threads: int | None = None, out: str | Path | None = None,
@@ -150,7 +154,13 @@ def fit(datasets: Sequence[str | Path], checkpoint: str | Path, *, detector: str
         torch.set_num_threads(threads)
     from caap.observe.ocr.ppocr import PPOCR, OcrError
 
-    reader = Reader(checkpoint, chooser=False)  # the file being replaced is never read
+    reader = Reader(checkpoint, chooser=False)  # the file being replaced never steers the observing
+    previous = None  # ... but is scored on the same texts, beside the new one
+    if (Path(checkpoint) / CHOICE_FILE).is_file():
+        try:
+            previous = TextChooser.load(Path(checkpoint) / CHOICE_FILE)
+        except TextChoiceError:
+            previous = None
     try:
         ocr = PPOCR(threads=threads)
     except OcrError as exc:
@@ -193,10 +203,13 @@ def fit(datasets: Sequence[str | Path], checkpoint: str | Path, *, detector: str
         # The same per kind of screen: a choice fitted on all of them must not cost one kind.
         "per_kind": {kind: {"texts": len(mine), "rule": _policy_scores(mine, None),
                             "chooser_cross_validated": _policy_scores(mine, lambda r: verdicts[index[id(r)]],
-                                                                      area_limit)}
+                                                                      area_limit),
+                            **({"previous_chooser": _previous_scores(previous, mine)} if previous else {})}
                      for kind in sorted({r["kind"] for r in rows})
                      for mine in [[r for r in rows if r["kind"] == kind]]},
     }
+    if previous is not None:  # the file being replaced, on the same texts (it may have been fitted on some)
+        report["previous_chooser"] = _previous_scores(previous, rows)
     chooser = _fit(rows)
     chooser.text_area_below = area_limit
     chooser.fitted = {"datasets": [str(d) for d in datasets], "split": split, "holdout": [str(d) for d in holdout],

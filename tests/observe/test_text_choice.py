@@ -160,7 +160,26 @@ def test_cli_fits_on_validation_screens_and_reports_both_policies(fitted):
     # Seed 1001 by the split, and the held-out set whole (the fixture's seed 1010).
     assert chooser.fitted["holdout"] == [str(checkpoint.parent / "held-out")] and set(report["per_kind"]) == {"miniwob"}
     assert report["per_kind"]["miniwob"]["texts"] == report["texts"]
+    assert "previous_chooser" not in report  # the copy had no chooser to replace
     assert chooser.text_area_below == report["text_area_below"]
+
+
+def test_a_refit_scores_the_chooser_it_replaces_on_the_same_texts(fitted, tmp_path):
+    from typer.testing import CliRunner
+
+    from caap.cli import app
+
+    checkpoint, _ = fitted
+    result = CliRunner().invoke(app, ["train", "text-choice", "--data", str(FIXTURE), "--checkpoint", str(checkpoint),
+                                      "--labelled", "--split", "val:1001-1001", "--threads", "1",
+                                      "--out", str(tmp_path / "again.json"), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    before = report["previous_chooser"]
+    assert set(before) == set(report["rule"]) and "previous_chooser" in report["per_kind"]["miniwob"]
+    # At a threshold nothing is under, any chooser gives the reader's text.
+    assert before["0.5"]["to_ocr"] == report["rule"]["0.5"]["to_ocr"]
+    assert (checkpoint / CHOICE_FILE).read_text() != (tmp_path / "again.json").read_text()
 
 
 def test_observer_follows_the_chooser(fitted):
