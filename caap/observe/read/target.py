@@ -207,8 +207,11 @@ def _allowed(grammar: RecordGrammar, types: Sequence[ElementType | None], row: i
     return grammar.allowed(ids[1:].tolist(), types[row])
 
 
-def same_record(a: Element, b: Element) -> bool:
-    """Whether two elements agree on type and every attribute of the record their type carries (the
-    exact-match metric). The states the record does not write (``enabled``, ``indeterminate``,
-    ``value``: the state head's and the level rule's) are scored on their own."""
-    return a.type == b.type and all(getattr(a, n) == getattr(b, n) for n in attributes_of(a.type) if n in KEYS)
+def same_record(read: Element, gold: Element) -> bool:
+    """Whether a read element agrees with its label on type and every attribute of the record its
+    type carries that the label knows (the exact-match metric; a null in the label is unknown, not
+    scored, as the attribute accuracies do: a label made before buttons carried ``checked`` does not
+    know it). The states the record does not write (``enabled``, ``indeterminate``, ``value``: the
+    state head's and the level rule's) are scored on their own."""
+    return read.type == gold.type and all(
+        getattr(gold, n) is None or getattr(read, n) == getattr(gold, n) for n in attributes_of(gold.type) if n in KEYS)

@@ -23,7 +23,7 @@ from PIL import Image
 from caap.elements import Element
 from caap.observe.read.configuration import ReaderError
 from caap.observe.read.processing import context_window, semi_mask
-from caap.observe.read.target import KEYS, decode_target, encode_target
+from caap.observe.read.target import KEYS, decode_target, encode_target, same_record
 from caap.taxonomy import BOOLEAN_ATTRIBUTES, SUBTYPE, TEXT, ElementType, attributes_of, subtypes_of
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "miniwob-mini"
@@ -127,6 +127,15 @@ def test_malformed_generations_read_as_unknown_with_the_raw_text(raw):
     assert element.type is ElementType.UNKNOWN
     assert element.text == (raw or None)
     assert element.bbox == BOX
+
+
+def test_record_exact_scores_what_the_label_knows():
+    read = Element(type="button", bbox=BOX, text="Go", checked=False, focused=False)
+    assert same_record(read, Element(type="button", bbox=BOX, text="Go", focused=False))  # checked unknown
+    assert not same_record(read, Element(type="button", bbox=BOX, text="Go", checked=True, focused=False))
+    assert not same_record(read, Element(type="icon", bbox=BOX))
+    assert not same_record(Element(type="button", bbox=BOX, text="Go"), Element(type="button", bbox=BOX, text="Go",
+                                                                                focused=True))  # unread: wrong
 
 
 def test_invalid_attributes_are_dropped_not_fatal():
