@@ -200,7 +200,7 @@ def test_copies_when_hard_links_fail(tmp_path: Path, monkeypatch: pytest.MonkeyP
     (lambda d: d["elements"][1].update(bbox=[0, 0, 161, 210]), r"elements\[1\]\.bbox"),
     (lambda d: d["elements"][0].update(type="banana"), r"elements\[0\]\.type"),
     (lambda d: d.update(width=0), "width"),
-    (lambda d: d["elements"][0].update(checked=True), r"elements\[0\]"),
+    (lambda d: d["elements"][0].update(expanded=True), r"elements\[0\]"),
 ])
 def test_corrupt_annotation_names_file_and_field(tmp_path: Path, edit, field: str) -> None:
     make_dataset(tmp_path / "ds", {"a": [1, 2]})
@@ -234,7 +234,7 @@ def test_reader_samples(tmp_path: Path) -> None:
     assert val[0] == {
         "image": str((tmp_path / "ds" / "images" / "b" / "s3-0.png").resolve()),
         "bbox": [10, 20, 30, 60],
-        "target": {"type": "button", "text": "OK", "focused": False, "enabled": None},
+        "target": {"type": "button", "text": "OK", "checked": None, "focused": False, "enabled": None},
         "group": "b", "stem": "s3-0", "seed": 3,
     }
     # Only the attributes the type carries; carried-but-unknown stays null.
