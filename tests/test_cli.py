@@ -96,7 +96,7 @@ def test_corrupt_inputs(tmp_path):
                   env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
     assert result.exit_code == 2 and "not a readable image" in result.output
     bad_json = tmp_path / "els.json"
-    bad_json.write_text('{"elements": [{"type": "button", "bbox": [0, 0, 10, 10], "checked": true}]}')
+    bad_json.write_text('{"elements": [{"type": "input_field", "bbox": [0, 0, 10, 10], "checked": true}]}')
     result = caap("run", TASK, "--screenshot", str(IMAGE), "--elements", str(bad_json), "--dry-run",
                   env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
     assert result.exit_code == 2 and "elements[0]" in result.output and "no 'checked' attribute" in result.output
