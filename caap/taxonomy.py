@@ -128,10 +128,18 @@ def attributes_of(element_type: ElementType | str) -> tuple[str, ...]:
     return TYPE_ATTRIBUTES[ElementType(element_type)]
 
 
-def prompt_shows(element_type: ElementType | str, name: str, value: object) -> bool:
-    """Whether the prompt writes this known attribute value (``PROMPT_ONLY_IF``, ``TYPE_PROMPT_ONLY_IF``)."""
+def prompt_default(element_type: ElementType | str, name: str) -> bool | None:
+    """The value the prompt leaves unsaid, and so implies when it says nothing (``PROMPT_ONLY_IF``,
+    ``TYPE_PROMPT_ONLY_IF``): True for ``enabled``, False for ``indeterminate`` and a button's
+    ``checked``; None where every known value is said."""
     only = TYPE_PROMPT_ONLY_IF.get((ElementType(element_type).value, name), PROMPT_ONLY_IF.get(name))
-    return only is None or bool(value) == only
+    return None if only is None else not only
+
+
+def prompt_shows(element_type: ElementType | str, name: str, value: object) -> bool:
+    """Whether the prompt writes this known attribute value."""
+    usual = prompt_default(element_type, name)
+    return usual is None or bool(value) != usual
 
 
 def subtypes_of(element_type: ElementType | str) -> tuple[str, ...]:

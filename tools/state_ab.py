@@ -34,7 +34,7 @@ from caap.observe.detect.detector import Detector
 from caap.observe.ocr.ppocr import PPOCR
 from caap.observe.pipeline import Parts, Pipeline
 from caap.observe.read.inference import Reader
-from caap.taxonomy import BOOLEAN_ATTRIBUTES, PROMPT_ONLY_IF, TYPE_PROMPT_ONLY_IF
+from caap.taxonomy import BOOLEAN_ATTRIBUTES, prompt_default
 from caap.train.eval_detector import match_boxes
 from caap.train.eval_reader import PRESSED, scored_as, toolkit_of
 
@@ -91,8 +91,8 @@ def main(argv: list[str] | None = None) -> int:
                     if truth is None:
                         continue
                     # Unread: the usual value, as the prompt takes it (enabled, not indeterminate, not down).
-                    only = TYPE_PROMPT_ONLY_IF.get((e.type.value, s), PROMPT_ONLY_IF.get(s))
-                    said_as = not only if said is None and only is not None else bool(said)
+                    usual = prompt_default(e.type, s)
+                    said_as = usual if said is None and usual is not None else bool(said)
                     for key in (kit, "all"):
                         row = counts[variant][scored_as(s, gold.type)][key]
                         row[0] += said_as == truth

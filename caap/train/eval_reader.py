@@ -89,10 +89,6 @@ STATE_ATTRIBUTES = (CHECKED, FOCUSED, HIGHLIGHTED, EXPANDED, INDETERMINATE, ENAB
 # push button, never down, and counting them under "checked" would hide how check boxes are read.
 PRESSED = "pressed"
 SCORED = (*STATE_ATTRIBUTES, PRESSED)
-
-
-def scored_as(name: str, gold_type: ElementType) -> str:
-    return PRESSED if name == CHECKED and gold_type is ElementType.BUTTON else name
 VALUE_TOLERANCE = 0.05  # a slider's or bar's value read within this of the truth counts as right
 TESSERACT_UPSCALE = 3  # MiniWoB text is ~10 px high; Tesseract wants ~30 px capitals
 TESSERACT_PSM = 7      # "treat the image as a single text line"
@@ -100,6 +96,11 @@ AUTO_THRESHOLDS = (0.3, 0.5, 0.7, 0.8, 0.9, 0.95)
 # Labelled boxes are read as they are: the steps that clean a detected field or narrow a detected
 # row's reading box stay off (the reader alone is measured there).
 LABELLED_OFF = ("erase_foreign_ink", "narrow_reading_boxes")
+
+
+def scored_as(name: str, gold_type: ElementType) -> str:
+    """The score an attribute of a labelled element counts under (``PRESSED`` for a button's checked)."""
+    return PRESSED if name == CHECKED and gold_type is ElementType.BUTTON else name
 
 
 def _ratio(a: float, b: float) -> float | None:

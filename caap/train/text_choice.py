@@ -13,6 +13,7 @@ chooser is written beside the reader's weights (``CHOICE_FILE``), where ``Reader
 
 from __future__ import annotations
 
+import contextlib
 import time
 import zlib
 from collections.abc import Callable, Sequence
@@ -155,12 +156,10 @@ def fit(datasets: Sequence[str | Path], checkpoint: str | Path, *, detector: str
     from caap.observe.ocr.ppocr import PPOCR, OcrError
 
     reader = Reader(checkpoint, chooser=False)  # the file being replaced never steers the observing
-    previous = None  # ... but is scored on the same texts, beside the new one
+    previous = None  # ... but is scored on the same texts, beside the new one (an unreadable one is not)
     if (Path(checkpoint) / CHOICE_FILE).is_file():
-        try:
+        with contextlib.suppress(TextChoiceError):
             previous = TextChooser.load(Path(checkpoint) / CHOICE_FILE)
-        except TextChoiceError:
-            previous = None
     try:
         ocr = PPOCR(threads=threads)
     except OcrError as exc:

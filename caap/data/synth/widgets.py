@@ -1353,7 +1353,6 @@ class Builder:
                 parts.append(f'<span class="u-fit">{ctl}</span>')
             elif r < 0.25:
                 parts.append(f'<span class="u-fit">{self.button(primary=False)}</span>')
-
             else:
                 parts.append(f'<span class="u-ibtn u-fit">{self.any_icon(size=rng.choice((16, 18, 20)))}</span>')
         if rng.random() < 0.3:
