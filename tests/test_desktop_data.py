@@ -8,6 +8,7 @@ naming the Debian package, where an application or the accessibility stack is mi
 from __future__ import annotations
 
 import importlib.util
+import random
 import shutil
 from pathlib import Path
 
@@ -75,6 +76,21 @@ def test_zenity_entry_through_atspi(tmp_path):
     # GTK puts Cancel left of OK, both below the field.
     assert cancel.bbox[2] <= ok.bbox[0] and entry.bbox[3] <= ok.bbox[1]
     assert ds.meta()["generator"]["split"] == "train"
+
+
+@needs_atspi
+@needs_zenity
+@pytest.mark.display
+@needs_x
+@needs_capture
+def test_a_focus_gtk_does_not_draw_is_labelled_unknown(tmp_path):
+    # A fresh GTK 3 dialog focuses its default button without drawing a ring: AT-SPI says
+    # focused, the pixels do not. The entry's focus shows (its border and caret): it stays.
+    app = App("zenity-question", "gtk3", ("zenity", "--question", "--text=Install the update now?"), "zenity",
+              resizable=False)
+    _, elements = _one_screen(tmp_path, app)
+    yes, no = _find(elements, "button", "Yes"), _find(elements, "button", "No")
+    assert yes.focused is None and no.focused is False
 
 
 @needs_atspi
@@ -237,6 +253,53 @@ def test_roles_map_to_the_taxonomy_and_gtk4_boxes_move_to_the_screen():
     view = [c for c in atspi_candidates(tree, [_win(9, (100, 50, 900, 650))]) if c.cells]
     assert len(view) == 1 and view[0].box == (105, 379, 505, 555) and view[0].text is None
 
+
+
+def test_gtk3_radios_drawn_as_buttons_and_expanders_are_labelled_as_drawn():
+    def node(i, parent, depth, role, name="", box=None, states=("showing", "visible", "sensitive")):
+        return {"id": i, "parent": parent, "depth": depth, "role": role, "name": name, "states": list(states),
+                "box": box}
+
+    tree = {"toolkits": ["GTK 3.24"], "nodes": [
+        node(0, None, 0, "application", "demo"),
+        node(1, 0, 1, "frame", "Demo", [0, 0, 790, 590]),
+        # A stack switcher's pages: radio buttons without their dot, 34 px high.
+        node(2, 1, 2, "radio button", "Page 1", [12, 54, 120, 34], ("visible", "sensitive", "checked")),
+        node(3, 1, 2, "radio button", "Page 2", [132, 54, 120, 34]),
+        # A radio button with its dot, 22 px high.
+        node(4, 1, 2, "radio button", "Small", [12, 100, 80, 22], ("visible", "sensitive", "checked")),
+        # An open expander: its box holds the button shown below its title.
+        node(5, 1, 2, "toggle button", "Guides", [12, 140, 420, 50],
+             ("visible", "sensitive", "expandable", "expanded", "checked")),
+        node(6, 5, 3, "push button", "Day", [12, 158, 60, 32]),
+        node(7, 1, 2, "toggle button", "More", [12, 200, 420, 16], ("visible", "sensitive", "expandable")),
+    ]}
+    got = {c.text: c for c in atspi_candidates(tree, [_win(9, (0, 0, 790, 590))])}
+    assert (got["Page 1"].type, got["Page 1"].checked) == ("button", True)
+    assert (got["Page 2"].type, got["Page 2"].checked) == ("button", False)
+    assert (got["Small"].type, got["Small"].checked) == ("radio", True)
+    # Not a held-down button: a tree-like row that shows or hides what is below, boxed on its
+    # title, so what it shows is labelled too.
+    guides = got["Guides"]
+    assert (guides.type, guides.expanded, guides.checked) == ("tree_item", True, None)
+    assert guides.box[1] == 140 and guides.box[3] < 158 and guides.box[2] < 200
+    assert got["Day"].type == "button"
+    assert (got["More"].type, got["More"].expanded) == ("tree_item", False) and got["More"].box[1::2] == (200, 216)
+
+
+def test_the_gtk3_showcase_is_a_training_app_that_says_what_it_needs(tmp_path):
+    from dataclasses import replace
+
+    from caap.data.desktop.generate import _fill
+
+    showcase = [a for a in TRAINING_APPS if a.name.startswith("caap-gtk3-")]
+    assert {a.name for a in showcase} == {"caap-gtk3-tree", "caap-gtk3-controls", "caap-gtk3-forms"}
+    assert all(not a.reserved and Path(a.argv[1]).is_file() for a in showcase)
+    # Each episode draws the window from a seed of its own.
+    argv = [_fill(APPS["caap-gtk3-tree"].argv, random.Random(k), tmp_path) for k in (1, 2)]
+    assert argv[0][-2:][0] == "--seed" and argv[0][-1].isdigit() and argv[0][-1] != argv[1][-1]
+    gone = replace(APPS["caap-gtk3-tree"], requires=tmp_path / "Gtk-3.0.typelib")
+    assert gone.missing() == f"caap-gtk3-tree: {tmp_path / 'Gtk-3.0.typelib'} is missing (Debian package gir1.2-gtk-3.0)"
 
 
 def test_tk_widgets_say_whether_they_are_greyed_and_where_their_range_stands():

@@ -286,6 +286,53 @@ def train_states(
     out.print(f"written: {checkpoint}", highlight=False)
 
 
+@train_app.command("states-calibrate")
+def train_states_calibrate(
+    val: Annotated[list[Path], typer.Option(
+        help="Validation datasets, as for caap train states (repeat the option for each).")],
+    checkpoint: Annotated[Path, typer.Option(help="The reader directory whose state head is refitted.")],
+    detector: Annotated[Path | None, typer.Option(
+        help="Fit on this detector's boxes and types (with its fitting steps), matched to the labels, "
+             "instead of the labelled boxes: what the head reads in use.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the new settings as JSON.")] = False,
+) -> None:
+    """Refit a trained state head's thresholds, and the element types it reads each state on, on
+    validation screens; the weights are kept. A type is left unread where its claims fall below
+    the precision floor on a validation dataset (the reason is written into state-head.json)."""
+    from rich.progress import Progress
+
+    from caap.data.format import DatasetError
+    from caap.observe.detect.detector import Detector, DetectorError
+    from caap.observe.read.states import StateHeadError
+    from caap.observe.vision import VisionObserver
+    from caap.train.states import collect, recalibrate
+
+    try:
+        observer = VisionObserver(Detector(detector), None) if detector is not None else None
+        with Progress(transient=True, console=out) as bar:
+            task = bar.add_task("cutting the validation views", total=None)
+            val_ex = collect([str(d) for d in val], copies=0, observer=observer,
+                             progress=lambda done, total: bar.update(task, completed=done, total=total))
+        config = recalibrate(checkpoint, val_ex, [str(d) for d in val],
+                             boxes=str(detector) if detector is not None else "labelled")
+    except (DatasetError, StateHeadError, DetectorError) as exc:
+        fail(str(exc))
+    if as_json:
+        sys.stdout.write(json.dumps({k: config[k] for k in ("thresholds", "types_read", "not_read", "validation")},
+                                    indent=2) + "\n")
+        return
+    table = Table(title=f"state head on {config['validation_examples']} validation elements, as it now reads")
+    for column in ("state", "elements", "accuracy", "majority", "recall (true)", "precision (true)", "threshold"):
+        table.add_column(column, justify="right")
+    for state, v in config["validation"].items():
+        table.add_row(state, str(v["elements"]), f"{v['accuracy']:.4f}", f"{v['majority']:.4f}",
+                      _fmt(v["recall_true"]), _fmt(v["precision_true"]), f"{config['thresholds'][state]:.2f}")
+    out.print(table)
+    for pair, why in config["not_read"].items():
+        out.print(f"not read: {pair}: {why}", highlight=False)
+    out.print(f"written: {checkpoint}", highlight=False)
+
+
 @train_app.command("text-choice")
 def train_text_choice(
     data: ReaderDatasets,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,6 +49,13 @@ CLAIM: dict[str, bool] = {"enabled": False}
 # A state is trained only where the training examples hold this many of each value; a head whose
 # output never saw a ticked example would read noise. Its settings name the states it has.
 MIN_EACH_VALUE = 20
+# A type the head learnt a state on is read only where that beats assuming the type's usual value
+# (the one the prompt takes when the head says nothing) on every kind of validation screen (desktop
+# apps, MiniWoB, generated UIs), with a wrong claim counted as FALSE_CLAIM_COST misses, as the
+# thresholds' floors weigh them. A state learnt from few examples of a type (held-down buttons on
+# desktop apps: 5 in training) otherwise guesses there while its numbers, carried by other types
+# and kinds of screen, look fine.
+FALSE_CLAIM_COST = 2
 
 
 @dataclass
@@ -59,6 +66,7 @@ class Examples:
     known: np.ndarray    # float32 (N, S): 1 where the label is known and the type carries the state
     groups: list[str]    # each example's dataset group (the app or task)
     origin: np.ndarray | None = None  # int (N,): which of the datasets each example came from
+    kinds: tuple[str, ...] = ()  # each dataset's kind of screen (its labels' source kind), by origin
 
     def __len__(self) -> int:
         return len(self.types)
@@ -78,11 +86,15 @@ def _jittered(box: Sequence[int], rng: random.Random, width: int, height: int,
 
 
 def collect(datasets: Sequence[str | Path], *, copies: int = 0, seed: int = 0, plain: float = 1.0,
-            jitter: float = JITTER, progress: Callable[[int, int], None] | None = None) -> Examples:
+            jitter: float = JITTER, observer: Any = None,
+            progress: Callable[[int, int], None] | None = None) -> Examples:
     """The examples of every labelled element with a known state; ``copies`` jittered boxes each
     besides the labelled one (each side moved by up to ``jitter`` of the short side). ``plain``:
     the share of texts with no state on (a page's many unselected labels and rows) kept; the rest
-    are left out, for training time."""
+    are left out, for training time. With an ``observer`` (the detector and its fitting steps), the
+    views are cut from the boxes it finds instead, each with the type it gives and the states of the
+    labelled element it matches (IoU ≥ 0.5; unmatched boxes are left out): the head's thresholds
+    are then fitted on what it reads in use."""
     rng = random.Random(seed)
     sets: list[Dataset] = [open_dataset(d) for d in datasets]
     screens = [(ds, path) for ds in sets for path in ds.label_paths()]
@@ -93,12 +105,15 @@ def collect(datasets: Sequence[str | Path], *, copies: int = 0, seed: int = 0, p
     groups: list[str] = []
     origin: list[int] = []
     where = {id(ds): i for i, ds in enumerate(sets)}
+    kinds = [""] * len(sets)
     for n, (ds, path) in enumerate(screens):
         ann = ds.load(path)
+        kinds[where[id(ds)]] = kinds[where[id(ds)]] or ann.source.kind
         wanted = []
-        for e in ann.elements:
+        pairs = [(e, e) for e in ann.elements] if observer is None else _detected(observer, ds, ann)
+        for e, gold in pairs:
             mask = state_mask(e.type)
-            values = [getattr(e, s) for s in STATES]
+            values = [getattr(gold, s) for s in STATES]
             have = np.array([m * (v is not None) for m, v in zip(mask, values, strict=True)], np.float32)
             notable = any(v is not None and bool(v) != (s == ENABLED) for s, v in zip(STATES, values, strict=True))
             if have.any() and (plain >= 1.0 or e.type not in TEXT_ELEMENT_TYPES or notable or rng.random() < plain):
@@ -120,7 +135,17 @@ def collect(datasets: Sequence[str | Path], *, copies: int = 0, seed: int = 0, p
     if not views:
         raise DatasetError(f"{', '.join(map(str, datasets))}: no labelled element with a known state")
     return Examples(np.stack(views), np.array(types, np.int64), np.stack(labels), np.stack(known), groups,
-                    np.array(origin, np.int64))
+                    np.array(origin, np.int64), tuple(kinds))
+
+
+def _detected(observer: Any, ds: Dataset, ann: Any) -> list[tuple[Any, Any]]:
+    """(found element, labelled element) for each of the observer's boxes matching a label."""
+    from caap.train.eval_detector import match_boxes
+
+    with Image.open(ds.image_path(ann)) as im:
+        found = observer.observe(im.convert("RGB")).elements
+    matched = match_boxes([(e.score or 0.0, e.bbox) for e in found], [e.bbox for e in ann.elements], 0.5)
+    return [(e, ann.elements[m]) for e, m in zip(found, matched, strict=True) if m >= 0]
 
 
 def trainable_states(ex: Examples) -> tuple[str, ...]:
@@ -144,6 +169,33 @@ def types_read(ex: Examples, states: Sequence[str]) -> dict[str, list[str]]:
     return out
 
 
+def unproven_types(probs: np.ndarray, ex: Examples, thresholds: dict[str, float], states: Sequence[str],
+                   trained: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """The (state, type) pairs of ``trained`` whose claims, on some kind of validation screen, do not
+    beat the type's usual value there (``FALSE_CLAIM_COST``), as ``{"<state> on <type>": reason}``."""
+    out: dict[str, str] = {}
+    origin = ex.origin if ex.origin is not None else np.zeros(len(ex), np.int64)
+    kind_of = np.array([ex.kinds[o] if o < len(ex.kinds) else "" for o in origin], dtype=object)
+    for k, s in enumerate(states):
+        said = probs[:, k] >= thresholds[s]
+        truth = ex.labels[:, k] > 0.5
+        usual = s == ENABLED
+        for t in trained.get(s, ()):
+            rows = (ex.known[:, k] > 0) & (ex.types == type_index(t))
+            for kind in sorted(set(kind_of[rows])):
+                mine = rows & (kind_of == kind)
+                false_claims = int((mine & (said != usual) & (truth == usual)).sum())
+                misses = int((mine & (said == usual) & (truth != usual)).sum())
+                cost, cost_usual = FALSE_CLAIM_COST * false_claims + misses, int((mine & (truth != usual)).sum())
+                if false_claims and cost >= cost_usual:  # a head that claims nothing there does no harm
+                    value = str(not usual).lower()
+                    out[f"{s} on {t}"] = (f"on {kind or 'unnamed'} validation screens ({int(mine.sum())} of the type) "
+                                          f"{false_claims} wrong claims of {value} and {misses} missed, where "
+                                          f"always '{str(usual).lower()}' misses {cost_usual}")
+                    break
+    return out
+
+
 def only_states(ex: Examples, states: Sequence[str]) -> Examples:
     """The examples with their labels cut to ``states`` (those with none of them known dropped)."""
     cols = [STATES.index(s) for s in states]
@@ -151,7 +203,7 @@ def only_states(ex: Examples, states: Sequence[str]) -> Examples:
     kept: list[bool] = keep.tolist()
     return Examples(ex.views[keep], ex.types[keep], ex.labels[keep][:, cols], ex.known[keep][:, cols],
                     [g for g, k in zip(ex.groups, kept, strict=True) if k],
-                    ex.origin[keep] if ex.origin is not None else None)
+                    ex.origin[keep] if ex.origin is not None else None, ex.kinds)
 
 
 def scores(probs: np.ndarray, ex: Examples, thresholds: dict[str, float],
@@ -184,7 +236,10 @@ def _precise_everywhere(said: np.ndarray, truth: np.ndarray, origin: np.ndarray,
 
 def fit_thresholds(probs: np.ndarray, ex: Examples, states: Sequence[str] = STATES) -> dict[str, float]:
     """Each state's threshold: the grid value with the best validation accuracy (0.5 on a tie or no
-    data), among those meeting the state's ``PRECISION_FLOOR`` for its ``CLAIM`` where it has one."""
+    data), among those meeting the state's ``PRECISION_FLOOR`` for its ``CLAIM`` where it has one.
+    The accuracy is the mean over the kinds of screen (desktop apps, MiniWoB, generated UIs), each
+    counted the same: generated pages hold most validation examples, and a threshold that suits
+    them must not decide for desktop apps."""
     out: dict[str, float] = {}
     for k, s in enumerate(states):
         rows = ex.known[:, k] > 0
@@ -201,7 +256,11 @@ def fit_thresholds(probs: np.ndarray, ex: Examples, states: Sequence[str] = STAT
                 grid = tuple(t for t in grid if _precise_everywhere(p >= t, truth, origin, floor)) or grid[-1:]
             else:
                 grid = tuple(t for t in grid if _precise_everywhere(p < t, ~truth, origin, floor)) or grid[:1]
-        out[s] = float(max(grid, key=lambda t: (float(((p >= t) == truth).mean()), -abs(t - 0.5))))
+        kind = (np.array([ex.kinds[o] for o in ex.origin[rows]], dtype=object)
+                if ex.origin is not None and ex.kinds else np.zeros(len(p), dtype=object))
+        parts = [kind == k for k in set(kind)]
+        out[s] = float(max(grid, key=lambda t: (float(np.mean([((p[m] >= t) == truth[m]).mean() for m in parts])),
+                                                -abs(t - 0.5))))
     return out
 
 
@@ -263,12 +322,55 @@ def train(train_ex: Examples, val_ex: Examples, out_dir: str | Path, *, epochs: 
             break
     assert best is not None
     network.load_state_dict(best[1])
-    probs = predict(network, val_ex)
-    thresholds = fit_thresholds(probs, val_ex, states)
-    report = {"width": width, "states": list(states), "types_read": types_read(train_ex, states),
-              "thresholds": thresholds, "best_epoch": best[2],
-              "history": history,
-              "train_examples": len(train_ex), "validation_examples": len(val_ex),
-              "validation": scores(probs, val_ex, thresholds, states), **(card or {})}
+    settings = calibrate(network, val_ex, types_read(train_ex, states), states)
+    report = {"width": width, "states": list(states), **settings,
+              "best_epoch": best[2], "history": history, "train_examples": len(train_ex), **(card or {})}
     save_head(network, report, out_dir)
     return report
+
+
+def calibrate(network: Any, val_ex: Examples, trained: dict[str, list[str]], states: Sequence[str]) -> dict[str, Any]:
+    """Fit a head's thresholds on the validation examples (already cut to ``states``) and the
+    types it reads (``trained`` less ``unproven_types``); returns those settings with the
+    validation scores as the head then reads (pairs it does not read left out)."""
+    probs = predict(network, val_ex)
+    thresholds = fit_thresholds(probs, val_ex, states)
+    not_read = unproven_types(probs, val_ex, thresholds, states, trained)
+    read = {s: [t for t in ts if f"{s} on {t}" not in not_read] for s, ts in trained.items()}
+    known = val_ex.known.copy()
+    for k, s in enumerate(states):
+        known[~np.isin(val_ex.types, [type_index(t) for t in read.get(s, ())]), k] = 0.0
+    as_read = Examples(val_ex.views, val_ex.types, val_ex.labels, known, val_ex.groups, val_ex.origin, val_ex.kinds)
+    origin = val_ex.origin if val_ex.origin is not None else np.zeros(len(val_ex), np.int64)
+    per_kind = {}
+    for kind in sorted(set(val_ex.kinds)):
+        mine = np.isin(origin, [o for o, k in enumerate(val_ex.kinds) if k == kind])
+        per_kind[kind or "unnamed"] = scores(probs[mine], Examples(
+            as_read.views[mine], as_read.types[mine], as_read.labels[mine], as_read.known[mine], [], None),
+            thresholds, states)
+    return {"types_trained": trained, "types_read": read, "not_read": not_read, "thresholds": thresholds,
+            "validation_examples": len(val_ex), "validation": scores(probs, as_read, thresholds, states),
+            "validation_per_kind": per_kind}
+
+
+def recalibrate(directory: str | Path, val_ex: Examples, names: Sequence[str] = (), *,
+                boxes: str = "labelled") -> dict[str, Any]:
+    """Refit a trained head's thresholds and the types it reads on ``val_ex`` (all of
+    ``caap.observe.read.states.STATES``' columns) and rewrite its settings; the weights stay. The
+    types it was trained on are its ``types_trained`` (a head from before that field: the types it
+    reads and those its ``not_read`` names)."""
+    from caap.observe.read.states import StateHead
+
+    head = StateHead.load(directory)
+    states = head.reads
+    trained = head.config.get("types_trained")
+    if trained is None:
+        trained = {s: sorted(head.types_read[s] | {k.split(" on ")[1] for k in head.config.get("not_read", {})
+                                                   if k.split(" on ")[0] == s}, key=lambda t: type_index(t))
+                   for s in states}
+    settings = calibrate(head.network, only_states(val_ex, states), trained, states)
+    before = {k: head.config.get(k) for k in ("thresholds", "types_read", "not_read")}
+    config = {**head.config, **settings, "validation_data": [str(n) for n in names], "validation_boxes": boxes,
+              "recalibrated_from": before}
+    save_head(head.network, config, directory)
+    return config

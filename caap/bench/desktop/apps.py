@@ -30,6 +30,8 @@ RESERVED_APPS: frozenset[str] = frozenset({
 })
 
 QT_EXAMPLES = Path("/usr/lib/x86_64-linux-gnu/qt5/examples/widgets")
+SHOWCASE = Path(__file__).resolve().parent / "showcase"
+GTK3_TYPELIB = Path("/usr/lib/x86_64-linux-gnu/girepository-1.0/Gtk-3.0.typelib")
 
 TOOLKIT_THEMES: dict[str, tuple[str, ...]] = {
     # GTK_THEME values (GTK's built-in themes; "" is the default Adwaita).
@@ -49,6 +51,7 @@ class App:
     argv: tuple[str, ...]  # the command; for Tk, the demo's name ("widget": the main window)
     package: str  # the Debian package that ships it
     resizable: bool = True  # False: dialogs that look wrong stretched
+    requires: Path | None = None  # a file the app cannot start without, from ``package``
 
     @property
     def reserved(self) -> bool:
@@ -69,6 +72,8 @@ class App:
             self.argv[0] if Path(self.argv[0]).is_file() else None)
         if found is None:
             return f"{self.name}: {self.argv[0]} is missing (Debian package {self.package})"
+        if self.requires is not None and not self.requires.is_file():
+            return f"{self.name}: {self.requires} is missing (Debian package {self.package})"
         return None
 
 
@@ -79,6 +84,12 @@ def _qt(path: str, *args: str, resizable: bool = True) -> App:
 
 def _gtk4_demo(page: str) -> App:
     return App(f"gtk4-demo-{page.replace('_', '-')}", "gtk4", ("gtk4-demo", f"--run={page}"), "gtk-4-examples")
+
+
+def _showcase(page: str) -> App:
+    """caap's own GTK 3 window of real widgets in states drawn from ``{seed}`` (``showcase/gtk3.py``)."""
+    return App(f"caap-gtk3-{page}", "gtk3", ("/usr/bin/python3", str(SHOWCASE / "gtk3.py"), "--page", page,
+                                             "--seed", "{seed}"), "gir1.2-gtk-3.0", requires=GTK3_TYPELIB)
 
 
 def _zenity(name: str, *args: str, resizable: bool = False) -> App:
@@ -131,6 +142,9 @@ TRAINING_APPS: tuple[App, ...] = (
     # A calculator of the training side: the calculator kind's keys (÷ × − ± √ x² MC M+) developed on
     # it, never on the reserved Qt calculator.
     App("galculator", "gtk3", ("galculator",), "galculator"),
+    # GTK 3's other widgets (trees with expanders, held-down toggles, switches, stack switchers,
+    # notebooks, scales), in caap's own window: the GTK 3 apps above draw few of them.
+    *(_showcase(page) for page in ("tree", "controls", "forms")),
     # GTK 4
     App("gtk4-demo", "gtk4", ("gtk4-demo",), "gtk-4-examples"),
     # Not the pages built on GtkTreeView or GtkIconView (builder, editable_cells, list_store,

@@ -76,6 +76,10 @@ MENU_HIGHLIGHT_STATES = ("selected", "focused", "armed")
 # GTK 4 reports a widget's content box; these types draw a frame round it (ink tells where).
 GROWN = frozenset({"button", "dropdown", "input_field", "text_area", "slider"})  # a slider: to its knob
 ICON_BUTTON_SIDE = 56  # px: a button no wider than this whose name does not fit in it shows a picture
+# px: a GTK 3 radio button at least this high is drawn as a button, without its dot (a stack
+# switcher's pages, a linked group's choice); one with its dot is 18-22 px high.
+RADIO_AS_BUTTON_HEIGHT = 28
+EXPANDER_ARROW = 22  # px: a GTK expander's arrow and the gap before its title
 
 
 @dataclass
@@ -303,6 +307,8 @@ def _visit(tree: _Tree, node: Node, clips: list[Box], consumed_by: Box | None, t
         _emit(tree, node, kind, box, clips, window, place, surface_relative)
         kind = None
     elif kind is not None and box is not None:
+        if kind == "tree_item" and node.role == "toggle button":
+            box = _expander_title(tree, node, box, place)
         _emit(tree, node, kind, box, clips, window, place, surface_relative)
     elif tree.qt and box is not None and not inside_owner and node.children and node.name and (
             node.role == "panel" or (node.role == "frame" and node.depth > 1)):
@@ -361,6 +367,10 @@ def _kind(tree: _Tree, node: Node, trees: dict[int, set[int]], surface_relative:
         return "icon"  # a checkable tool button (bold, align left): a picture that stays pressed
     if role == "toggle button" and _switch(node, box):
         return "checkbox"
+    if role == "toggle button" and "expandable" in node.states:
+        return "tree_item"  # a GTK expander: an arrow and a title that show or hide what is below
+    if role == "radio button" and not tree.qt and not surface_relative and box[3] - box[1] >= RADIO_AS_BUTTON_HEIGHT:
+        kind = "button"  # drawn without its dot: a button held down while chosen
     if kind == "button" and _icon_button(tree, node, box, surface_relative):
         return "icon"
     return kind
@@ -379,6 +389,15 @@ def _composite_row(tree: _Tree, node: Node) -> bool:
     if any(d.role in INTERACTIVE_ROLES or (d.role == "text" and "editable" in d.states) for d in inside):
         return True
     return len(_texts_inside(tree, node)) >= 2
+
+
+def _expander_title(tree: _Tree, node: Node, box: Box, place: _Place) -> Box:
+    """A GTK expander's title row: its box holds what it shows when open, below the title."""
+    tops = [b[1] for d in tree.descendants(node) if d.box is not None
+            for b in [_shift(d.box, place.dx, place.dy)] if _inside(b, box) and b[1] > box[1] + 4]
+    bottom = min(tops) - 1 if "expanded" in node.states and tops else box[3]
+    right = box[0] + EXPANDER_ARROW + int(text_width(node.name)) + 6 if node.name else box[2]
+    return box[0], box[1], min(box[2], right), max(box[1] + 4, bottom)
 
 
 def _switch(node: Node, box: Box) -> bool:
@@ -440,7 +459,7 @@ def _emit(tree: _Tree, node: Node, kind: str, box: Box, clips: list[Box], window
     if kind == "icon" and node.role in ("check box", "toggle button"):
         c.checked = "checked" in states or "pressed" in states
     if kind == "button":  # a toggle button is held down while on; a push button never stays down
-        c.checked = node.role == "toggle button" and ("checked" in states or "pressed" in states)
+        c.checked = node.role in ("toggle button", "radio button") and ("checked" in states or "pressed" in states)
     if kind in ("checkbox", "radio"):
         c.checked = None if "indeterminate" in states else "checked" in states or (
             node.role == "toggle button" and "pressed" in states)

@@ -32,6 +32,7 @@ from caap.data.dedup import dhash, near_duplicate
 from caap.data.format import Annotation, Dataset, DatasetError, Source
 from caap.elements import Element
 from caap.geometry import Box
+from caap.taxonomy import ElementType
 
 SPLITS = ("train", "eval")
 WINDOW_TIMEOUT_S = 20.0
@@ -154,6 +155,8 @@ def _fill(argv: Sequence[str], rng: random.Random, home: Path) -> list[str]:
     out = []
     for arg in argv:
         arg = arg.replace("{home}", str(home))
+        if "{seed}" in arg:  # an app that draws its contents from a seed of the episode's
+            arg = arg.replace("{seed}", str(rng.randrange(1_000_000)))
         for key, values in FIELDS.items():
             if "{" + key + "}" in arg:
                 arg = arg.replace("{" + key + "}", rng.choice(values))
@@ -394,6 +397,46 @@ def _bare_window(labelled: Sequence[tuple[Element, Candidate]], windows: Sequenc
     return None
 
 
+# Focus rings GTK 3 hides until the focus is moved with the keyboard: a focused control whose
+# pixels change when the focus goes to the next control and comes back.
+FOCUS_MARGIN = 3  # px around the box, where rings are drawn
+FOCUS_CHANGED_PIXELS = 6  # pixels whose channels move by more than FOCUS_CHANGED_LEVEL
+FOCUS_CHANGED_LEVEL = 24
+TEXT_FIELDS = (ElementType.INPUT_FIELD, ElementType.TEXT_AREA)
+
+
+def _focus_as_drawn(session: DesktopSession, box: Box, image: Image.Image,
+                    labelled: list[tuple[Element, Candidate]]) -> list[tuple[Element, Candidate]]:
+    """The labels with ``focused`` unknown (None) where the focus is not drawn. GTK 3 shows focus
+    rings only once the focus has been moved with the keyboard (a Shift or an unbound key does not
+    do it), so AT-SPI's focus is often invisible. Tab and Shift+Tab move the focus away and back,
+    which shows the rings: a focused control whose pixels then change had no ring drawn (or did
+    not get the focus back: unknown too). Text fields are left as they are: their caret and border
+    show focus, a blinking caret would read as a change, and GTK selects a field's text when the
+    keyboard focuses it."""
+    asked = [i for i, (e, _) in enumerate(labelled) if e.focused and e.type not in TEXT_FIELDS]
+    if not asked:
+        return labelled
+    session.xdotool("key", "Tab")
+    time.sleep(0.1)
+    session.xdotool("key", "shift+Tab")
+    after = np.asarray(session.settle(box), dtype=np.int16)
+    before = np.asarray(image, dtype=np.int16)
+    if after.shape != before.shape:
+        return labelled
+    out = list(labelled)
+    h, w = before.shape[:2]
+    for i in asked:
+        e, c = out[i]
+        x1, y1, x2, y2 = e.bbox
+        x1, y1 = max(0, x1 - FOCUS_MARGIN), max(0, y1 - FOCUS_MARGIN)
+        x2, y2 = min(w, x2 + FOCUS_MARGIN), min(h, y2 + FOCUS_MARGIN)
+        moved = np.abs(after[y1:y2, x1:x2] - before[y1:y2, x1:x2]).max(axis=2) > FOCUS_CHANGED_LEVEL
+        if int(moved.sum()) > FOCUS_CHANGED_PIXELS:
+            out[i] = (e.model_copy(update={"focused": None}), c)
+    return out
+
+
 class _AppFailed(RuntimeError):
     """This app cannot be labelled here (no window, no accessibility tree); the others go on."""
 
@@ -428,6 +471,7 @@ def _episode(session: DesktopSession, dataset: Dataset, app: App, split: str, ep
             image = session.settle(box)
             windows = session.windows()  # what settled
             labelled = finish(running.candidates(windows), windows, box, image)
+            labelled = _focus_as_drawn(session, box, image, labelled)
             if not labelled or _bare_window(labelled, windows, box):
                 stats.unlabelled += 1
             else:

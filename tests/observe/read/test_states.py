@@ -17,6 +17,7 @@ from caap.observe.read.states import (
     HEAD_CONFIG,
     HEAD_FILE,
     STATES,
+    TYPES,
     VIEW_H,
     VIEW_W,
     StateHead,
@@ -211,7 +212,9 @@ def test_caap_train_states_writes_the_head_beside_a_reader_and_refuses_other_fol
                                "--checkpoint", str(reader_dir), "--epochs", "1", "--width", "8", "--json"])
     assert done.exit_code == 0, done.output
     report = json.loads(done.output)
-    assert report["validation"]["checked"]["elements"] == 10 and report["train_data"] == [str(train_root)]
+    assert report["validation_examples"] == 10 and report["train_data"] == [str(train_root)]
+    # One epoch of a tiny head may read no better than "never ticked": then it says so and reads nothing.
+    assert ("checked" in report["validation"]) != ("checked on checkbox" in report["not_read"])
     assert StateHead.load(reader_dir).config["width"] == 8
     empty = Dataset.create(tmp_path / "empty", "empty").root
     bad = runner.invoke(app, ["train", "states", "--data", str(empty), "--val", str(val_root),
@@ -286,3 +289,89 @@ def test_greyed_is_claimed_only_where_the_validation_precision_of_false_reaches_
     greyed = probs[:, k] < fitted
     # Accuracy alone would not tell 0.45 apart; the floor keeps the doubtful ones enabled.
     assert greyed[:15].all() and not greyed[15:].any()
+
+
+def _examples(probs_col: list[float], truth: list[bool], types: list[ElementType], origin: list[int],
+              kinds: tuple[str, ...], state: str):
+    from caap.train.states import Examples
+
+    n, k = len(truth), STATES.index(state)
+    probs = np.zeros((n, len(STATES)), np.float32)
+    probs[:, k] = probs_col
+    known = np.zeros_like(probs)
+    known[:, k] = 1
+    labels = np.zeros_like(probs)
+    labels[:, k] = truth
+    ex = Examples(np.zeros((n, VIEW_H, VIEW_W, 3), np.uint8), np.array([TYPES.index(t) for t in types]),
+                  labels, known, ["g"] * n, np.array(origin), kinds)
+    return probs, ex
+
+
+def test_thresholds_weigh_each_kind_of_screen_the_same() -> None:
+    # 1,000 generated examples, where 0.5 is best (10 true ones at 0.6 would be lost at 0.8), and
+    # 40 desktop ones, where 0.8 is (4 false ones at 0.6 claimed at 0.5). Pooled, 0.5 wins (4
+    # wrong, not 10); per kind, the desktop's 10 % beats the generated pages' 1 %.
+    probs_col = [0.6] * 10 + [0.1] * 990 + [0.9] * 6 + [0.6] * 4 + [0.1] * 30
+    truth = [True] * 10 + [False] * 990 + [True] * 6 + [False] * 34
+    probs, ex = _examples(probs_col, truth, [ElementType.TEXT] * 1040, [0] * 1000 + [1] * 40,
+                          ("synth", "desktop"), "highlighted")
+    assert fit_thresholds(probs, ex)["highlighted"] >= 0.65
+    from caap.train.states import Examples
+
+    pooled = Examples(ex.views, ex.types, ex.labels, ex.known, ex.groups, ex.origin)  # no kinds: one pool
+    assert fit_thresholds(probs, pooled)["highlighted"] <= 0.6
+
+
+def test_a_type_read_no_better_than_its_usual_value_is_left_unread() -> None:
+    from caap.train.states import unproven_types
+
+    # Desktop buttons: 1 wrong claim of held down and 2 missed, where "never down" misses 3.
+    # Desktop check boxes: read well. Generated buttons: read well. Desktop radios: only missed
+    # (no claim), which does no harm.
+    B, C, R = ElementType.BUTTON, ElementType.CHECKBOX, ElementType.RADIO
+    rows = ([(0.9, True, B, 1)] + [(0.9, False, B, 1)] + [(0.1, True, B, 1)] * 2 + [(0.1, False, B, 1)] * 50
+            + [(0.9, True, C, 1)] * 20 + [(0.1, False, C, 1)] * 20
+            + [(0.9, True, B, 0)] * 30 + [(0.1, False, B, 0)] * 30
+            + [(0.1, True, R, 1)] * 2 + [(0.1, False, R, 1)] * 8)
+    probs, ex = _examples([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
+                          [r[3] for r in rows], ("synth", "desktop"), "checked")
+    out = unproven_types(probs, ex, dict.fromkeys(STATES, 0.5), STATES, {"checked": ["button", "checkbox", "radio"]})
+    assert list(out) == ["checked on button"]
+    assert "on desktop validation screens" in out["checked on button"] and "misses 3" in out["checked on button"]
+
+
+def test_caap_train_states_calibrate_refits_a_head_and_says_what_it_leaves_unread(trained, tmp_path) -> None:
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from caap.cli import app
+
+    head, _ = trained
+    reader_dir = tmp_path / "reader"
+    reader_dir.mkdir()
+    from caap.observe.read.states import save_head
+
+    # A head from before types_trained existed, whose checked on buttons was left unread by hand.
+    old = {k: v for k, v in head.config.items() if k != "types_trained"}
+    save_head(head.network, {**old, "types_read": {"checked": ["checkbox"]},
+                             "not_read": {"checked on button": "by hand"}}, reader_dir)
+    val_root = _dataset(tmp_path / "val", 5, 6).root
+    done = CliRunner().invoke(app, ["train", "states-calibrate", "--val", str(val_root), "--checkpoint",
+                                    str(reader_dir), "--json"])
+    assert done.exit_code == 0, done.output
+    written = json.loads((reader_dir / HEAD_CONFIG).read_text())
+    # The types it was trained on come back from the old file; no button is in the validation set,
+    # so nothing shows a reason to leave one unread.
+    assert written["types_trained"] == {"checked": ["button", "checkbox"]}
+    assert written["types_read"] == {"checked": ["button", "checkbox"]} and written["not_read"] == {}
+    assert written["recalibrated_from"]["not_read"] == {"checked on button": "by hand"}
+    assert written["validation"]["checked"]["elements"] == 30 and written["validation_boxes"] == "labelled"
+    assert StateHead.load(reader_dir).types_read["checked"] == frozenset({"button", "checkbox"})
+    missing = CliRunner().invoke(app, ["train", "states-calibrate", "--val", str(val_root), "--checkpoint",
+                                       str(tmp_path / "nowhere")])
+    assert missing.exit_code != 0 and "state head is incomplete" in " ".join(missing.output.split())
+    shutil.rmtree(val_root / "labels")
+    broken = CliRunner().invoke(app, ["train", "states-calibrate", "--val", str(val_root), "--checkpoint",
+                                      str(reader_dir)])
+    assert broken.exit_code != 0 and "Traceback" not in broken.output
