@@ -85,7 +85,7 @@ class Showcase:
         return bar
 
     def tree(self) -> Gtk.ScrolledWindow:
-        columns = [str, bool, str] if self.rng.random() < 0.5 else [str]
+        columns: list[type] = [str, bool, str] if self.rng.random() < 0.5 else [str]
         store = Gtk.TreeStore(*columns)
         for top in self.words(WORDS, self.rng.randint(4, 8)):
             parent = store.append(None, self.row(top, columns))
