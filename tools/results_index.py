@@ -90,6 +90,10 @@ DESCRIPTIONS: tuple[tuple[str, str], ...] = (
                                  "reader, PP-OCR and the observer (`tools/key_glyphs.py`)"),
     ("observer/states-and-keys.md", "Validation A/B of read_control_marks and the key reading on desktop-val and "
                                     "MiniWoB val"),
+    ("observer/*-ab-*.json", "States read on the same detected boxes of labelled screens by the reader, the reader "
+                             "with the pixel rules, and the state head, per state and toolkit (`tools/state_ab.py`)"),
+    ("any-application/detector-*-val8.json", "Any-application detector alone (`caap eval detector`) on validation "
+                                             "screens: training apps' held-back seeds or MiniWoB seeds 2800-2999"),
     ("miniwob-67/README.md", "Vision against oracle per task, 67 tasks × seeds 0-19 (written by `caap report`)"),
     ("miniwob-67/FAILURES.md", "Why vision episodes fail where the oracle's succeed, cause by cause"),
     ("miniwob-67/compare.html", "Vision against oracle as an HTML report (`caap report`)"),
