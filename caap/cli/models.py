@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -275,15 +275,21 @@ def train_states(
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return
-    table = Table(title=f"state head on {report['validation_examples']} validation elements "
-                        f"(best epoch {report['best_epoch']})")
+    _print_head(report, f"(best epoch {report['best_epoch']})")
+    out.print(f"written: {checkpoint}", highlight=False)
+
+
+def _print_head(settings: dict[str, Any], title: str) -> None:
+    """A state head's validation scores at its thresholds, one row per state, and what it leaves unread."""
+    table = Table(title=f"state head on {settings['validation_examples']} validation elements {title}")
     for column in ("state", "elements", "accuracy", "majority", "recall (true)", "precision (true)", "threshold"):
         table.add_column(column, justify="right")
-    for state, v in report["validation"].items():
+    for state, v in settings["validation"].items():
         table.add_row(state, str(v["elements"]), f"{v['accuracy']:.4f}", f"{v['majority']:.4f}",
-                      _fmt(v["recall_true"]), _fmt(v["precision_true"]), f"{report['thresholds'][state]:.2f}")
+                      _fmt(v["recall_true"]), _fmt(v["precision_true"]), f"{settings['thresholds'][state]:.2f}")
     out.print(table)
-    out.print(f"written: {checkpoint}", highlight=False)
+    for pair, why in settings.get("not_read", {}).items():
+        out.print(f"not read: {pair}: {why}", highlight=False)
 
 
 @train_app.command("states-calibrate")
@@ -321,15 +327,7 @@ def train_states_calibrate(
         sys.stdout.write(json.dumps({k: config[k] for k in ("thresholds", "types_read", "not_read", "validation")},
                                     indent=2) + "\n")
         return
-    table = Table(title=f"state head on {config['validation_examples']} validation elements, as it now reads")
-    for column in ("state", "elements", "accuracy", "majority", "recall (true)", "precision (true)", "threshold"):
-        table.add_column(column, justify="right")
-    for state, v in config["validation"].items():
-        table.add_row(state, str(v["elements"]), f"{v['accuracy']:.4f}", f"{v['majority']:.4f}",
-                      _fmt(v["recall_true"]), _fmt(v["precision_true"]), f"{config['thresholds'][state]:.2f}")
-    out.print(table)
-    for pair, why in config["not_read"].items():
-        out.print(f"not read: {pair}: {why}", highlight=False)
+    _print_head(config, "(as it now reads)")
     out.print(f"written: {checkpoint}", highlight=False)
 
 
