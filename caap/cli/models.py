@@ -303,8 +303,9 @@ def train_states_calibrate(
     as_json: Annotated[bool, typer.Option("--json", help="Print the new settings as JSON.")] = False,
 ) -> None:
     """Refit a trained state head's thresholds, and the element types it reads each state on, on
-    validation screens; the weights are kept. A type is left unread where its claims fall below
-    the precision floor on a validation dataset (the reason is written into state-head.json)."""
+    validation screens; the weights are kept. Thresholds weigh each kind of screen (desktop apps,
+    MiniWoB, generated UIs) the same; a type is left unread where its claims do not beat the
+    type's usual value on some kind of screen (the reason is written into state-head.json)."""
     from rich.progress import Progress
 
     from caap.data.format import DatasetError

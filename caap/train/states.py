@@ -35,7 +35,7 @@ from caap.observe.read.states import (
     to_tensor,
     type_index,
 )
-from caap.taxonomy import ENABLED, TEXT_ELEMENT_TYPES
+from caap.taxonomy import ENABLED, TEXT_ELEMENT_TYPES, prompt_default
 
 THRESHOLD_GRID = tuple(round(0.05 * k, 2) for k in range(2, 19))
 # A state claimed wrongly costs more than one missed: an agent that believes a field focused types
@@ -70,6 +70,12 @@ class Examples:
 
     def __len__(self) -> int:
         return len(self.types)
+
+    def kind_of(self) -> np.ndarray:
+        """Each example's kind of screen ("" where the datasets' kinds are not known)."""
+        if self.origin is None or not self.kinds:
+            return np.full(len(self), "", dtype=object)
+        return np.array(self.kinds, dtype=object)[self.origin]
 
 
 JITTER = 0.12  # each side of a training copy moves by up to this share of the box's short side
@@ -110,7 +116,13 @@ def collect(datasets: Sequence[str | Path], *, copies: int = 0, seed: int = 0, p
         ann = ds.load(path)
         kinds[where[id(ds)]] = kinds[where[id(ds)]] or ann.source.kind
         wanted = []
-        pairs = [(e, e) for e in ann.elements] if observer is None else _detected(observer, ds, ann)
+        image = None
+        if observer is None:
+            pairs = [(e, e) for e in ann.elements]
+        else:
+            with Image.open(ds.image_path(ann)) as im:
+                image = im.convert("RGB")
+            pairs = _detected(observer, image, ann)
         for e, gold in pairs:
             mask = state_mask(e.type)
             values = [getattr(gold, s) for s in STATES]
@@ -119,8 +131,10 @@ def collect(datasets: Sequence[str | Path], *, copies: int = 0, seed: int = 0, p
             if have.any() and (plain >= 1.0 or e.type not in TEXT_ELEMENT_TYPES or notable or rng.random() < plain):
                 wanted.append((e, have, np.array([bool(v) for v in values], np.float32)))
         if wanted:
-            with Image.open(ds.image_path(ann)) as im:
-                rgb = rgb_pixels(im.convert("RGB"))
+            if image is None:
+                with Image.open(ds.image_path(ann)) as im:
+                    image = im.convert("RGB")
+            rgb = rgb_pixels(image)
             for e, have, value in wanted:
                 boxes = [e.bbox] + [_jittered(e.bbox, rng, ann.width, ann.height, jitter) for _ in range(copies)]
                 for box in boxes:
@@ -138,12 +152,11 @@ def collect(datasets: Sequence[str | Path], *, copies: int = 0, seed: int = 0, p
                     np.array(origin, np.int64), tuple(kinds))
 
 
-def _detected(observer: Any, ds: Dataset, ann: Any) -> list[tuple[Any, Any]]:
+def _detected(observer: Any, image: Image.Image, ann: Any) -> list[tuple[Any, Any]]:
     """(found element, labelled element) for each of the observer's boxes matching a label."""
     from caap.train.eval_detector import match_boxes
 
-    with Image.open(ds.image_path(ann)) as im:
-        found = observer.observe(im.convert("RGB")).elements
+    found = observer.observe(image).elements
     matched = match_boxes([(e.score or 0.0, e.bbox) for e in found], [e.bbox for e in ann.elements], 0.5)
     return [(e, ann.elements[m]) for e, m in zip(found, matched, strict=True) if m >= 0]
 
@@ -174,13 +187,12 @@ def unproven_types(probs: np.ndarray, ex: Examples, thresholds: dict[str, float]
     """The (state, type) pairs of ``trained`` whose claims, on some kind of validation screen, do not
     beat the type's usual value there (``FALSE_CLAIM_COST``), as ``{"<state> on <type>": reason}``."""
     out: dict[str, str] = {}
-    origin = ex.origin if ex.origin is not None else np.zeros(len(ex), np.int64)
-    kind_of = np.array([ex.kinds[o] if o < len(ex.kinds) else "" for o in origin], dtype=object)
+    kind_of = ex.kind_of()
     for k, s in enumerate(states):
         said = probs[:, k] >= thresholds[s]
         truth = ex.labels[:, k] > 0.5
-        usual = s == ENABLED
         for t in trained.get(s, ()):
+            usual = bool(prompt_default(t, s))  # what the prompt implies when the head says nothing
             rows = (ex.known[:, k] > 0) & (ex.types == type_index(t))
             for kind in sorted(set(kind_of[rows])):
                 mine = rows & (kind_of == kind)
@@ -256,8 +268,7 @@ def fit_thresholds(probs: np.ndarray, ex: Examples, states: Sequence[str] = STAT
                 grid = tuple(t for t in grid if _precise_everywhere(p >= t, truth, origin, floor)) or grid[-1:]
             else:
                 grid = tuple(t for t in grid if _precise_everywhere(p < t, ~truth, origin, floor)) or grid[:1]
-        kind = (np.array([ex.kinds[o] for o in ex.origin[rows]], dtype=object)
-                if ex.origin is not None and ex.kinds else np.zeros(len(p), dtype=object))
+        kind = ex.kind_of()[rows]
         parts = [kind == k for k in set(kind)]
         out[s] = float(max(grid, key=lambda t: (float(np.mean([((p[m] >= t) == truth[m]).mean() for m in parts])),
                                                 -abs(t - 0.5))))
@@ -341,13 +352,11 @@ def calibrate(network: Any, val_ex: Examples, trained: dict[str, list[str]], sta
     for k, s in enumerate(states):
         known[~np.isin(val_ex.types, [type_index(t) for t in read.get(s, ())]), k] = 0.0
     as_read = Examples(val_ex.views, val_ex.types, val_ex.labels, known, val_ex.groups, val_ex.origin, val_ex.kinds)
-    origin = val_ex.origin if val_ex.origin is not None else np.zeros(len(val_ex), np.int64)
-    per_kind = {}
-    for kind in sorted(set(val_ex.kinds)):
-        mine = np.isin(origin, [o for o, k in enumerate(val_ex.kinds) if k == kind])
-        per_kind[kind or "unnamed"] = scores(probs[mine], Examples(
-            as_read.views[mine], as_read.types[mine], as_read.labels[mine], as_read.known[mine], [], None),
-            thresholds, states)
+    kind_of = val_ex.kind_of()
+    per_kind = {kind or "unnamed": scores(probs, Examples(val_ex.views, val_ex.types, val_ex.labels,
+                                                          known * (kind_of == kind)[:, None], val_ex.groups),
+                                          thresholds, states)
+                for kind in sorted(set(kind_of))}
     return {"types_trained": trained, "types_read": read, "not_read": not_read, "thresholds": thresholds,
             "validation_examples": len(val_ex), "validation": scores(probs, as_read, thresholds, states),
             "validation_per_kind": per_kind}
@@ -357,17 +366,13 @@ def recalibrate(directory: str | Path, val_ex: Examples, names: Sequence[str] = 
                 boxes: str = "labelled") -> dict[str, Any]:
     """Refit a trained head's thresholds and the types it reads on ``val_ex`` (all of
     ``caap.observe.read.states.STATES``' columns) and rewrite its settings; the weights stay. The
-    types it was trained on are its ``types_trained`` (a head from before that field: the types it
-    reads and those its ``not_read`` names)."""
+    types it was trained on are its ``types_trained`` (a head from before that field: those it reads)."""
     from caap.observe.read.states import StateHead
 
     head = StateHead.load(directory)
     states = head.reads
-    trained = head.config.get("types_trained")
-    if trained is None:
-        trained = {s: sorted(head.types_read[s] | {k.split(" on ")[1] for k in head.config.get("not_read", {})
-                                                   if k.split(" on ")[0] == s}, key=lambda t: type_index(t))
-                   for s in states}
+    trained = head.config.get("types_trained") or {
+        s: sorted(head.types_read[s], key=type_index) for s in states}
     settings = calibrate(head.network, only_states(val_ex, states), trained, states)
     before = {k: head.config.get(k) for k in ("thresholds", "types_read", "not_read")}
     config = {**head.config, **settings, "validation_data": [str(n) for n in names], "validation_boxes": boxes,

@@ -352,20 +352,21 @@ def test_caap_train_states_calibrate_refits_a_head_and_says_what_it_leaves_unrea
     reader_dir.mkdir()
     from caap.observe.read.states import save_head
 
-    # A head from before types_trained existed, whose checked on buttons was left unread by hand.
+    # A head from before types_trained existed, reading checked on check boxes and buttons, with a
+    # reason of its own for something it left unread.
     old = {k: v for k, v in head.config.items() if k != "types_trained"}
-    save_head(head.network, {**old, "types_read": {"checked": ["checkbox"]},
-                             "not_read": {"checked on button": "by hand"}}, reader_dir)
+    save_head(head.network, {**old, "types_read": {"checked": ["button", "checkbox"]},
+                             "not_read": {"checked on icon": "by hand"}}, reader_dir)
     val_root = _dataset(tmp_path / "val", 5, 6).root
     done = CliRunner().invoke(app, ["train", "states-calibrate", "--val", str(val_root), "--checkpoint",
                                     str(reader_dir), "--json"])
     assert done.exit_code == 0, done.output
     written = json.loads((reader_dir / HEAD_CONFIG).read_text())
-    # The types it was trained on come back from the old file; no button is in the validation set,
-    # so nothing shows a reason to leave one unread.
+    # The types it was trained on are those it read; no button is in the validation set, so
+    # nothing shows a reason to leave one unread, and the old reasons give way to the fit's.
     assert written["types_trained"] == {"checked": ["button", "checkbox"]}
     assert written["types_read"] == {"checked": ["button", "checkbox"]} and written["not_read"] == {}
-    assert written["recalibrated_from"]["not_read"] == {"checked on button": "by hand"}
+    assert written["recalibrated_from"]["not_read"] == {"checked on icon": "by hand"}
     assert written["validation"]["checked"]["elements"] == 30 and written["validation_boxes"] == "labelled"
     assert StateHead.load(reader_dir).types_read["checked"] == frozenset({"button", "checkbox"})
     missing = CliRunner().invoke(app, ["train", "states-calibrate", "--val", str(val_root), "--checkpoint",
