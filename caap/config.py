@@ -99,6 +99,9 @@ class AgentConfig(BaseModel):
     row_tolerance_px: int = Field(default=5, ge=0)
 
 
+Screens = Literal["desktop", "web"]  # the kinds of screen the observer tells apart (text_choice.SCREENS)
+
+
 class ScreenConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -132,6 +135,11 @@ class ObserveConfig(BaseModel):
         default="auto", description="reader | ocr | auto (see observe/vision.py)")
     ocr_threshold: float = Field(default=0.98, ge=0, le=1,
                                  description="auto: reader texts less confident than this are also read by PP-OCR")
+    # The reader keeps a text chooser per kind of screen (caap/observe/text_choice.py): web pages and
+    # desktop windows are drawn differently, and the reader and PP-OCR misread them differently.
+    # caap bench miniwob sets web unless this is set.
+    screens: Screens = Field(default="desktop", description="what is observed: desktop (application windows) "
+                                                            "or web (web pages); picks the text chooser")
     device: str = Field(default="cpu", description="cpu, cuda, 0 ...")
     # Screens of any size are detected at their own resolution (a convolutional detector trained on
     # elements at one pixel size finds them at that size anywhere); a larger screen is shrunk to

@@ -54,33 +54,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.shipped_weights)
 
 
-def _load_observer(detector: Any, cache: Any) -> Any:
+def _load_observer(cfg: Any, cache: Any) -> Any:
     pytest.importorskip("ultralytics", reason="needs the vision extra (pip install 'caap[vision]')")
-    from caap.config import ObserveConfig
     from caap.observe.vision import DEFAULT_READER, VisionObserver
 
-    if not detector.is_file() or not (DEFAULT_READER / "model.safetensors").is_file():
+    if not cfg.detector.is_file() or not (DEFAULT_READER / "model.safetensors").is_file():
         pytest.skip("the shipped models are not in this checkout")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CAAP_CACHE_DIR", str(cache))  # the detector's exported graph goes to the run's cache
-        return VisionObserver.from_config(ObserveConfig(detector=detector))
+        return VisionObserver.from_config(cfg)
 
 
 @pytest.fixture(scope="session")
 def shipped_observer(_model_cache: Any) -> Any:
     """The observer as ``caap observe`` runs it: the any-application detector, the shipped reader
     and PP-OCR, the default ``[observe]`` settings."""
+    from caap.config import ObserveConfig
     from caap.observe.vision import DEFAULT_DETECTOR
 
-    return _load_observer(DEFAULT_DETECTOR, _model_cache)
+    return _load_observer(ObserveConfig(detector=DEFAULT_DETECTOR), _model_cache)
 
 
 @pytest.fixture(scope="session")
 def miniwob_observer(_model_cache: Any) -> Any:
-    """The observer as the MiniWoB++ benchmark runs it (the MiniWoB detector)."""
-    from caap.observe.vision import MINIWOB_DETECTOR
+    """The observer as the MiniWoB++ benchmark runs it (the MiniWoB detector, web pages' text chooser)."""
+    from caap.config import ObserveConfig
+    from caap.observe.vision import miniwob_observe
 
-    return _load_observer(MINIWOB_DETECTOR, _model_cache)
+    return _load_observer(miniwob_observe(ObserveConfig()), _model_cache)
 
 
 @pytest.fixture(scope="module")

@@ -111,6 +111,22 @@ def test_qt_example_through_atspi(tmp_path):
     _find(elements, "scrollbar")
 
 
+@needs_atspi
+@pytest.mark.skipif(APPS["caap-qt5-tools"].missing() is not None, reason=str(APPS["caap-qt5-tools"].missing()))
+@pytest.mark.display
+@needs_x
+@needs_capture
+def test_qt_checkable_buttons_are_labelled_buttons_held_down(tmp_path):
+    """Qt reports a checkable push or tool button as a check box; the labels say what is drawn."""
+    from caap.bench.desktop.labels import QT_BUTTON_HEIGHT
+
+    _, elements = _one_screen(tmp_path, APPS["caap-qt5-tools"])
+    down = [e for e in elements if e.type.value == "button" and e.checked]
+    assert down and all(e.bbox[3] - e.bbox[1] >= QT_BUTTON_HEIGHT for e in down)
+    checks = [e for e in elements if e.type.value in ("checkbox", "radio")]
+    assert checks and all(e.bbox[3] - e.bbox[1] < QT_BUTTON_HEIGHT for e in checks)
+
+
 @needs_tk
 @pytest.mark.display
 @needs_x
@@ -287,19 +303,40 @@ def test_gtk3_radios_drawn_as_buttons_and_expanders_are_labelled_as_drawn():
     assert (got["More"].type, got["More"].expanded) == ("tree_item", False) and got["More"].box[1::2] == (200, 216)
 
 
-def test_the_gtk3_showcase_is_a_training_app_that_says_what_it_needs(tmp_path):
+def test_a_text_that_cannot_show_whole_in_its_box_is_not_a_label():
+    from caap.bench.desktop.labels import QT_BUTTON_HEIGHT, drawn_kind, drawn_whole, text_width
+
+    width = int(text_width("Radically new concept"))
+    assert drawn_whole("Radically new concept", (0, 0, width, 14))
+    assert not drawn_whole("Radically new concept", (0, 0, width // 2, 14))  # drawn "Radically ne…"
+    assert drawn_whole("two\nlines of a wrapped text", (0, 0, 10, 30))  # not judged
+    # Qt's checkable buttons, reported as check boxes, are told by their height.
+    from PIL import Image
+
+    blank = Image.new("RGB", (120, 40), "white")
+    assert drawn_kind("checkbox", blank, (0, 0, 80, QT_BUTTON_HEIGHT), qt_checkable=True) == "button"
+    assert drawn_kind("radio", blank, (0, 0, 80, QT_BUTTON_HEIGHT + 2), qt_checkable=True) == "button"
+    assert drawn_kind("checkbox", blank, (0, 0, 80, QT_BUTTON_HEIGHT - 2), qt_checkable=True) == "checkbox"
+    assert drawn_kind("checkbox", blank, (0, 0, 80, QT_BUTTON_HEIGHT + 2)) == "checkbox"  # not Qt's
+
+
+def test_the_showcases_are_training_apps_that_say_what_they_need(tmp_path):
     from dataclasses import replace
 
     from caap.data.desktop.generate import _fill
 
-    showcase = [a for a in TRAINING_APPS if a.name.startswith("caap-gtk3-")]
-    assert {a.name for a in showcase} == {"caap-gtk3-tree", "caap-gtk3-controls", "caap-gtk3-forms"}
+    showcase = [a for a in TRAINING_APPS if a.name.startswith(("caap-gtk3-", "caap-qt5-"))]
+    assert {a.name for a in showcase} == {"caap-gtk3-tree", "caap-gtk3-controls", "caap-gtk3-forms",
+                                          "caap-qt5-tools", "caap-qt5-forms"}
     assert all(not a.reserved and Path(a.argv[1]).is_file() for a in showcase)
+    assert {a.toolkit for a in showcase if a.name.startswith("caap-qt5-")} == {"qt5"}
     # Each episode draws the window from a seed of its own.
     argv = [_fill(APPS["caap-gtk3-tree"].argv, random.Random(k), tmp_path) for k in (1, 2)]
     assert argv[0][-2:][0] == "--seed" and argv[0][-1].isdigit() and argv[0][-1] != argv[1][-1]
     gone = replace(APPS["caap-gtk3-tree"], requires=tmp_path / "Gtk-3.0.typelib")
     assert gone.missing() == f"caap-gtk3-tree: {tmp_path / 'Gtk-3.0.typelib'} is missing (Debian package gir1.2-gtk-3.0)"
+    gone = replace(APPS["caap-qt5-tools"], requires=tmp_path / "QtWidgets.abi3.so")
+    assert gone.missing() == f"caap-qt5-tools: {tmp_path / 'QtWidgets.abi3.so'} is missing (Debian package python3-pyqt5)"
 
 
 def test_tk_widgets_say_whether_they_are_greyed_and_where_their_range_stands():

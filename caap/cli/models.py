@@ -334,8 +334,13 @@ def train_states_calibrate(
 
 @train_app.command("text-choice")
 def train_text_choice(
-    data: ReaderDatasets,
     checkpoint: ReaderCheckpoint,
+    data: Annotated[list[Path] | None, typer.Option(
+        "--data", help="The caap datasets the reader was trained on (repeat for several): their validation "
+                       "seeds by --split.")] = None,
+    screens: Annotated[str, typer.Option(
+        help="The kind of screen this chooser is for: desktop (application windows) or web (web pages); the "
+             "file's chooser for the other kind is kept.")] = "desktop",
     detector: Annotated[Path | None, typer.Option(
         help="Detector weights whose boxes are read, as caap observe does (default: the config's observe).")] = None,
     labelled: Annotated[bool, typer.Option(
@@ -349,8 +354,8 @@ def train_text_choice(
     out_file: Annotated[Path | None, typer.Option("--out", help="Write here instead of the checkpoint.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Fit how text_source=auto picks between the reader's text and PP-OCR's where they disagree
-    (caap/observe/text_choice.py); written as text-choice.json beside the weights."""
+    """Fit how text_source=auto picks between the reader's text and PP-OCR's where they disagree, on
+    one kind of screen (caap/observe/text_choice.py); written into text-choice.json beside the weights."""
     from rich.progress import Progress
 
     from caap.cli.common import config_from_flags
@@ -362,7 +367,7 @@ def train_text_choice(
     def observe_and_fit() -> dict:
         with Progress(transient=True, console=out) as bar:
             task = bar.add_task("observing validation screens", total=None)
-            return fit([str(d) for d in data], checkpoint, detector=weights, split=split,
+            return fit([str(d) for d in data or ()], checkpoint, detector=weights, split=split, screens=screens,
                        holdout=[str(d) for d in holdout or ()],
                        snap=cfg.snap_text_boxes, disable=cfg.disable, threads=threads, out=out_file,
                        progress=lambda done, total: bar.update(task, completed=done, total=total))
@@ -370,7 +375,8 @@ def train_text_choice(
     report = _fitted(observe_and_fit, as_json)
     if report is None:
         return
-    table = Table(title=f"{report['texts']} validation texts, {report['disagreements']} disagreements "
+    table = Table(title=f"{report['screens']} screens' chooser: {report['texts']} validation texts, "
+                        f"{report['disagreements']} disagreements "
                         f"(reader {report['reader']:.4f}, PP-OCR {report['ocr']:.4f}, better of the two "
                         f"{report['better_of_two']:.4f})")
     previous = report.get("previous_chooser")

@@ -82,13 +82,15 @@ class Parts:
     type_source: str = "detector"
     text_source: str = "auto"
     ocr_threshold: float = 0.98
+    screens: str = "desktop"  # what is observed: desktop windows or web pages (text_choice.SCREENS)
 
     @property
     def chooser(self) -> TextChooser | None:
-        """The reader's text chooser, where the text source is ``auto`` and the reader has one."""
-        if self.text_source != "auto" or self.reader is None:
+        """The reader's text chooser for these ``screens``, where the text source is ``auto`` and
+        the reader has choosers."""
+        if self.text_source != "auto" or self.reader is None or self.reader.choosers is None:
             return None
-        return self.reader.chooser
+        return self.reader.choosers.for_screens(self.screens)
 
     def has(self, model: str) -> bool:
         return getattr(self, model) is not None

@@ -10,6 +10,12 @@ candidate, how the two differ (length, edits, only ``I``/``l``) and the element 
 (``TextChooser``). It is fitted on validation screens by ``caap train text-choice`` and stored
 beside the reader (``CHOICE_FILE``); a reader without that file keeps the confidence rule.
 
+The file holds one chooser per kind of screen (``SCREENS``, ``[observe] screens``), as
+``TextChoosers``: web pages and desktop windows are drawn differently (a browser's grey-scale
+anti-aliasing and one font; each toolkit's own fonts, icons beside labels, sub-pixel text), so the
+two sources fail differently on them, and one chooser fitted on both kinds cost MiniWoB what it won
+on desktop apps (``models/reader/HISTORY.md``). A kind the file has no chooser for uses the other's.
+
 Before the choice, two kinds of PP-OCR's look-alike glyphs are settled by the reader's own frames
 (``resolve_lookalikes``): ``O`` / ``0`` (a password ``0sav`` read ``Osav``) and ``I`` / ``i``, which
 the reader tells apart by width and dot. On the validation disagreements that changes 16 of
@@ -25,14 +31,17 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
+from caap.config import Screens
 from caap.files import read_json, write_atomic
 from caap.observe.read.ctc import UNKNOWN
 from caap.taxonomy import ElementType
 
 CHOICE_FILE = "text-choice.json"
-FORMAT = "caap-text-choice/1"
+FORMAT = "caap-text-choice/1"  # one chooser (a file of this format serves every kind of screen)
+SET_FORMAT = "caap-text-choice/2"  # one chooser per kind of screen
+SCREENS: tuple[str, ...] = get_args(Screens)  # what is observed: application windows, or web pages
 _TYPES = [t.value for t in ElementType]
 FEATURES = [
     "log_reader_conf", "log_ocr_conf", "reader_conf", "ocr_conf",
@@ -49,6 +58,12 @@ FEATURES = [
 ]
 _HOMOGLYPHS = str.maketrans({"I": "l", "1": "l", "|": "l"})
 LOOKALIKES = ("O0", "Ii")  # PP-OCR's look-alikes the reader's frames settle (module docstring)
+
+
+def screens_of(kind: str) -> str:
+    """The kind of screen (``SCREENS``) a labelled screen of dataset kind ``kind`` is: MiniWoB's
+    are web pages; desktop apps' and generated UIs' are windows."""
+    return "web" if kind == "miniwob" else "desktop"
 
 
 class TextChoiceError(ValueError):
@@ -211,6 +226,11 @@ class TextChooser:
     def load(cls, path: str | Path) -> TextChooser:
         data = read_json(path, TextChoiceError, missing="no such text chooser file",
                          unreadable="not a readable text chooser")
+        return cls.from_json(data, path)
+
+    @classmethod
+    def from_json(cls, data: Any, path: str | Path) -> TextChooser:
+        """The chooser ``to_json`` wrote (``path``: where it was read from, for the messages)."""
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise TextChoiceError(f"{path}: not a text chooser ({FORMAT}); refit it with caap train text-choice")
         saved = data.get("features")
@@ -236,3 +256,51 @@ class TextChooser:
         except (TypeError, ValueError) as exc:
             raise TextChoiceError(f"{path}: broken text chooser ({exc}); "
                                   "refit it with caap train text-choice") from None
+
+
+@dataclass
+class TextChoosers:
+    """A reader's choosers, one per kind of screen (``SCREENS``) it was fitted on (module docstring)."""
+
+    by_screens: dict[str, TextChooser]
+
+    def __post_init__(self) -> None:
+        unknown = set(self.by_screens) - set(SCREENS)
+        if unknown or not self.by_screens:
+            raise TextChoiceError(f"text choosers are kept for the kinds of screen {SCREENS}, "
+                                  f"not {sorted(unknown) or 'none'}")
+
+    def for_screens(self, screens: str) -> TextChooser:
+        """The chooser for ``screens``; the other kind's where none was fitted for it."""
+        if screens not in SCREENS:
+            raise TextChoiceError(f"screens must be one of {SCREENS}, not {screens!r}")
+        return self.by_screens.get(screens) or next(self.by_screens[k] for k in SCREENS if k in self.by_screens)
+
+    def with_chooser(self, screens: str, chooser: TextChooser) -> TextChoosers:
+        """These choosers with ``screens``'s replaced by ``chooser``. A kind that had none of its own
+        keeps what it used (the replaced one) rather than taking the new one unasked."""
+        kept = {k: self.for_screens(k) for k in SCREENS}
+        return TextChoosers({**kept, screens: chooser})
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": SET_FORMAT, "screens": {k: self.by_screens[k].to_json() for k in SCREENS
+                                                  if k in self.by_screens}}
+
+    def save(self, path: str | Path) -> None:
+        write_atomic(path, json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n")
+
+    @classmethod
+    def load(cls, path: str | Path) -> TextChoosers:
+        """The choosers in ``path``: a file of one per kind (``SET_FORMAT``), or of one chooser
+        (``FORMAT``), which serves every kind."""
+        data = read_json(path, TextChoiceError, missing="no such text chooser file",
+                         unreadable="not a readable text chooser")
+        if isinstance(data, dict) and data.get("format") == FORMAT:
+            return cls({SCREENS[0]: TextChooser.from_json(data, path)})
+        if not isinstance(data, dict) or data.get("format") != SET_FORMAT:
+            raise TextChoiceError(f"{path}: not a text chooser ({SET_FORMAT}); refit it with caap train text-choice")
+        screens = data.get("screens")
+        if not isinstance(screens, dict) or not screens or set(screens) - set(SCREENS):
+            raise TextChoiceError(f"{path}: broken text chooser (its 'screens' must map some of {SCREENS} "
+                                  "to choosers); refit it with caap train text-choice")
+        return cls({k: TextChooser.from_json(v, f"{path} [{k}]") for k, v in screens.items()})

@@ -23,6 +23,7 @@ from caap.observe.detect.detector import Detector
 from caap.observe.observation import Observation
 from caap.observe.pipeline import MODELS, Parts, Pipeline, describe
 from caap.observe.steps import FIT_STEPS
+from caap.observe.text_choice import SCREENS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # The detector for any application (desktop toolkits, web pages, every screen size) is the default;
@@ -34,8 +35,14 @@ DEFAULT_READER = REPO_ROOT / "models" / "reader"
 
 
 def miniwob_observe(cfg: ObserveConfig) -> ObserveConfig:
-    """The ``[observe]`` section as the MiniWoB++ benchmark uses it: the MiniWoB detector unless one is named."""
-    return cfg if cfg.detector is not None else cfg.model_copy(update={"detector": MINIWOB_DETECTOR})
+    """The ``[observe]`` section as the MiniWoB++ benchmark uses it: the MiniWoB detector and web
+    pages' text chooser, unless the section names others."""
+    update: dict[str, Any] = {}
+    if cfg.detector is None:
+        update["detector"] = MINIWOB_DETECTOR
+    if "screens" not in cfg.model_fields_set:
+        update["screens"] = "web"
+    return cfg.model_copy(update=update) if update else cfg
 
 
 TYPE_SOURCES = ("reader", "detector")
@@ -46,6 +53,7 @@ DEFAULT_TYPE_SOURCE: str = _OBSERVE["type_source"].default
 DEFAULT_TEXT_SOURCE: str = _OBSERVE["text_source"].default
 DEFAULT_OCR_THRESHOLD: float = _OBSERVE["ocr_threshold"].default
 DEFAULT_MEMO: int = _OBSERVE["memo"].default
+DEFAULT_SCREENS: str = _OBSERVE["screens"].default
 
 
 def disabled_steps(cfg: ObserveConfig) -> tuple[str, ...]:
@@ -68,7 +76,8 @@ class VisionObserver:
     def __init__(self, detector: Detector | None, reader: Any | None = None, *,
                  type_source: str = DEFAULT_TYPE_SOURCE, text_source: str = DEFAULT_TEXT_SOURCE,
                  ocr: Any | None = None, ocr_threshold: float = DEFAULT_OCR_THRESHOLD,
-                 ui_scale: float = _OBSERVE["ui_scale"].default, disable: Iterable[str] = ()) -> None:
+                 ui_scale: float = _OBSERVE["ui_scale"].default, disable: Iterable[str] = (),
+                 screens: str = DEFAULT_SCREENS) -> None:
         if not 0.5 <= ui_scale <= 4.0:
             raise ValueError(f"ui_scale must lie in 0.5-4, not {ui_scale}")
         if type_source not in TYPE_SOURCES:
@@ -77,8 +86,10 @@ class VisionObserver:
             raise ValueError(f"text_source must be one of {TEXT_SOURCES}, not {text_source!r}")
         if text_source != "reader" and reader is not None and ocr is None:
             raise ValueError(f"text_source {text_source!r} needs an OCR engine (caap.observe.ocr.ppocr.PPOCR)")
-        self.parts = Parts(detector=detector, reader=reader, ocr=ocr,
-                           type_source=type_source, text_source=text_source, ocr_threshold=ocr_threshold)
+        if screens not in SCREENS:
+            raise ValueError(f"screens must be one of {SCREENS}, not {screens!r}")
+        self.parts = Parts(detector=detector, reader=reader, ocr=ocr, type_source=type_source,
+                           text_source=text_source, ocr_threshold=ocr_threshold, screens=screens)
         self.pipeline = Pipeline(disable=disable)
         self.ui_scale = ui_scale
 
@@ -101,7 +112,8 @@ class VisionObserver:
              ocr_threshold: float = DEFAULT_OCR_THRESHOLD, memo: int = DEFAULT_MEMO,
              max_side: int = _OBSERVE["detector_max_side"].default,
              runtime: str = _OBSERVE["detector_runtime"].default,
-             ui_scale: float = _OBSERVE["ui_scale"].default, disable: Iterable[str] = ()) -> VisionObserver:
+             ui_scale: float = _OBSERVE["ui_scale"].default, disable: Iterable[str] = (),
+             screens: str = DEFAULT_SCREENS) -> VisionObserver:
         """``memo``: readings of element crops the reader and PP-OCR each remember by their pixels
         (``caap.observe.memo``; 0: every element is read on every screen); ``disable``: step names
         switched off."""
@@ -118,7 +130,7 @@ class VisionObserver:
 
                 ocr = PPOCR(memo=memo)
         return cls(detector, reader, type_source=type_source, text_source=text_source, ocr=ocr,
-                   ocr_threshold=ocr_threshold, ui_scale=ui_scale, disable=pipeline.disabled)
+                   ocr_threshold=ocr_threshold, ui_scale=ui_scale, disable=pipeline.disabled, screens=screens)
 
     @classmethod
     def from_config(cls, cfg: ObserveConfig, *, use_reader: bool = True,
@@ -127,7 +139,7 @@ class VisionObserver:
         return cls.load(cfg.detector, cfg.reader, use_reader=use_reader, conf=cfg.conf, device=cfg.device,
                         type_source=cfg.type_source, text_source=cfg.text_source, ocr_threshold=cfg.ocr_threshold,
                         memo=cfg.memo, max_side=cfg.detector_max_side, runtime=cfg.detector_runtime,
-                        ui_scale=cfg.ui_scale, disable=[*disabled_steps(cfg), *disable])
+                        ui_scale=cfg.ui_scale, disable=[*disabled_steps(cfg), *disable], screens=cfg.screens)
 
     def steps(self) -> list[dict[str, Any]]:
         """The pipeline's steps in order, each with whether it runs in this observer and why not."""

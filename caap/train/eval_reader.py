@@ -22,7 +22,8 @@ Result (``evaluate``), abridged::
      "text": {"elements", "reader": {"exact_match", "cer"}, "ocr": {...},
               "auto": {"0.5": {"exact_match", "cer", "to_ocr"}, ...},
               "auto_chooser": {...}  (the same texts to PP-OCR, the reader's text chooser deciding),
-              "default": {"source", ...}},
+              "default": {"source", ...},
+              "default_drawn_whole": {"elements", ...}},  # the texts a label can show whole in its box
      "attributes": {"checked" | "pressed" (a button's checked) | "focused" | "highlighted" | "expanded"
                     | "indeterminate" | "enabled" | "value" | "subtype": {"elements", "accuracy",
                     "majority": {"value", "accuracy"},  # always answering the commonest true value
@@ -57,6 +58,7 @@ from typing import Any
 
 from PIL import Image
 
+from caap.bench.desktop.labels import SCROLLED_TEXT_TYPES, drawn_whole
 from caap.data.format import Annotation, DatasetError, open_dataset
 from caap.elements import Element
 from caap.files import write_atomic
@@ -66,7 +68,7 @@ from caap.observe.read.inference import Reader
 from caap.observe.read.target import decode_target, same_record
 from caap.observe.steps import FIT_STEPS
 from caap.observe.steps.texts import chosen_text, ocr_limit, reads_nothing
-from caap.observe.text_choice import levenshtein
+from caap.observe.text_choice import levenshtein, screens_of
 from caap.observe.vision import DEFAULT_OCR_THRESHOLD, DEFAULT_TEXT_SOURCE, DEFAULT_TYPE_SOURCE
 from caap.taxonomy import (
     BOOLEAN_ATTRIBUTES,
@@ -291,7 +293,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
     truths: dict[str, Counter[str]] = {name: Counter() for name in SCORED}  # for the majority baseline
     said_yes = {name: [0, 0, 0] for name in SCORED}  # both true, truly true, read true
     task_attr: dict[str, dict[str, list[int]]] = defaultdict(lambda: {name: [0, 0] for name in SCORED})
-    texts = {"reader": _TextScore(), "ocr": _TextScore(), "default": _TextScore()}
+    texts = {"reader": _TextScore(), "ocr": _TextScore(), "default": _TextScore(), "drawn": _TextScore()}
     auto = {th: _TextScore() for th in sorted({*AUTO_THRESHOLDS, ocr_threshold})}
     auto_choice = {th: _TextScore() for th in auto}  # the same texts to PP-OCR, the chooser deciding
     per_type: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])  # n, type ok, text n, reader, default
@@ -301,6 +303,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
     for image_path, ann in screens:
         if not ann.elements:
             continue
+        parts.screens = screens_of(ann.source.kind)  # as caap run (desktop) and caap bench miniwob (web) set it
         look = pipeline.look(_load(image_path), parts)
         t_detect = 0.0
         if det is None:
@@ -387,6 +390,8 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             right = texts["reader"].add(said, gold.text)
             right_ocr = texts["ocr"].add(ocr_text.get(i, ""), gold.text)
             right_default = texts["default"].add(_text_of(pred), gold.text)
+            if gold.type.value in SCROLLED_TEXT_TYPES or drawn_whole(gold.text, gold.bbox):
+                texts["drawn"].add(_text_of(pred), gold.text)
             confidence = merged[i].text_confidence
             # The chooser's verdict does not depend on the threshold: weighed once per text.
             chosen = (chosen_text(parts, readings, merged[i], ocr_text[i], ocr_confidence[i], i)
@@ -431,7 +436,10 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
                  **({"auto": {str(th): s.result(share=True) for th, s in auto.items()}} if engine is not None else {}),
                  **({"auto_chooser": {str(th): s.result(share=True) for th, s in auto_choice.items()}}
                     if chooser is not None else {}),
-                 "default": {"source": text_source, **texts["default"].result()}},
+                 "default": {"source": text_source, **texts["default"].result()},
+                 # Without the labels no box can show whole (elided, cut by a column, never drawn):
+                 # datasets labelled before the labeller left those out (bench.desktop.labels.drawn_whole).
+                 "default_drawn_whole": {"elements": texts["drawn"].n, **texts["drawn"].result()}},
         "attributes": {name: {"elements": total, "accuracy": _ratio(right, total),
                               "majority": _majority(truths[name], name),
                               **({"true": {"elements": said_yes[name][1], "recall": _ratio(*said_yes[name][:2]),

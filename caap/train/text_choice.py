@@ -8,7 +8,9 @@ its labelled element, and fits the logistic regression on the disagreements whos
 one of the two. Before the final fit on all of them, a two-fold cross-validation (screens split by
 task or app and seed, hashed) scores what the chooser would do at each ``ocr_threshold`` beside the plain
 confidence rule, so the report says what the file is worth on screens it was not fitted on. The
-chooser is written beside the reader's weights (``CHOICE_FILE``), where ``Reader`` picks it up.
+chooser is fitted for one kind of screen (``SCREENS``: desktop windows or web pages) and written
+into the choosers file beside the reader's weights (``CHOICE_FILE``), where ``Reader`` picks it
+up; the file's chooser for the other kind is kept.
 """
 
 from __future__ import annotations
@@ -25,7 +27,15 @@ from PIL import Image
 from caap.observe.read.configuration import ReaderError
 from caap.observe.read.ctc import normalise
 from caap.observe.read.inference import Reader
-from caap.observe.text_choice import CHOICE_FILE, TextChoiceError, TextChooser, features, resolve_lookalikes
+from caap.observe.text_choice import (
+    CHOICE_FILE,
+    SCREENS,
+    TextChoiceError,
+    TextChooser,
+    TextChoosers,
+    features,
+    resolve_lookalikes,
+)
 from caap.taxonomy import TEXT, ElementType, attributes_of
 
 THRESHOLDS = (0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 1.01)
@@ -146,9 +156,14 @@ def _previous_scores(chooser: TextChooser, rows: Sequence[dict[str, Any]]) -> di
 def fit(datasets: Sequence[str | Path], checkpoint: str | Path, *, detector: str | Path | None,
         split: str = "val:2800-2999", holdout: Sequence[str | Path] = (), snap: bool = True,
         disable: Sequence[str] = (), threads: int | None = None, out: str | Path | None = None,
-        progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Observe, cross-validate, fit, write; returns the report (``module docstring``)."""
+        screens: str = "desktop", progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Observe, cross-validate, fit ``screens``'s chooser, write the choosers (``out``: there, not
+    into the checkpoint); returns the report (``module docstring``)."""
     t0 = time.perf_counter()
+    if screens not in SCREENS:
+        raise ReaderError(f"screens must be one of {SCREENS}, not {screens!r}")
+    if not datasets and not holdout:
+        raise ReaderError("no validation screens: name datasets (--data) or whole validation sets (--holdout)")
     if threads:
         import torch
 
@@ -156,10 +171,11 @@ def fit(datasets: Sequence[str | Path], checkpoint: str | Path, *, detector: str
     from caap.observe.ocr.ppocr import PPOCR, OcrError
 
     reader = Reader(checkpoint, chooser=False)  # the file being replaced never steers the observing
-    previous = None  # ... but is scored on the same texts, beside the new one (an unreadable one is not)
+    kept = previous = None  # ... but is scored on the same texts, beside the new one (an unreadable one is not)
     if (Path(checkpoint) / CHOICE_FILE).is_file():
         with contextlib.suppress(TextChoiceError):
-            previous = TextChooser.load(Path(checkpoint) / CHOICE_FILE)
+            kept = TextChoosers.load(Path(checkpoint) / CHOICE_FILE)
+            previous = kept.for_screens(screens)
     try:
         ocr = PPOCR(threads=threads)
     except OcrError as exc:
@@ -211,12 +227,13 @@ def fit(datasets: Sequence[str | Path], checkpoint: str | Path, *, detector: str
         report["previous_chooser"] = _previous_scores(previous, rows)
     chooser = _fit(rows)
     chooser.text_area_below = area_limit
-    chooser.fitted = {"datasets": [str(d) for d in datasets], "split": split, "holdout": [str(d) for d in holdout],
+    chooser.fitted = {"screens": screens, "datasets": [str(d) for d in datasets], "split": split,
+                      "holdout": [str(d) for d in holdout],
                       "boxes": str(detector or "labelled"),
                       **{k: report[k] for k in ("texts", "disagreements", "learned_from", "reader", "ocr",
                                                 "better_of_two")},
                       "cross_validated": report["chooser_cross_validated"], "rule": report["rule"]}
     target = Path(out) if out else Path(checkpoint) / CHOICE_FILE
-    chooser.save(target)
-    report.update(written=str(target), seconds=round(time.perf_counter() - t0, 1))
+    (kept.with_chooser(screens, chooser) if kept is not None else TextChoosers({screens: chooser})).save(target)
+    report.update(screens=screens, written=str(target), seconds=round(time.perf_counter() - t0, 1))
     return report

@@ -18,6 +18,7 @@ from caap.observe.text_choice import (
     FEATURES,
     TextChoiceError,
     TextChooser,
+    TextChoosers,
     ctc_log_likelihood,
     features,
     levenshtein,
@@ -141,7 +142,7 @@ def fitted(tmp_path_factory) -> tuple[Path, dict]:
             label.unlink()
     result = CliRunner().invoke(app, ["train", "text-choice", "--data", str(FIXTURE), "--checkpoint", str(checkpoint),
                                       "--labelled", "--split", "val:1001-1005", "--holdout", str(half),
-                                      "--threads", "1", "--json"])
+                                      "--screens", "web", "--threads", "1", "--json"])
     assert result.exit_code == 0, result.output
     return checkpoint, json.loads(result.stdout)
 
@@ -155,7 +156,8 @@ def test_cli_fits_on_validation_screens_and_reports_both_policies(fitted):
     # At a threshold no text is below, neither policy sends anything to PP-OCR: both are the reader.
     assert report["rule"]["0.5"]["to_ocr"] < report["rule"]["1.01"]["to_ocr"] == 1.0
     assert report["rule"]["1.01"]["exact_match"] == report["ocr"]
-    chooser = TextChooser.load(checkpoint / CHOICE_FILE)
+    chooser = TextChoosers.load(checkpoint / CHOICE_FILE).for_screens("web")
+    assert report["screens"] == "web" and chooser.fitted["screens"] == "web"
     assert chooser.fitted["boxes"] == "labelled" and chooser.fitted["texts"] == report["texts"]
     # Seed 1001 by the split, and the held-out set whole (the fixture's seed 1010).
     assert chooser.fitted["holdout"] == [str(checkpoint.parent / "held-out")] and set(report["per_kind"]) == {"miniwob"}
@@ -180,6 +182,13 @@ def test_a_refit_scores_the_chooser_it_replaces_on_the_same_texts(fitted, tmp_pa
     # At a threshold nothing is under, any chooser gives the reader's text.
     assert before["0.5"]["to_ocr"] == report["rule"]["0.5"]["to_ocr"]
     assert (checkpoint / CHOICE_FILE).read_text() != (tmp_path / "again.json").read_text()
+    # Fitted for desktop windows (the default) beside the web pages' chooser, which is kept as it was.
+    web = TextChoosers.load(checkpoint / CHOICE_FILE)
+    both = TextChoosers.load(tmp_path / "again.json")
+    assert report["screens"] == "desktop" and set(both.by_screens) == {"desktop", "web"}
+    assert both.for_screens("web").to_json() == web.for_screens("web").to_json()
+    assert both.for_screens("desktop").fitted["screens"] == "desktop"
+    assert web.for_screens("desktop") is web.for_screens("web")  # a kind with none of its own: the other's
 
 
 def test_observer_follows_the_chooser(fitted):
@@ -197,8 +206,9 @@ def test_observer_follows_the_chooser(fitted):
         pytest.skip(f"{DEFAULT_DETECTOR} is not in this checkout")
     checkpoint, _ = fitted
     detector, reader, ocr = Detector(DEFAULT_DETECTOR), Reader(checkpoint), PPOCR(threads=1)
-    fitted_chooser = reader.chooser
-    assert fitted_chooser is not None
+    fitted_choosers = reader.choosers
+    assert fitted_choosers is not None
+    fitted_chooser = fitted_choosers.for_screens("desktop")
     ds = open_dataset(FIXTURE)
     screens = [Image.open(ds.image_path(ann)).convert("RGB") for _, ann in list(ds)[:12]]
     plain = VisionObserver(detector, reader, text_source="reader")
@@ -216,14 +226,14 @@ def test_observer_follows_the_chooser(fitted):
         for i, o in zip(texty, theirs, strict=True):
             assert chosen[i].text in (mine[i].text, o.text)
             decided += mine[i].text != o.text
-        reader.chooser = always
+        reader.choosers = TextChoosers({"desktop": always})
         # PP-OCR's text everywhere, but a button the reader read blank takes it only where PP-OCR is
         # sure of it (BLANK_BUTTON_OCR; a dropdown's chevron boxed as a button reads "V" unsure).
         blank_key = [mine[i].type.value == "button" and not (mine[i].text or "").strip() for i in texty]
         assert [e.text for i, e in enumerate(observer.observe(image).elements) if i in texty] == [
             o.text if not k or (o.text.strip() and o.confidence >= BLANK_BUTTON_OCR) else mine[i].text
             for i, o, k in zip(texty, theirs, blank_key, strict=True)]
-        reader.chooser = never
+        reader.choosers = TextChoosers({"desktop": never})
         kept = observer.observe(image).elements
         for i, o in zip(texty, theirs, strict=True):
             if mine[i].type.value == "text_area":
@@ -236,7 +246,7 @@ def test_observer_follows_the_chooser(fitted):
             key = (mine[i].type.value == "button" and not (mine[i].text or "").strip() and o.text.strip() != ""
                    and o.confidence >= BLANK_BUTTON_OCR)
             assert kept[i].text == (o.text if blank or key else mine[i].text)
-        reader.chooser = fitted_chooser
+        reader.choosers = fitted_choosers
     assert decided > 0
 
 
@@ -249,6 +259,56 @@ def test_a_controls_glyph_read_before_a_label_is_left_out():
     assert not glyph_before("Card 12", "12")  # a first word of four letters is a word
     assert not glyph_before("A to", "to")  # too little left to be sure of
     assert not glyph_before("C Radio button", "Radio button 2")  # the rest differs
+
+
+def test_choosers_per_kind_of_screen_and_the_one_chooser_file(tmp_path):
+    n = len(FEATURES)
+    take, keep = (TextChooser([0.0] * n, b, [0.0] * n, [1.0] * n) for b in (5.0, -5.0))
+    both = TextChoosers({"desktop": take, "web": keep})
+    both.save(tmp_path / "both.json")
+    again = TextChoosers.load(tmp_path / "both.json")
+    assert again.for_screens("desktop").bias == 5.0 and again.for_screens("web").bias == -5.0
+    # A file of one chooser (the format before kinds of screen) serves every kind.
+    take.save(tmp_path / "one.json")
+    one = TextChoosers.load(tmp_path / "one.json")
+    assert one.for_screens("web").bias == one.for_screens("desktop").bias == 5.0
+    # Replacing one kind's keeps what the other used.
+    mixed = one.with_chooser("web", keep)
+    assert mixed.for_screens("desktop").bias == 5.0 and mixed.for_screens("web").bias == -5.0
+    with pytest.raises(TextChoiceError, match="screens must be one of"):
+        both.for_screens("tablet")
+    with pytest.raises(TextChoiceError, match="kinds of screen"):
+        TextChoosers({"tablet": take})
+    (tmp_path / "bad.json").write_text(json.dumps({"format": "caap-text-choice/2", "screens": {"tablet": {}}}))
+    with pytest.raises(TextChoiceError, match="broken text chooser"):
+        TextChoosers.load(tmp_path / "bad.json")
+    (tmp_path / "bad.json").write_text(json.dumps({"format": "caap-text-choice/2", "screens": {"web": {"x": 1}}}))
+    with pytest.raises(TextChoiceError, match=r"\[web\]: not a text chooser"):
+        TextChoosers.load(tmp_path / "bad.json")
+
+
+def test_the_observer_takes_its_kind_of_screens_chooser(fitted, tmp_path):
+    from caap.config import ObserveConfig
+    from caap.observe.read.inference import Reader
+    from caap.observe.vision import VisionObserver, miniwob_observe
+
+    checkpoint, _ = fitted
+    n = len(FEATURES)
+    both = TextChoosers({"desktop": TextChooser([0.0] * n, 5.0, [0.0] * n, [1.0] * n),
+                         "web": TextChooser([0.0] * n, -5.0, [0.0] * n, [1.0] * n)})
+    reader_dir = tmp_path / "reader"
+    shutil.copytree(checkpoint, reader_dir)
+    both.save(reader_dir / CHOICE_FILE)
+    reader = Reader(reader_dir)
+    desktop = VisionObserver(None, reader, text_source="auto", ocr=object())
+    web = VisionObserver(None, reader, text_source="auto", ocr=object(), screens="web")
+    assert desktop.parts.chooser is not None and desktop.parts.chooser.bias == 5.0
+    assert web.parts.chooser is not None and web.parts.chooser.bias == -5.0
+    with pytest.raises(ValueError, match="screens must be one of"):
+        VisionObserver(None, reader, text_source="auto", ocr=object(), screens="phone")
+    # The MiniWoB benchmark observes web pages unless the section says otherwise.
+    assert miniwob_observe(ObserveConfig()).screens == "web"
+    assert miniwob_observe(ObserveConfig(screens="desktop")).screens == "desktop"
 
 
 def test_a_broken_chooser_file_is_one_reader_error(fitted, tmp_path):

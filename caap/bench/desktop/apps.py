@@ -32,6 +32,7 @@ RESERVED_APPS: frozenset[str] = frozenset({
 QT_EXAMPLES = Path("/usr/lib/x86_64-linux-gnu/qt5/examples/widgets")
 SHOWCASE = Path(__file__).resolve().parent / "showcase"
 GTK3_TYPELIB = Path("/usr/lib/x86_64-linux-gnu/girepository-1.0/Gtk-3.0.typelib")
+PYQT5_WIDGETS = Path("/usr/lib/python3/dist-packages/PyQt5/QtWidgets.abi3.so")
 
 TOOLKIT_THEMES: dict[str, tuple[str, ...]] = {
     # GTK_THEME values (GTK's built-in themes; "" is the default Adwaita).
@@ -90,6 +91,12 @@ def _showcase(page: str) -> App:
     """caap's own GTK 3 window of real widgets in states drawn from ``{seed}`` (``showcase/gtk3.py``)."""
     return App(f"caap-gtk3-{page}", "gtk3", ("/usr/bin/python3", str(SHOWCASE / "gtk3.py"), "--page", page,
                                              "--seed", "{seed}"), "gir1.2-gtk-3.0", requires=GTK3_TYPELIB)
+
+
+def _qt_showcase(page: str) -> App:
+    """caap's own Qt 5 window of real widgets in states drawn from ``{seed}`` (``showcase/qt5.py``)."""
+    return App(f"caap-qt5-{page}", "qt5", ("/usr/bin/python3", str(SHOWCASE / "qt5.py"), "--page", page,
+                                           "--seed", "{seed}"), "python3-pyqt5", requires=PYQT5_WIDGETS)
 
 
 def _zenity(name: str, *args: str, resizable: bool = False) -> App:
@@ -174,6 +181,9 @@ TRAINING_APPS: tuple[App, ...] = (
         "widgets/tooltips", "widgets/validators", "widgets/windowflags")),
     # The file-system views show the session's own small home folder, not this machine's.
     _qt("itemviews/dirview", "{home}"),
+    # Qt's checkable controls (tool buttons and push buttons held down, tree rows with check boxes,
+    # checkable group boxes), in caap's own window: the examples above hold few of them.
+    *(_qt_showcase(page) for page in ("tools", "forms")),
     # Tk
     *(_tk(d) for d in (
         "widget", "button", "check", "radio", "entry1", "entry2", "entry3", "spin", "combo", "label",

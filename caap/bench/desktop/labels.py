@@ -57,6 +57,9 @@ class Candidate:
     name: str = ""  # the toolkit's name for it (an icon button's too), for choosing what to click
     grow: bool = False  # the box is the widget's content only (GTK 4): widen it to the frame drawn round it
     cells: bool = False  # a view whose cells the toolkit does not report: one element per cell of ink
+    # Qt reports a checkable push or tool button as a check box (a radio button when its group is
+    # exclusive), as it does a real one: which of the two it is shows in the pixels (``drawn_kind``).
+    qt_checkable: bool = False
 
     def with_box(self, box: Box) -> Candidate:
         return replace(self, box=box)
@@ -300,6 +303,23 @@ def ink_cells(image: Image.Image, box: Box, gap: int = 14) -> list[Box]:
     return cells
 
 
+# Where a text longer than its box may be scrolled inside it rather than cut.
+SCROLLED_TEXT_TYPES = frozenset({"input_field", "text_area", "dropdown"})
+# How much wider than its box a one-line text may measure and still be drawn whole in it: the
+# measure is one font's (text_width) and toolkits draw in others. On the validation desktop apps,
+# 71 of 4,232 one-line texts measure over 1.3 times their box, every one elided ("Radically ne…"),
+# cut by a column or never drawn (an icon's name); 1.2-1.3 holds 42 more of fonts a little wider.
+TEXT_OVERFLOW = 1.3
+
+
+def drawn_whole(text: str, box: Box) -> bool:
+    """Whether a one-line ``text`` can be drawn whole in ``box`` (image pixels): its measured width
+    is at most ``TEXT_OVERFLOW`` times the box's. A text of several lines is not judged."""
+    if "\n" in text or not text.strip():
+        return True
+    return text_width(text) <= TEXT_OVERFLOW * max(1, box[2] - box[0])
+
+
 @lru_cache(maxsize=4096)
 def text_width(text: str) -> float:
     """Roughly how wide ``text`` is drawn in a desktop's usual UI font (13 px DejaVu Sans); the
@@ -423,10 +443,12 @@ def finish(candidates: Iterable[Candidate], windows: Sequence[XWindow], capture:
         for text, part in parts:
             if not big_enough(c.type, part):
                 continue
+            if text is not None and c.type not in SCROLLED_TEXT_TYPES and not drawn_whole(text, part):
+                text = None  # elided or cut by its cell, or a name never drawn: what shows is not known
             key = (c.type, part)
             if key in seen:
                 continue
-            element = _element(replace(c, text=text, type=drawn_kind(c.type, image, part)), part)
+            element = _element(replace(c, text=text, type=drawn_kind(c.type, image, part, c.qt_checkable)), part)
             if element is not None:
                 seen.add(key)
                 out.append((element, c))
@@ -459,11 +481,22 @@ def scrollbar_drawn(image: Image.Image, box: Box) -> bool:
     return bool((edges[1::2] - edges[::2]).max() >= SLIDER_RUN)
 
 
-def drawn_kind(kind: str, image: Image.Image, box: Box) -> str:
+# Qt's check boxes and radio buttons are 21-23 px high in its styles (fusion, windows), its push
+# and tool buttons with text 24-30 px (the training apps' and caap's Qt showcase's).
+QT_BUTTON_HEIGHT = 24
+
+
+def drawn_kind(kind: str, image: Image.Image, box: Box, qt_checkable: bool = False) -> str:
     """The type a widget the toolkit reports as ``kind`` has by what it draws: a check box whose
     control is a radio button's round one is a radio button (GTK 4 reports its grouped check
     buttons, its radio buttons, as check boxes; gtk4-widget-factory's 51 radio buttons were
-    labelled check boxes), told as the observer tells the two (``caap.observe.steps.figures.control_kind``)."""
+    labelled check boxes), told as the observer tells the two (``caap.observe.steps.figures.control_kind``).
+    A Qt check box or radio button (``qt_checkable``) as high as a button is a checkable button: a
+    button, held down while checked. (Its height, not the lack of a control at its left: a flat
+    tool button's first letter, ``U`` or ``M``, passes for a check box's square.)"""
+    if qt_checkable and kind in (ElementType.CHECKBOX.value, ElementType.RADIO.value) \
+            and box[3] - box[1] >= QT_BUTTON_HEIGHT:
+        return ElementType.BUTTON.value
     if kind != ElementType.CHECKBOX.value:
         return kind
     crop = np.asarray(image.crop(box).convert("RGB"))

@@ -52,7 +52,7 @@ from caap.observe.read.lines import LINE_SEPARATOR, text_lines
 from caap.observe.read.processing import box_colours, grid_size, patchify, semi_mask
 from caap.observe.read.states import HEAD_FILE, StateHead, StateHeadError
 from caap.observe.read.target import TYPES, RecordGrammar, _allowed, decode_target
-from caap.observe.text_choice import CHOICE_FILE, TextChoiceError, TextChooser
+from caap.observe.text_choice import CHOICE_FILE, TextChoiceError, TextChoosers
 from caap.taxonomy import TEXT, ElementType, attributes_of
 
 
@@ -103,7 +103,7 @@ class Reader:
     ``constrained``: the decoder writes only records of the target format (``RecordGrammar``)."""
 
     lm: CharLM | None  # the character model the CTC texts are searched with (charlm)
-    chooser: TextChooser | None  # picks the reader's or PP-OCR's text (text_choice)
+    choosers: TextChoosers | None  # pick the reader's or PP-OCR's text, one per kind of screen (text_choice)
     state_head: StateHead | None  # reads controls' states from their pixels (states)
     memo: ReadingMemo | None  # readings of crops seen before (caap.observe.memo)
 
@@ -124,7 +124,7 @@ class Reader:
                 raise ReaderError(str(exc)) from None
         if chooser and (path / CHOICE_FILE).is_file():
             try:
-                self.chooser = TextChooser.load(path / CHOICE_FILE)
+                self.choosers = TextChoosers.load(path / CHOICE_FILE)
             except TextChoiceError as exc:
                 raise ReaderError(str(exc)) from None
         if (path / HEAD_FILE).is_file():
@@ -156,7 +156,7 @@ class Reader:
         self.chunk_size, self.pad_waste = chunk_size, pad_waste
         self.grammar = RecordGrammar(tokenizer, text=spec.decoder_text) if constrained else None
         self.lm = None
-        self.chooser = None
+        self.choosers = None
         self.state_head = None
         self.memo = None
 

@@ -760,6 +760,8 @@ def test_eval_scores_every_text_source_on_the_same_elements(run, tmp_path):
     text = result["text"]
     assert text["elements"] > 0 and {"exact_match", "cer"} <= set(text["reader"])
     assert text["default"]["source"] == "reader" and text["default"]["exact_match"] == text["reader"]["exact_match"]
+    # The texts a label can show whole: here (MiniWoB's labels fit their boxes) every one of them.
+    assert 0 < text["default_drawn_whole"]["elements"] <= text["elements"]
     assert "exact_match" in text["ocr"] or "error" in text["ocr"]
     if "auto" in text:
         assert text["auto"]["0.5"]["to_ocr"] is not None
