@@ -47,21 +47,8 @@ from PyQt5.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from words import ACTIONS, FORMATS, NAMES, OPTIONS, WORDS  # beside this file
 
-WORDS = ("Network", "Display", "Sound", "Printers", "Keyboard", "Mouse", "Privacy", "Sharing", "Backups",
-         "Updates", "Users", "Fonts", "Colours", "Power", "Storage", "Accounts", "Search", "Camera",
-         "Documents", "Music", "Pictures", "Videos", "Downloads", "Projects", "Archive", "Templates",
-         "Invoices", "Reports", "Drafts", "Contacts", "Calendar", "Tasks", "Notes", "Bookmarks", "History",
-         "Layers", "Brushes", "Filters", "Effects", "Channels", "Paths", "Guides", "Grid", "Rulers")
-NAMES = ("Ada", "Grace", "Linus", "Margaret", "Alan", "Edsger", "Barbara", "Ken", "Dennis", "Frances",
-         "Rosa", "Kofi", "Mei", "Ravi", "Olga", "Tomás", "Yuki", "Amara", "Lars", "Noor")
-ACTIONS = ("Apply", "Refresh", "Preview", "Import", "Export", "Share", "Rename", "Duplicate", "Sort",
-           "Filter", "Connect", "Upload", "Sync", "Compare", "Merge", "Pin", "Archive", "Tag")
-OPTIONS = ("Show hidden files", "Wrap long lines", "Use dark colours", "Remember passwords",
-           "Check spelling", "Play sounds", "Start at login", "Show line numbers", "Auto-save every minute",
-           "Open links in new tab", "Send usage statistics", "Compress backups", "Mute notifications")
-FORMATS = ("Bold", "Italic", "Underline", "Left", "Centre", "Right", "Justify", "Grid", "List", "Icons",
-           "Day", "Week", "Month", "Year", "All", "Unread", "Flagged", "Small", "Medium", "Large")
 # Icons every Qt style draws without an icon theme.
 ICONS = ("SP_DialogOpenButton", "SP_DialogSaveButton", "SP_FileIcon", "SP_DirIcon", "SP_TrashIcon",
          "SP_BrowserReload", "SP_BrowserStop", "SP_ArrowBack", "SP_ArrowForward", "SP_ArrowUp",
@@ -117,12 +104,22 @@ class Showcase:
                 bar.addSeparator()
         return bar
 
+    def row(self, buttons: list[QAbstractButton], spacing: int) -> QWidget:
+        """``buttons`` side by side, left-aligned; each takes the focus."""
+        box = QWidget()
+        layout = QHBoxLayout(box)
+        layout.setSpacing(spacing)
+        for button in buttons:
+            layout.addWidget(button)
+            self.focusable.append(button)
+        layout.addStretch(1)
+        return box
+
     def tool_buttons(self) -> QWidget:
         """Free-standing tool buttons with text (auto-raised or not), some held down."""
-        box = QWidget()
-        row = QHBoxLayout(box)
-        row.setSpacing(self.rng.choice((0, 2, 6)))
+        spacing = self.rng.choice((0, 2, 6))
         raised = self.rng.random() < 0.5
+        buttons: list[QAbstractButton] = []
         for label in self.words(FORMATS, self.rng.randint(2, 5)):
             button = QToolButton()
             button.setText(label)
@@ -132,29 +129,26 @@ class Showcase:
             button.setCheckable(True)
             button.setChecked(self.rng.random() < 0.45)
             button.setAutoRaise(raised)
-            row.addWidget(button)
-            self.focusable.append(button)
-        row.addStretch(1)
-        return box
+            buttons.append(button)
+        return self.row(buttons, spacing)
 
     def push_toggles(self) -> QWidget:
         """Checkable push buttons: free, or an exclusive group with one held down."""
-        box = QWidget()
-        row = QHBoxLayout(box)
-        row.setSpacing(self.rng.choice((0, 6)))
+        spacing = self.rng.choice((0, 6))
         exclusive = self.rng.random() < 0.5
-        group = QButtonGroup(box)
-        group.setExclusive(exclusive)
         labels = self.words(FORMATS, self.rng.randint(2, 4))
         down = self.rng.randrange(len(labels))
+        buttons: list[QAbstractButton] = []
         for k, label in enumerate(labels):
             button = QPushButton(label)
             button.setCheckable(True)
             button.setChecked(k == down if exclusive else self.rng.random() < 0.4)
+            buttons.append(button)
+        box = self.row(buttons, spacing)
+        group = QButtonGroup(box)
+        group.setExclusive(exclusive)
+        for button in buttons:
             group.addButton(button)
-            row.addWidget(button)
-            self.focusable.append(button)
-        row.addStretch(1)
         return box
 
     def tree(self) -> QTreeWidget:
@@ -267,15 +261,12 @@ class Showcase:
         return listing
 
     def buttons(self) -> QWidget:
-        box = QWidget()
-        row = QHBoxLayout(box)
+        buttons: list[QAbstractButton] = []
         for label in self.words(ACTIONS, self.rng.randint(1, 3)):
             button = QPushButton(label)
             button.setEnabled(self.rng.random() > 0.15)
-            row.addWidget(button)
-            self.focusable.append(button)
-        row.addStretch(1)
-        return box
+            buttons.append(button)
+        return self.row(buttons, 6)
 
     def column(self, makers: list) -> QWidget:
         box = QWidget()
