@@ -424,17 +424,21 @@ def test_table_cells_are_boxed_on_their_text_not_the_whole_cell():
 
 
 def _tree_image():
-    """Two tree rows 200 px wide: an expander triangle and a word; the second row selected (blue)."""
+    """Two tree rows 200 px wide: an expander triangle and a word; the second row selected (blue).
+    The words in a desktop's 13 px UI font (about 50 px each), which the labeller measures texts in."""
     from PIL import Image, ImageDraw
 
+    from caap.report.draw import label_font
+
+    font = label_font(13)
     image = Image.new("RGB", (240, 80), "white")
     draw = ImageDraw.Draw(image)
     draw.rectangle([(0, 30), (239, 49)], fill=(40, 90, 200))
     draw.polygon([(14, 64), (14, 74), (20, 69)], fill=(90, 90, 90))
-    draw.text((28, 64), "Cursors", fill="black")  # GTK 3 reports this row's cell from x 46
+    draw.text((28, 61), "Cursors", fill="black", font=font)  # GTK 3 reports this row's cell from x 46
     draw.polygon([(14, 14), (14, 24), (20, 19)], fill=(90, 90, 90))
-    draw.text((28, 14), "Widgets", fill="black")
-    draw.text((44, 35), "Buttons", fill="white")
+    draw.text((28, 11), "Widgets", fill="black", font=font)
+    draw.text((44, 31), "Buttons", fill="white", font=font)
     return image
 
 
@@ -447,9 +451,9 @@ def test_tree_rows_are_boxed_on_what_they_draw_not_the_whole_row():
             Candidate("tree_item", (46, 60, 200, 79), text="Cursors")]
     out = {e.text: e.bbox for e, _ in finish(rows, [_win(1, (0, 0, 240, 80))], (0, 0, 240, 80), _tree_image())}
     x1, y1, x2, y2 = out["Widgets"]
-    assert 12 <= x1 <= 14 and 64 <= x2 <= 80 and y1 >= 12 and y2 <= 28, out  # expander to the word's end
+    assert 12 <= x1 <= 14 and 76 <= x2 <= 84 and y1 >= 12 and y2 <= 28, out  # expander to the word's end
     x1, _, x2, _ = out["Buttons"]
-    assert 42 <= x1 <= 44 and x2 <= 92, out  # the word, on the selection's colour
+    assert 42 <= x1 <= 44 and x2 <= 98, out  # the word, on the selection's colour
     assert "Hidden" not in out
     assert 26 <= out["Cursors"][0] <= 28 and out["Cursors"][2] >= 64, out  # its cut letters, not the arrow
 
@@ -564,7 +568,7 @@ def test_refit_tool_gives_old_datasets_the_labellers_cell_boxes(tmp_path):
         [(_, new), (_, new_tree)] = list(open_dataset(tmp_path / "d"))
         assert [(e.type.value, e.text) for e in new.elements] == [("tabled_text", "Lunch"), ("button", "-14")]
         assert new.elements[0].bbox[2] <= 52 and new.elements[1].bbox == (110, 10, 211, 41)
-        assert new_tree.elements[0].bbox[0] >= 12 and new_tree.elements[0].bbox[2] <= 80
+        assert new_tree.elements[0].bbox[0] >= 12 and new_tree.elements[0].bbox[2] <= 84
         assert (tmp_path / "d" / tool.BACKUP / "app" / "a-0.json").is_file()
         assert tool.main() == 0  # a second run derives the same labels from the toolkit's boxes
         assert [a for _, a in open_dataset(tmp_path / "d")] == [new, new_tree]
