@@ -61,8 +61,9 @@ LOOKALIKES = ("O0", "Ii")  # PP-OCR's look-alikes the reader's frames settle (mo
 
 
 def screens_of(kind: str) -> str:
-    """The kind of screen (``SCREENS``) a labelled screen of dataset kind ``kind`` is: MiniWoB's
-    are web pages; desktop apps' and generated UIs' are windows."""
+    """The kind of screen (``SCREENS``) a labelled screen of dataset kind ``kind`` is read as:
+    MiniWoB's are web pages; desktop apps' are windows, and so are generated UIs (drawn by a
+    browser to look like application windows; the desktop chooser is fitted on them too)."""
     return "web" if kind == "miniwob" else "desktop"
 
 
@@ -218,15 +219,6 @@ class TextChooser:
         return {"format": FORMAT, "features": FEATURES, "weights": self.weights, "bias": self.bias,
                 "mean": self.mean, "scale": self.scale, "text_area_below": self.text_area_below,
                 "fitted": self.fitted}
-
-    def save(self, path: str | Path) -> None:
-        write_atomic(path, json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n")
-
-    @classmethod
-    def load(cls, path: str | Path) -> TextChooser:
-        data = read_json(path, TextChoiceError, missing="no such text chooser file",
-                         unreadable="not a readable text chooser")
-        return cls.from_json(data, path)
 
     @classmethod
     def from_json(cls, data: Any, path: str | Path) -> TextChooser:

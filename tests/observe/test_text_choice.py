@@ -94,28 +94,28 @@ def test_fit_learns_which_source_to_trust_and_round_trips(tmp_path):
     assert right / len(rows) > 0.95
     path = tmp_path / CHOICE_FILE
     chooser.fitted = {"texts": 400}
-    chooser.save(path)
-    again = TextChooser.load(path)
+    TextChoosers({"desktop": chooser}).save(path)
+    again = TextChoosers.load(path).for_screens("desktop")
     assert again.fitted == {"texts": 400}
     assert [again.prob_ocr(r) for r in rows[:20]] == pytest.approx([chooser.prob_ocr(r) for r in rows[:20]])
-    data = json.loads(path.read_text())
+    data = chooser.to_json()  # a file of one chooser (the format before kinds of screen) serves every kind
     # Fitted before the taxonomy grew: the added types' columns are missing and weigh nothing.
     added = [f"type={t.value}" for t in DETECTOR_CLASSES if t not in PAPER_TYPES]
     keep = [i for i, f in enumerate(data["features"]) if f not in added]
     old = {k: [data[k][i] for i in keep] for k in ("features", "weights", "mean", "scale")}
     path.write_text(json.dumps({**data, **old}))
-    grown = TextChooser.load(path)
+    grown = TextChoosers.load(path).for_screens("web")
     assert [grown.weights[FEATURES.index(f)] for f in added] == [0.0] * len(added)
     assert [grown.prob_ocr(r) for r in rows[:20]] == pytest.approx([chooser.prob_ocr(r) for r in rows[:20]])
     path.write_text(json.dumps({**data, "features": [f for f in FEATURES if f != "edits"]}))
     with pytest.raises(TextChoiceError, match="other features"):
-        TextChooser.load(path)
+        TextChoosers.load(path)
     path.write_text(json.dumps({**data, "features": [*FEATURES, "type=window"]}))
     with pytest.raises(TextChoiceError, match="other features"):
-        TextChooser.load(path)
+        TextChoosers.load(path)
     path.write_text("{broken")
     with pytest.raises(TextChoiceError, match=CHOICE_FILE):
-        TextChooser.load(path)
+        TextChoosers.load(path)
     with pytest.raises(TextChoiceError, match="one per feature"):
         TextChooser([1.0], 0.0, [0.0], [1.0])
     with pytest.raises(TextChoiceError, match="at least 2 rows"):
@@ -269,7 +269,7 @@ def test_choosers_per_kind_of_screen_and_the_one_chooser_file(tmp_path):
     again = TextChoosers.load(tmp_path / "both.json")
     assert again.for_screens("desktop").bias == 5.0 and again.for_screens("web").bias == -5.0
     # A file of one chooser (the format before kinds of screen) serves every kind.
-    take.save(tmp_path / "one.json")
+    (tmp_path / "one.json").write_text(json.dumps(take.to_json()))
     one = TextChoosers.load(tmp_path / "one.json")
     assert one.for_screens("web").bias == one.for_screens("desktop").bias == 5.0
     # Replacing one kind's keeps what the other used.

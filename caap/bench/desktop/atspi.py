@@ -463,10 +463,9 @@ def _emit(tree: _Tree, node: Node, kind: str, box: Box, clips: list[Box], window
     if kind in ("checkbox", "radio"):
         c.checked = None if "indeterminate" in states else "checked" in states or (
             node.role == "toggle button" and "pressed" in states)
-        if tree.qt and node.role in ("check box", "radio button"):
-            c.qt_checkable = True  # may be a checkable button (labels.drawn_kind): its focus, should it be one
-            c.focused = "focused" in states
-    if kind in ("button", "dropdown", "input_field", "text_area"):
+        # A Qt one may be a checkable button (labels.drawn_kind), which says whether it has the focus.
+        c.qt_checkable = tree.qt and node.role in ("check box", "radio button")
+    if kind in ("button", "dropdown", "input_field", "text_area") or c.qt_checkable:
         c.focused = "focused" in states
     if kind in ("tabled_text", "tab", "tree_item", "text", "hyperlink"):
         menu = node.role in ("menu item", "check menu item", "radio menu item", "menu")
