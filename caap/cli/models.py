@@ -242,6 +242,9 @@ def train_states(
     epochs: Annotated[int, typer.Option(min=1)] = 8,
     minutes: Annotated[float | None, typer.Option(help="Stop after the epoch that passes this time.")] = None,
     width: Annotated[int, typer.Option(help="Channels of the first conv blocks.", min=8)] = 32,
+    view: Annotated[int, typer.Option(
+        help="The views cut from each box: 1 (the box's two ends and the whole, squeezed) or 2 (also its "
+             "top-left and bottom-right corners at the screen's scale).", min=1, max=2)] = 2,
     lr: float = 2e-3,
     seed: int = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
@@ -261,9 +264,9 @@ def train_states(
         with Progress(transient=True, console=out) as bar:
             task = bar.add_task("cutting the training views", total=None)
             train_ex = collect([str(d) for d in data], copies=copies, seed=seed, plain=plain, jitter=jitter,
-                               progress=lambda done, total: bar.update(task, completed=done, total=total))
+                               view=view, progress=lambda done, total: bar.update(task, completed=done, total=total))
             task = bar.add_task("cutting the validation views", total=None)
-            val_ex = collect([str(d) for d in val], copies=0,
+            val_ex = collect([str(d) for d in val], copies=0, view=view,
                              progress=lambda done, total: bar.update(task, completed=done, total=total))
     except DatasetError as exc:
         fail(str(exc))
@@ -271,7 +274,8 @@ def train_states(
             "train_data": [str(d) for d in data], "validation_data": [str(d) for d in val], "copies": copies,
             "jitter": jitter, "plain": plain}
     report = train(train_ex, val_ex, checkpoint, epochs=epochs, lr=lr, width=width, seed=seed, minutes=minutes,
-                   card=card, log=(lambda line: None) if as_json else (lambda line: out.print(line, highlight=False)))
+                   view=view, card=card,
+                   log=(lambda line: None) if as_json else (lambda line: out.print(line, highlight=False)))
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return
@@ -288,6 +292,11 @@ def _print_head(settings: dict[str, Any], title: str) -> None:
         table.add_row(state, str(v["elements"]), f"{v['accuracy']:.4f}", f"{v['majority']:.4f}",
                       _fmt(v["recall_true"]), _fmt(v["precision_true"]), f"{settings['thresholds'][state]:.2f}")
     out.print(table)
+    for state, by_type in settings.get("type_thresholds", {}).items():
+        for kind, value in by_type.items():
+            out.print(f"{state} on {kind}: threshold {value:.2f}, fitted apart", highlight=False)
+    if settings.get("one_focus"):
+        out.print("focused: the likeliest element of a screen only", highlight=False)
     for pair, why in settings.get("not_read", {}).items():
         out.print(f"not read: {pair}: {why}", highlight=False)
 
@@ -310,15 +319,16 @@ def train_states_calibrate(
 
     from caap.data.format import DatasetError
     from caap.observe.detect.detector import Detector, DetectorError
-    from caap.observe.read.states import StateHeadError
+    from caap.observe.read.states import StateHead, StateHeadError
     from caap.observe.vision import VisionObserver
     from caap.train.states import collect, recalibrate
 
     try:
+        view = StateHead.load(checkpoint).view
         observer = VisionObserver(Detector(detector), None) if detector is not None else None
         with Progress(transient=True, console=out) as bar:
             task = bar.add_task("cutting the validation views", total=None)
-            val_ex = collect([str(d) for d in val], copies=0, observer=observer,
+            val_ex = collect([str(d) for d in val], copies=0, observer=observer, view=view,
                              progress=lambda done, total: bar.update(task, completed=done, total=total))
         config = recalibrate(checkpoint, val_ex, [str(d) for d in val],
                              boxes=str(detector) if detector is not None else "labelled")

@@ -27,7 +27,9 @@ from caap.observe.primitives import rgb_pixels
 from caap.observe.read.states import (
     STATES,
     TYPES,
+    VIEW,
     build_network,
+    one_per_screen,
     run_network,
     save_head,
     state_mask,
@@ -56,6 +58,11 @@ MIN_EACH_VALUE = 20
 # desktop apps: 5 in training) otherwise guesses there while its numbers, carried by other types
 # and kinds of screen, look fine.
 FALSE_CLAIM_COST = 2
+# A (state, type) whose threshold is fitted apart, on that type's examples alone, with a precision
+# floor: a button's "checked" is held down, a claim the agent acts on (it clicks to let go), and
+# toolkits whose buttons are never held down on the validation screens draw plain ones the head
+# can take for held (GTK 4's flat buttons, Qt's tool buttons).
+TYPE_FLOOR: dict[tuple[str, str], float] = {("checked", "button"): 0.95}
 
 
 @dataclass
@@ -67,6 +74,7 @@ class Examples:
     groups: list[str]    # each example's dataset group (the app or task)
     origin: np.ndarray | None = None  # int (N,): which of the datasets each example came from
     kinds: tuple[str, ...] = ()  # each dataset's kind of screen (its labels' source kind), by origin
+    screens: np.ndarray | None = None  # int (N,): which screen each example was cut from
 
     def __len__(self) -> int:
         return len(self.types)
@@ -91,8 +99,23 @@ def _jittered(box: Sequence[int], rng: random.Random, width: int, height: int,
     return nx1, ny1, min(width, max(nx2, nx1 + 3)), min(height, max(ny2, ny1 + 3))
 
 
+def _stacked(chunks: list[np.ndarray], pending: list[np.ndarray]) -> np.ndarray:
+    """The views of ``chunks`` and ``pending`` as one array, each chunk freed once copied: the views
+    are most of training's memory, and a plain ``np.stack`` holds them twice."""
+    if pending:
+        chunks.append(np.stack(pending))
+        pending.clear()
+    out = np.empty((sum(len(c) for c in chunks), *chunks[0].shape[1:]), np.uint8)
+    at = 0
+    while chunks:
+        c = chunks.pop(0)
+        out[at:at + len(c)] = c
+        at += len(c)
+    return out
+
+
 def collect(datasets: Sequence[str | Path], *, copies: int = 0, seed: int = 0, plain: float = 1.0,
-            jitter: float = JITTER, observer: Any = None,
+            jitter: float = JITTER, observer: Any = None, view: int = VIEW,
             progress: Callable[[int, int], None] | None = None) -> Examples:
     """The examples of every labelled element with a known state; ``copies`` jittered boxes each
     besides the labelled one (each side moved by up to ``jitter`` of the short side). ``plain``:
@@ -100,12 +123,14 @@ def collect(datasets: Sequence[str | Path], *, copies: int = 0, seed: int = 0, p
     are left out, for training time. With an ``observer`` (the detector and its fitting steps), the
     views are cut from the boxes it finds instead, each with the type it gives and the states of the
     labelled element it matches (IoU ≥ 0.5; unmatched boxes are left out): the head's thresholds
-    are then fitted on what it reads in use."""
+    are then fitted on what it reads in use. ``view``: the version of ``state_view`` cut."""
     rng = random.Random(seed)
     sets: list[Dataset] = [open_dataset(d) for d in datasets]
     screens = [(ds, path) for ds in sets for path in ds.label_paths()]
+    chunks: list[np.ndarray] = []
     views: list[np.ndarray] = []
     types: list[int] = []
+    screen_of: list[int] = []
     labels: list[np.ndarray] = []
     known: list[np.ndarray] = []
     groups: list[str] = []
@@ -138,18 +163,22 @@ def collect(datasets: Sequence[str | Path], *, copies: int = 0, seed: int = 0, p
             for e, have, value in wanted:
                 boxes = [e.bbox] + [_jittered(e.bbox, rng, ann.width, ann.height, jitter) for _ in range(copies)]
                 for box in boxes:
-                    views.append(state_view(rgb, box))
+                    views.append(state_view(rgb, box, view))
+                    screen_of.append(n)
                     types.append(type_index(e.type))
                     labels.append(value)
                     known.append(have)
                     groups.append(path.parent.name)
                     origin.append(where[id(ds)])
+        if len(views) >= 20000:
+            chunks.append(np.stack(views))
+            views.clear()
         if progress is not None:
             progress(n + 1, len(screens))
-    if not views:
+    if not views and not chunks:
         raise DatasetError(f"{', '.join(map(str, datasets))}: no labelled element with a known state")
-    return Examples(np.stack(views), np.array(types, np.int64), np.stack(labels), np.stack(known), groups,
-                    np.array(origin, np.int64), tuple(kinds))
+    return Examples(_stacked(chunks, views), np.array(types, np.int64), np.stack(labels), np.stack(known), groups,
+                    np.array(origin, np.int64), tuple(kinds), np.array(screen_of, np.int64))
 
 
 def _detected(observer: Any, image: Image.Image, ann: Any) -> list[tuple[Any, Any]]:
@@ -182,14 +211,24 @@ def types_read(ex: Examples, states: Sequence[str]) -> dict[str, list[str]]:
     return out
 
 
+def row_thresholds(types: np.ndarray, state: str, thresholds: Mapping[str, float],
+                   by_type: Mapping[str, Mapping[str, float]] | None = None) -> np.ndarray:
+    """Each example's threshold for ``state``: its type's own where ``by_type`` has one."""
+    out = np.full(len(types), thresholds[state], np.float32)
+    for t, value in (by_type or {}).get(state, {}).items():
+        out[types == type_index(t)] = value
+    return out
+
+
 def unproven_types(probs: np.ndarray, ex: Examples, thresholds: dict[str, float], states: Sequence[str],
-                   trained: Mapping[str, Sequence[str]]) -> dict[str, str]:
+                   trained: Mapping[str, Sequence[str]],
+                   by_type: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, str]:
     """The (state, type) pairs of ``trained`` whose claims, on some kind of validation screen, do not
     beat the type's usual value there (``FALSE_CLAIM_COST``), as ``{"<state> on <type>": reason}``."""
     out: dict[str, str] = {}
     kind_of = ex.kind_of()
     for k, s in enumerate(states):
-        said = probs[:, k] >= thresholds[s]
+        said = probs[:, k] >= row_thresholds(ex.types, s, thresholds, by_type)
         truth = ex.labels[:, k] > 0.5
         for t in trained.get(s, ()):
             usual = bool(prompt_default(t, s))  # what the prompt implies when the head says nothing
@@ -213,13 +252,16 @@ def only_states(ex: Examples, states: Sequence[str]) -> Examples:
     cols = [STATES.index(s) for s in states]
     keep = np.asarray(ex.known[:, cols].any(axis=1), bool)
     kept: list[bool] = keep.tolist()
-    return Examples(ex.views[keep], ex.types[keep], ex.labels[keep][:, cols], ex.known[keep][:, cols],
+    views = ex.views if keep.all() else ex.views[keep]  # no copy of the views where none is dropped
+    return Examples(views, ex.types[keep], ex.labels[keep][:, cols], ex.known[keep][:, cols],
                     [g for g, k in zip(ex.groups, kept, strict=True) if k],
-                    ex.origin[keep] if ex.origin is not None else None, ex.kinds)
+                    ex.origin[keep] if ex.origin is not None else None, ex.kinds,
+                    ex.screens[keep] if ex.screens is not None else None)
 
 
 def scores(probs: np.ndarray, ex: Examples, thresholds: dict[str, float],
-           states: Sequence[str] = STATES) -> dict[str, dict[str, Any]]:
+           states: Sequence[str] = STATES,
+           by_type: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, dict[str, Any]]:
     """Per state: examples, accuracy at the threshold, the majority baseline, recall and precision of true."""
     out: dict[str, dict[str, Any]] = {}
     for k, s in enumerate(states):
@@ -228,7 +270,7 @@ def scores(probs: np.ndarray, ex: Examples, thresholds: dict[str, float],
         if not n:
             continue
         truth = ex.labels[rows, k] > 0.5
-        said = probs[rows, k] >= thresholds[s]
+        said = probs[rows, k] >= row_thresholds(ex.types, s, thresholds, by_type)[rows]
         tp = int((said & truth).sum())
         out[s] = {"elements": n, "accuracy": float((said == truth).mean()),
                   "majority": float(max(truth.mean(), 1 - truth.mean())),
@@ -246,32 +288,53 @@ def _precise_everywhere(said: np.ndarray, truth: np.ndarray, origin: np.ndarray,
     return True
 
 
+def _best_threshold(p: np.ndarray, truth: np.ndarray, origin: np.ndarray, kind: np.ndarray,
+                    floor: float | None, claim: bool) -> float:
+    """The grid value with the best accuracy, averaged over the kinds of screen (0.5 on a tie), among
+    those whose claims reach ``floor`` precision in every origin where there is one."""
+    grid = THRESHOLD_GRID
+    if floor is not None:
+        if claim:
+            grid = tuple(t for t in grid if _precise_everywhere(p >= t, truth, origin, floor)) or grid[-1:]
+        else:
+            grid = tuple(t for t in grid if _precise_everywhere(p < t, ~truth, origin, floor)) or grid[:1]
+    parts = [kind == k for k in set(kind)]
+    return float(max(grid, key=lambda t: (float(np.mean([((p[m] >= t) == truth[m]).mean() for m in parts])),
+                                          -abs(t - 0.5))))
+
+
 def fit_thresholds(probs: np.ndarray, ex: Examples, states: Sequence[str] = STATES) -> dict[str, float]:
     """Each state's threshold: the grid value with the best validation accuracy (0.5 on a tie or no
     data), among those meeting the state's ``PRECISION_FLOOR`` for its ``CLAIM`` where it has one.
     The accuracy is the mean over the kinds of screen (desktop apps, MiniWoB, generated UIs), each
     counted the same: generated pages hold most validation examples, and a threshold that suits
-    them must not decide for desktop apps."""
+    them must not decide for desktop apps. The types ``TYPE_FLOOR`` fits apart are left out."""
     out: dict[str, float] = {}
+    origins = ex.origin if ex.origin is not None else np.zeros(len(ex), np.int64)
     for k, s in enumerate(states):
-        rows = ex.known[:, k] > 0
+        apart = [type_index(t) for (state, t) in TYPE_FLOOR if state == s]
+        rows = (ex.known[:, k] > 0) & ~np.isin(ex.types, apart)
         if not rows.any():
             out[s] = 0.5
             continue
-        truth = ex.labels[rows, k] > 0.5
-        p = probs[rows, k]
-        grid = THRESHOLD_GRID
-        floor = PRECISION_FLOOR.get(s)
-        if floor is not None:
-            origin = ex.origin[rows] if ex.origin is not None else np.zeros(len(p), np.int64)
-            if CLAIM.get(s, True):
-                grid = tuple(t for t in grid if _precise_everywhere(p >= t, truth, origin, floor)) or grid[-1:]
-            else:
-                grid = tuple(t for t in grid if _precise_everywhere(p < t, ~truth, origin, floor)) or grid[:1]
-        kind = ex.kind_of()[rows]
-        parts = [kind == k for k in set(kind)]
-        out[s] = float(max(grid, key=lambda t: (float(np.mean([((p[m] >= t) == truth[m]).mean() for m in parts])),
-                                                -abs(t - 0.5))))
+        out[s] = _best_threshold(probs[rows, k], ex.labels[rows, k] > 0.5, origins[rows], ex.kind_of()[rows],
+                                 PRECISION_FLOOR.get(s), CLAIM.get(s, True))
+    return out
+
+
+def fit_type_thresholds(probs: np.ndarray, ex: Examples, states: Sequence[str] = STATES) -> dict[str, dict[str, float]]:
+    """The thresholds ``TYPE_FLOOR`` fits apart, each on its type's validation examples with its
+    floor, as ``{state: {type: threshold}}``; a pair with no examples is left out."""
+    out: dict[str, dict[str, float]] = {}
+    origins = ex.origin if ex.origin is not None else np.zeros(len(ex), np.int64)
+    for (s, t), floor in TYPE_FLOOR.items():
+        if s not in states:
+            continue
+        k = list(states).index(s)
+        rows = (ex.known[:, k] > 0) & (ex.types == type_index(t))
+        if rows.any():
+            out.setdefault(s, {})[t] = _best_threshold(probs[rows, k], ex.labels[rows, k] > 0.5, origins[rows],
+                                                       ex.kind_of()[rows], floor, CLAIM.get(s, True))
     return out
 
 
@@ -280,12 +343,13 @@ def predict(network: Any, ex: Examples) -> np.ndarray:
 
 
 def train(train_ex: Examples, val_ex: Examples, out_dir: str | Path, *, epochs: int = 12, batch: int = 128,
-          lr: float = 2e-3, width: int = 32, seed: int = 0, minutes: float | None = None,
+          lr: float = 2e-3, width: int = 32, seed: int = 0, minutes: float | None = None, view: int = VIEW,
           card: dict[str, Any] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Train, keep the epoch with the best mean validation accuracy over the states, fit the
     thresholds on the validation examples and write the head into ``out_dir``. ``minutes``: stop
     after the epoch that passes this much time. The head reads the states the training examples
-    teach (``trainable_states``). Returns the report written into the head's config."""
+    teach (``trainable_states``); ``view``: the version of ``state_view`` the examples were cut
+    with. Returns the report written into the head's config."""
     import torch
 
     states = trainable_states(train_ex)
@@ -334,7 +398,7 @@ def train(train_ex: Examples, val_ex: Examples, out_dir: str | Path, *, epochs: 
     assert best is not None
     network.load_state_dict(best[1])
     settings = calibrate(network, val_ex, types_read(train_ex, states), states)
-    report = {"width": width, "states": list(states), **settings,
+    report = {"width": width, "view": view, "states": list(states), **settings,
               "best_epoch": best[2], "history": history, "train_examples": len(train_ex), **(card or {})}
     save_head(network, report, out_dir)
     return report
@@ -343,10 +407,18 @@ def train(train_ex: Examples, val_ex: Examples, out_dir: str | Path, *, epochs: 
 def calibrate(network: Any, val_ex: Examples, trained: dict[str, list[str]], states: Sequence[str]) -> dict[str, Any]:
     """Fit a head's thresholds on the validation examples (already cut to ``states``) and the
     types it reads (``trained`` less ``unproven_types``); returns those settings with the
-    validation scores as the head then reads (pairs it does not read left out)."""
+    validation scores as the head then reads (pairs it does not read left out). Where the examples
+    know their screens, focus is fitted as the head then reads it: one per screen (``one_focus``)."""
     probs = predict(network, val_ex)
+    screens = val_ex.screens
+    one_focus = screens is not None and "focused" in states
+    if screens is not None and one_focus:
+        k = list(states).index("focused")
+        eligible = np.isin(val_ex.types, [type_index(t) for t in trained.get("focused", ())])
+        probs[:, k] = one_per_screen(probs[:, k], screens, eligible)
     thresholds = fit_thresholds(probs, val_ex, states)
-    not_read = unproven_types(probs, val_ex, thresholds, states, trained)
+    by_type = fit_type_thresholds(probs, val_ex, states)
+    not_read = unproven_types(probs, val_ex, thresholds, states, trained, by_type)
     read = {s: [t for t in ts if f"{s} on {t}" not in not_read] for s, ts in trained.items()}
     known = val_ex.known.copy()
     for k, s in enumerate(states):
@@ -355,11 +427,11 @@ def calibrate(network: Any, val_ex: Examples, trained: dict[str, list[str]], sta
     kind_of = val_ex.kind_of()
     per_kind = {kind or "unnamed": scores(probs, Examples(val_ex.views, val_ex.types, val_ex.labels,
                                                           known * (kind_of == kind)[:, None], val_ex.groups),
-                                          thresholds, states)
+                                          thresholds, states, by_type)
                 for kind in sorted(set(kind_of))}
     return {"types_trained": trained, "types_read": read, "not_read": not_read, "thresholds": thresholds,
-            "validation_examples": len(val_ex), "validation": scores(probs, as_read, thresholds, states),
-            "validation_per_kind": per_kind}
+            "type_thresholds": by_type, "one_focus": one_focus, "validation_examples": len(val_ex),
+            "validation": scores(probs, as_read, thresholds, states, by_type), "validation_per_kind": per_kind}
 
 
 def recalibrate(directory: str | Path, val_ex: Examples, names: Sequence[str] = (), *,
@@ -374,7 +446,7 @@ def recalibrate(directory: str | Path, val_ex: Examples, names: Sequence[str] = 
     trained = head.config.get("types_trained") or {
         s: sorted(head.types_read[s], key=type_index) for s in states}
     settings = calibrate(head.network, only_states(val_ex, states), trained, states)
-    before = {k: head.config.get(k) for k in ("thresholds", "types_read", "not_read")}
+    before = {k: head.config.get(k) for k in ("thresholds", "type_thresholds", "types_read", "not_read", "one_focus")}
     config = {**head.config, **settings, "validation_data": [str(n) for n in names], "validation_boxes": boxes,
               "recalibrated_from": before}
     save_head(head.network, config, directory)

@@ -539,9 +539,15 @@ def _text_ink(ink: np.ndarray, box: tuple[int, int, int, int], lines: np.ndarray
     return out
 
 
+CONTROL_GAP = 3  # blank columns between a checkbox's or radio's control and its label, at least
+
+
 def _drop_control(ink: np.ndarray) -> np.ndarray:
     """Clear the checkbox/radio control: the first run of ink columns from the left, when it is about
-    as wide as it is tall (a square or circle) and a gap separates it from what follows."""
+    as wide as it is tall (a square or circle) and a gap of ``CONTROL_GAP`` columns or more
+    separates it from what follows. Toolkits set the label 4-9 px off its control; a first letter
+    (``O``, ``A``, ``S``, ``N``: as wide as tall) stands 1-2 px from the next one, and where the box
+    holds no control it went with it (``Open`` read ``pen``)."""
     cols = cast(np.ndarray, ink.any(axis=0))  # numpy types any(axis=...) as bool | array
     xs = np.flatnonzero(cols)
     if xs.size == 0:
@@ -553,7 +559,9 @@ def _drop_control(ink: np.ndarray) -> np.ndarray:
     rows = np.flatnonzero(ink[:, start:end].any(axis=1))
     height = int(rows[-1] - rows[0] + 1)
     width = end - start
-    if width >= 5 and 0.6 <= width / height <= 1.6 and end < cols.size:
+    after = np.flatnonzero(cols[end:])
+    apart = after[0] >= CONTROL_GAP if after.size else end < cols.size  # a control with no label: blank after
+    if width >= 5 and 0.6 <= width / height <= 1.6 and apart:
         ink = ink.copy()
         ink[:, :end] = False
     return ink

@@ -2,11 +2,14 @@
 
 The reader writes states in its record, but it learnt them from MiniWoB pages, and desktop toolkits
 draw a ticked box, a selected row or a focused field in ways it never saw. The state head looks at
-one element at a time, as three views side by side in one 32×128 image (``state_view``):
+one element at a time, as views side by side in one image 32 px high (``state_view``):
 
 - the square at the box's left end (where a check box, radio button or tree expander sits),
 - the whole box squeezed to 32×64 (a selected row's fill, a focus ring's four sides),
 - the square at the box's right end (a switch's knob, a drop-down's arrow),
+- (view 2) the box's top-left and bottom-right corners, 32×32 px at the screen's own scale: a
+  1 px focus ring, a dotted one inside a button or a pressed button's bevel survive no squeezing,
+  and a text view's border is squeezed away entirely in the other views,
 
 each with a margin of the page around it, so a fill can be told from the page's own colour. The
 element's type enters beside the pooled features. It gives the probability of each boolean state
@@ -39,7 +42,10 @@ HEAD_CONFIG = "state-head.json"
 VIEW_H = 32
 SIDE_W = 32          # each end's square
 MIDDLE_W = 64        # the whole box, squeezed
-VIEW_W = 2 * SIDE_W + MIDDLE_W
+VIEW_W = 2 * SIDE_W + MIDDLE_W  # view 1
+CORNER = 32          # each native corner's side (view 2)
+VIEWS = (1, 2)       # a head's settings name the view it was trained on (1 when they do not)
+VIEW = 2             # what new heads are trained on
 TYPES: tuple[ElementType, ...] = tuple(ElementType)
 STATES: tuple[str, ...] = BOOLEAN_ATTRIBUTES  # what a head is trained for
 MEAN, SPREAD = 0.5, 0.25  # pixels in [0, 1] are centred and scaled by these before the network
@@ -73,14 +79,35 @@ def _resized(pixels: np.ndarray, width: int, height: int) -> np.ndarray:
     return np.asarray(Image.fromarray(np.ascontiguousarray(pixels)).resize((width, height), Image.Resampling.BILINEAR))
 
 
-def state_view(rgb: np.ndarray, box: Sequence[int]) -> np.ndarray:
-    """The head's input for one box: uint8 ``(VIEW_H, VIEW_W, 3)``, left square, whole, right square."""
+def view_width(view: int = VIEW) -> int:
+    """The width of a ``state_view`` of this version."""
+    return VIEW_W + (2 * CORNER if view == 2 else 0)
+
+
+def _corner(region: np.ndarray, bottom_right: bool) -> np.ndarray:
+    """A ``CORNER`` square of the region at the screen's scale, its edge repeated where it is smaller."""
+    h, w = region.shape[:2]
+    part = region[max(0, h - CORNER):, max(0, w - CORNER):] if bottom_right else region[:CORNER, :CORNER]
+    ph, pw = CORNER - part.shape[0], CORNER - part.shape[1]
+    if ph or pw:
+        pads = ((ph, 0), (pw, 0)) if bottom_right else ((0, ph), (0, pw))
+        part = np.pad(part, (*pads, (0, 0)), mode="edge")
+    return part
+
+
+def state_view(rgb: np.ndarray, box: Sequence[int], view: int = VIEW) -> np.ndarray:
+    """The head's input for one box: uint8 ``(VIEW_H, view_width(view), 3)``: left square, whole,
+    right square, and with view 2 the native top-left and bottom-right corners."""
+    if view not in VIEWS:
+        raise ValueError(f"state view {view}: one of {VIEWS}")
     region = _region(rgb, box)
     rh, rw = region.shape[:2]
     side = min(rh, rw)
-    return np.concatenate([_resized(region[:, :side], SIDE_W, VIEW_H),
-                           _resized(region, MIDDLE_W, VIEW_H),
-                           _resized(region[:, rw - side:], SIDE_W, VIEW_H)], axis=1)
+    parts = [_resized(region[:, :side], SIDE_W, VIEW_H), _resized(region, MIDDLE_W, VIEW_H),
+             _resized(region[:, rw - side:], SIDE_W, VIEW_H)]
+    if view == 2:
+        parts += [_corner(region, False), _corner(region, True)]
+    return np.concatenate(parts, axis=1)
 
 
 def type_index(element_type: ElementType | str) -> int:
@@ -144,14 +171,30 @@ def run_network(network: Any, views: np.ndarray, types: np.ndarray, batch: int =
     return np.concatenate(out)
 
 
+def one_per_screen(p: np.ndarray, screens: np.ndarray, eligible: np.ndarray) -> np.ndarray:
+    """``p`` with every eligible element but the likeliest of its screen set to 0 (ties all kept):
+    a screen shows one keyboard focus, in its active window. Ineligible elements keep theirs."""
+    out = p.copy()
+    for screen in np.unique(screens[eligible]):
+        mine = eligible & (screens == screen)
+        out[mine & (p < p[mine].max())] = 0.0
+    return out
+
+
 class StateHead:
     """A trained head, loaded once; ``probabilities`` reads a screen's elements in one batch."""
 
     def __init__(self, network: Any, config: dict[str, Any]) -> None:
         self.network = network.eval()
         self.config = config
+        self.view = int(config.get("view", 1))
+        # Calibrated as one window's keyboard focus: only the likeliest focusable element may be read focused.
+        self.one_focus = bool(config.get("one_focus", False))
         self.reads: tuple[str, ...] = tuple(config.get("states", STATES))  # its outputs, in order
         self.thresholds: dict[str, float] = {s: float(config.get("thresholds", {}).get(s, 0.5)) for s in self.reads}
+        # Types whose threshold for a state was fitted apart (a button's checked: held down).
+        self.type_thresholds: dict[str, dict[str, float]] = {
+            s: {t: float(v) for t, v in by.items()} for s, by in (config.get("type_thresholds") or {}).items()}
         # The types each state was trained on; an output never taught on a type reads noise there.
         # A head from before heads said so had every type that carried the state then: buttons
         # carried no checked.
@@ -159,6 +202,10 @@ class StateHead:
             s: [t.value for t in TYPES if s in attributes_of(t) and (t, s) != (ElementType.BUTTON, "checked")]
             for s in self.reads}
         self.types_read: dict[str, frozenset[str]] = {s: frozenset(trained.get(s, ())) for s in self.reads}
+
+    def threshold(self, state: str, element_type: ElementType | str) -> float:
+        """The threshold ``state`` is read at on this type."""
+        return self.type_thresholds.get(state, {}).get(ElementType(element_type).value, self.thresholds[state])
 
     def mask(self, element_type: ElementType | str) -> np.ndarray:
         """1 for each of the head's states that the type carries and the head was trained on, else 0."""
@@ -191,6 +238,8 @@ class StateHead:
         except Exception as exc:  # corrupt JSON, safetensors or a state dict of another shape
             raise StateHeadError(f"{directory}: cannot load the state head ({HEAD_FILE}, {HEAD_CONFIG}): "
                                  f"{str(exc).splitlines()[0][:200]}") from None
+        if config.get("view", 1) not in VIEWS:
+            raise StateHeadError(f"{directory / HEAD_CONFIG}: 'view' must be one of {', '.join(map(str, VIEWS))}")
         if tuple(config.get("types", [t.value for t in TYPES])) != tuple(t.value for t in TYPES):
             raise StateHeadError(f"{directory / HEAD_CONFIG}: trained for other element types than this caap has")
         return cls(network, config)
@@ -201,8 +250,12 @@ class StateHead:
         out = np.zeros((len(elements), len(self.reads)), np.float32)
         todo = [i for i, e in enumerate(elements) if self.mask(e.type).any()]
         if todo:
-            views = np.stack([state_view(rgb, elements[i].bbox) for i in todo])
+            views = np.stack([state_view(rgb, elements[i].bbox, self.view) for i in todo])
             out[todo] = run_network(self.network, views, np.array([type_index(elements[i].type) for i in todo]))
+        if self.one_focus and "focused" in self.reads:
+            k = self.reads.index("focused")
+            out[:, k] = one_per_screen(out[:, k], np.zeros(len(elements), np.int64),
+                                       np.array([self.mask(e.type)[k] > 0 for e in elements], bool))
         return out
 
     def states(self, rgb: np.ndarray, elements: Sequence[Element]) -> list[dict[str, bool]]:
@@ -211,7 +264,7 @@ class StateHead:
         out: list[dict[str, bool]] = []
         for e, row in zip(elements, probs, strict=True):
             mask = self.mask(e.type)
-            out.append({s: bool(row[k] >= self.thresholds[s]) for k, s in enumerate(self.reads) if mask[k]})
+            out.append({s: bool(row[k] >= self.threshold(s, e.type)) for k, s in enumerate(self.reads) if mask[k]})
         return out
 
 

@@ -123,6 +123,8 @@ STEPS: tuple[Step, ...] = (
     # settle: corrections on the pixels around what was read
     Step("trim_trailing_chevrons", "settle", "take a submenu's chevron off the end of a row's text",
          texts.trim_trailing_chevrons, READER),
+    Step("trim_drawn_marks", "settle", "on desktop windows, take icons, frame lines and spin steppers off the "
+         "texts beside them", texts.trim_drawn_marks, READER),
     Step("retype_solid_figures", "settle", "a one-glyph text or shape that is a filled figure becomes a shape "
          "of its kind", lambda look, els: solid_figures(look.image, els), READER),
     Step("retype_bars_as_letters", "settle", "a lone glyph read as the digit one whose ink is a plain bar is "

@@ -281,3 +281,41 @@ def read_lone_letters(look: Look, elements: list[Element]) -> list[Element]:
 
 def trim_trailing_chevrons(look: Look, elements: list[Element]) -> list[Element]:
     return without_trailing_chevrons(elements)
+
+
+# What desktop toolkits draw beside a label and both readers read into it. A window's texts are its
+# accessible names, and none starts with such a glyph; a web page's may (``« Prev``, ``▼ Menu``), so
+# these rules are for desktop windows only (``[observe] screens``).
+# - an icon before the label: an expander's or a menu button's arrow, a close cross, a caret, or an
+#   icon read as one CJK or kana character (``▶Tasks``, ``× Dismiss``, ``^ Cancel``, ``文 Dismiss``);
+_LEADING_ICON = re.compile(r"^(?:[\u2190-\u21ff\u25a0-\u25ff\u2700-\u27bf×^©®]|[\u3040-\u30ff\u3400-\u9fff])"
+                           r"\s?(?=[A-Za-z]{2})")
+# - a frame's line running into its title from either side (``—Fully Editable—``, ``Controls -``);
+_FRAME_LINE = re.compile(r"^[-–—]+\s*(?=[A-Z])|(?<=[A-Za-z)])\s*[-–—]+$")
+# - a spin box's steppers drawn inside its field (``486 - +``, ``0.00–+``).
+_FIELD_STEPPERS = re.compile(r"(?<=\S)\s*[-–—−]\s*\+$")
+# Typed values (fields, text views) may start with anything, and keep what they hold.
+ICON_TEXT_TYPES = frozenset(t for t in ElementType if TEXT in attributes_of(t)) - {
+    ElementType.INPUT_FIELD, ElementType.TEXT_AREA}
+FRAME_TITLE_TYPES = frozenset({ElementType.TEXT, ElementType.CHECKBOX, ElementType.RADIO})
+
+
+def without_drawn_marks(element_type: ElementType, text: str) -> str:
+    """A desktop element's text without the icon, frame line or steppers its box shows beside it."""
+    if element_type in ICON_TEXT_TYPES:
+        text = _LEADING_ICON.sub("", text)
+    if element_type in FRAME_TITLE_TYPES:
+        text = _FRAME_LINE.sub("", text)
+    if element_type == ElementType.INPUT_FIELD:
+        text = _FIELD_STEPPERS.sub("", text)
+    return text
+
+
+def trim_drawn_marks(look: Look, elements: list[Element]) -> list[Element]:
+    if look.parts.screens != "desktop":
+        return elements
+    out = list(elements)
+    for i, e in enumerate(out):
+        if e.text and (text := without_drawn_marks(e.type, e.text)) != e.text:
+            out[i] = e.model_copy(update={"text": text})
+    return out

@@ -89,6 +89,18 @@ def test_checkbox_labels_are_read_without_the_control(reader: PPOCR) -> None:
     assert right / total >= 0.75, f"{right}/{total} checkbox labels read exactly"
 
 
+def test_a_labels_first_letter_is_no_control(reader: PPOCR) -> None:
+    """A checkbox boxed on its label alone, or whose control is too faint to count as ink: its round
+    or square first letter stands as close to the next as letters do, and is read."""
+    image, boxes = _render([((4, 20), "Open links"), ((4, 50), "Auto-save"), ((4, 80), "Normal")])
+    assert [g.text for g in reader.read(image, boxes, ["checkbox"] * 3)] == ["Open links", "Auto-save", "Normal"]
+    # A control 4 px before its label is still left out.
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((4, 112, 16, 124), outline=(60, 60, 60))
+    draw.text((21, 110), "Open links", fill=(0, 0, 0), font=_font(13))
+    assert reader.read(image, [[2, 108, 100, 128]], ["checkbox"])[0].text == "Open links"
+
+
 def test_without_types_the_control_is_read_as_a_glyph(reader: PPOCR) -> None:
     # Why the type matters: the same crops read without it carry the control as a character more
     # often than not (or the type-aware read is at least as good).

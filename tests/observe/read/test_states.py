@@ -22,8 +22,11 @@ from caap.observe.read.states import (
     VIEW_W,
     StateHead,
     StateHeadError,
+    margin_of,
+    one_per_screen,
     state_mask,
     state_view,
+    view_width,
 )
 from caap.observe.steps.states import read_states
 from caap.taxonomy import ElementType
@@ -34,13 +37,39 @@ def test_view_shows_both_ends_and_the_whole_box() -> None:
     rgb = np.full((40, 200, 3), 255, np.uint8)
     rgb[10:30, 20:40] = (255, 0, 0)     # the box's left end
     rgb[10:30, 160:180] = (0, 0, 255)   # its right end
-    view = state_view(rgb, (20, 10, 180, 30))
+    view = state_view(rgb, (20, 10, 180, 30), view=1)
     assert view.shape == (VIEW_H, VIEW_W, 3) and view.dtype == np.uint8
-    left, right = view[:, :32].reshape(-1, 3).mean(0), view[:, -32:].reshape(-1, 3).mean(0)
+    left, right = view[:, :32].reshape(-1, 3).mean(0), view[:, 96:128].reshape(-1, 3).mean(0)
     assert left[0] - left[2] > 100  # red in the left square (white margin round it)
     assert right[2] - right[0] > 100  # blue in the right square
     # A box at the image's corner is padded with the edge pixels, not cut short.
-    assert state_view(rgb, (0, 0, 5, 5)).shape == (VIEW_H, VIEW_W, 3)
+    assert state_view(rgb, (0, 0, 5, 5), view=1).shape == (VIEW_H, VIEW_W, 3)
+    assert state_view(rgb, (0, 0, 5, 5), view=2).shape == (VIEW_H, view_width(2), 3)
+    with pytest.raises(ValueError, match="state view 3"):
+        state_view(rgb, (20, 10, 180, 30), view=3)
+
+
+def test_view_2_keeps_a_thin_ring_at_the_screens_scale() -> None:
+    """A 1 px ring round a tall text view is squeezed away in the whole-box view; the native corners
+    keep it as a full-strength line."""
+    rgb = np.full((300, 400, 3), 255, np.uint8)
+    rgb[50, 50:350] = rgb[249, 50:350] = (0, 0, 255)
+    rgb[50:250, 50] = rgb[50:250, 349] = (0, 0, 255)
+    view = state_view(rgb, (50, 50, 350, 250), view=2)
+    assert view.shape == (VIEW_H, view_width(2), 3)
+    top_left, bottom_right = view[:, 128:160], view[:, 160:192]
+    m = margin_of((50, 50, 350, 250))
+    assert (top_left[m, m:, 0] == 0).all() and (top_left[m:, m, 0] == 0).all()  # the ring's top and left sides
+    assert (bottom_right[-1 - m, :-m, 0] == 0).all() and (bottom_right[:-m, -1 - m, 0] == 0).all()
+    assert view[:, :128, 0].min() > 0  # squeezed, the ring is grey at best, never the line itself
+
+
+def test_one_focus_per_screen() -> None:
+    p = np.array([0.9, 0.95, 0.2, 0.99, 0.5])
+    screens = np.array([0, 0, 0, 1, 1])
+    eligible = np.array([True, True, True, False, True])
+    # Screen 0 keeps its likeliest; screen 1's ineligible element keeps its value and does not count.
+    assert one_per_screen(p, screens, eligible).tolist() == [0.0, 0.95, 0.0, 0.99, 0.5]
 
 
 def test_only_the_states_a_type_carries_are_read() -> None:
@@ -112,6 +141,9 @@ def test_a_head_reads_a_state_only_on_the_types_it_learnt_it_on(trained, tmp_pat
     save_file({k: v.contiguous() for k, v in head.network.state_dict().items()}, str(tmp_path / HEAD_FILE))
     (tmp_path / HEAD_CONFIG).write_text(json.dumps({**head.config, "types_read": {"checked": ["knob"]}}))
     with pytest.raises(StateHeadError, match="'types_read' must map each state to element types"):
+        StateHead.load(tmp_path)
+    (tmp_path / HEAD_CONFIG).write_text(json.dumps({**head.config, "view": 3}))
+    with pytest.raises(StateHeadError, match="'view' must be one of 1, 2"):
         StateHead.load(tmp_path)
 
 
@@ -376,3 +408,39 @@ def test_caap_train_states_calibrate_refits_a_head_and_says_what_it_leaves_unrea
     broken = CliRunner().invoke(app, ["train", "states-calibrate", "--val", str(val_root), "--checkpoint",
                                       str(reader_dir)])
     assert broken.exit_code != 0 and "Traceback" not in broken.output
+
+
+def test_a_buttons_held_down_threshold_is_fitted_apart_with_its_floor() -> None:
+    """Check boxes read well at 0.5; buttons held down share the output, and plain buttons of a
+    toolkit never held down on validation sit at 0.6: on buttons alone the floor lifts the threshold
+    above them, and the check boxes keep theirs."""
+    from caap.train.states import TYPE_FLOOR, Examples, fit_type_thresholds
+
+    assert TYPE_FLOOR[("checked", "button")] >= 0.9
+    k = STATES.index("checked")
+    box, button = TYPES.index(ElementType.CHECKBOX), TYPES.index(ElementType.BUTTON)
+    n = 200
+    types = np.array([box] * 100 + [button] * 100)
+    truth = np.zeros(n, np.float32)
+    probs = np.zeros((n, len(STATES)), np.float32)
+    truth[:50], probs[:50, k], probs[50:100, k] = 1, 0.55, 0.2          # boxes: ticked at 0.55, clear at 0.2
+    truth[100:120], probs[100:120, k] = 1, 0.95                        # held down, and sure of it
+    probs[120:130, k], probs[130:, k] = 0.6, 0.05                      # ten plain buttons half believed held
+    known = np.zeros_like(probs)
+    known[:, k] = 1
+    labels = np.zeros_like(probs)
+    labels[:, k] = truth
+    ex = Examples(np.zeros((n, VIEW_H, VIEW_W, 3), np.uint8), types, labels, known, ["g"] * n)
+    general, apart = fit_thresholds(probs, ex)["checked"], fit_type_thresholds(probs, ex)["checked"]["button"]
+    assert general <= 0.55 and 0.6 < apart <= 0.95
+    config = {"states": list(STATES), "thresholds": {"checked": general}, "type_thresholds": {"checked": {"button": apart}}}
+    head = StateHead(SimpleNamespace(eval=lambda: None), config)
+    assert head.threshold("checked", ElementType.BUTTON) == apart
+    assert head.threshold("checked", ElementType.CHECKBOX) == general
+
+
+def test_a_head_names_its_view() -> None:
+    head = StateHead(SimpleNamespace(eval=lambda: None), {"states": list(STATES)})
+    assert head.view == 1 and not head.one_focus  # heads from before either was written
+    head = StateHead(SimpleNamespace(eval=lambda: None), {"states": list(STATES), "view": 2, "one_focus": True})
+    assert head.view == 2 and head.one_focus

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -36,7 +37,14 @@ from caap.observe.steps.figures import (
 from caap.observe.steps.grips import find_grip, grip_of, resize_grips
 from caap.observe.steps.reading import plain_rows_unhighlighted
 from caap.observe.steps.snap import split_links
-from caap.observe.steps.texts import spin_boxes, spin_value, without_trailing_chevrons
+from caap.observe.steps.texts import (
+    spin_boxes,
+    spin_value,
+    trim_drawn_marks,
+    without_drawn_marks,
+    without_trailing_chevrons,
+)
+from caap.taxonomy import ElementType
 
 ROOT = Path(__file__).resolve().parents[3]
 SCREENS = Path(__file__).resolve().parents[2] / "fixtures" / "screens"
@@ -241,6 +249,27 @@ def test_a_chevron_after_a_row_label_is_not_text():
     rows = [row("Marietta>", [10, 76, 52, 87]), row("Joana ›", [10, 59, 39, 70]), row("a > b", [0, 0, 9, 9]),
             row("->", [0, 0, 9, 9]), Element(type="text", bbox=[3, 3, 142, 14], text="Select Marietta>")]
     assert [e.text for e in without_trailing_chevrons(rows)] == ["Marietta", "Joana", "a > b", "->", "Select Marietta>"]
+
+
+@pytest.mark.parametrize(("kind", "read", "text"), [
+    ("text", "▶Tasks", "Tasks"), ("button", "× Dismiss", "Dismiss"), ("button", "文 Dismiss", "Dismiss"),
+    ("button", "^ Cancel", "Cancel"), ("checkbox", "▼Colours", "Colours"),
+    ("text", "—Fully Editable—", "Fully Editable"), ("text", "Controls -", "Controls"),
+    ("input_field", "486 - +", "486"), ("input_field", "0.00–+", "0.00"),
+    # what stays: values typed into a field, numbers, a letter X, a web page's arrows, symbols alone
+    ("input_field", "▶Tasks", "▶Tasks"), ("input_field", "C++", "C++"), ("text", "-1", "-1"),
+    ("button", "X Dismiss", "X Dismiss"), ("text", "« Prev", "« Prev"), ("text", "< Back", "< Back"),
+    ("button", "×", "×"), ("text", "文字", "文字"), ("text", "Auto-save", "Auto-save")])
+def test_icons_and_frame_lines_beside_a_desktop_label_are_not_its_text(kind, read, text):
+    assert without_drawn_marks(ElementType(kind), read) == text
+
+
+def test_drawn_marks_are_trimmed_on_desktop_windows_only():
+    els = [Element(type="text", bbox=[0, 0, 60, 14], text="▶Tasks")]
+    desktop = SimpleNamespace(parts=SimpleNamespace(screens="desktop"))
+    web = SimpleNamespace(parts=SimpleNamespace(screens="web"))
+    assert [e.text for e in trim_drawn_marks(desktop, els)] == ["Tasks"]
+    assert [e.text for e in trim_drawn_marks(web, els)] == ["▶Tasks"]
 
 
 def test_a_submenu_arrow_is_not_read_into_the_entry(observer):
