@@ -292,9 +292,6 @@ def _print_head(settings: dict[str, Any], title: str) -> None:
         table.add_row(state, str(v["elements"]), f"{v['accuracy']:.4f}", f"{v['majority']:.4f}",
                       _fmt(v["recall_true"]), _fmt(v["precision_true"]), f"{settings['thresholds'][state]:.2f}")
     out.print(table)
-    for state, by_type in settings.get("type_thresholds", {}).items():
-        for kind, value in by_type.items():
-            out.print(f"{state} on {kind}: threshold {value:.2f}, fitted apart", highlight=False)
     if settings.get("one_focus"):
         out.print("focused: the likeliest element of a screen only", highlight=False)
     for pair, why in settings.get("not_read", {}).items():

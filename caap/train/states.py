@@ -58,11 +58,6 @@ MIN_EACH_VALUE = 20
 # desktop apps: 5 in training) otherwise guesses there while its numbers, carried by other types
 # and kinds of screen, look fine.
 FALSE_CLAIM_COST = 2
-# A (state, type) whose threshold is fitted apart, on that type's examples alone, with a precision
-# floor: a button's "checked" is held down, a claim the agent acts on (it clicks to let go), and
-# toolkits whose buttons are never held down on the validation screens draw plain ones the head
-# can take for held (GTK 4's flat buttons, Qt's tool buttons).
-TYPE_FLOOR: dict[tuple[str, str], float] = {("checked", "button"): 0.95}
 
 
 @dataclass
@@ -211,24 +206,14 @@ def types_read(ex: Examples, states: Sequence[str]) -> dict[str, list[str]]:
     return out
 
 
-def row_thresholds(types: np.ndarray, state: str, thresholds: Mapping[str, float],
-                   by_type: Mapping[str, Mapping[str, float]] | None = None) -> np.ndarray:
-    """Each example's threshold for ``state``: its type's own where ``by_type`` has one."""
-    out = np.full(len(types), thresholds[state], np.float32)
-    for t, value in (by_type or {}).get(state, {}).items():
-        out[types == type_index(t)] = value
-    return out
-
-
 def unproven_types(probs: np.ndarray, ex: Examples, thresholds: dict[str, float], states: Sequence[str],
-                   trained: Mapping[str, Sequence[str]],
-                   by_type: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, str]:
+                   trained: Mapping[str, Sequence[str]]) -> dict[str, str]:
     """The (state, type) pairs of ``trained`` whose claims, on some kind of validation screen, do not
     beat the type's usual value there (``FALSE_CLAIM_COST``), as ``{"<state> on <type>": reason}``."""
     out: dict[str, str] = {}
     kind_of = ex.kind_of()
     for k, s in enumerate(states):
-        said = probs[:, k] >= row_thresholds(ex.types, s, thresholds, by_type)
+        said = probs[:, k] >= thresholds[s]
         truth = ex.labels[:, k] > 0.5
         for t in trained.get(s, ()):
             usual = bool(prompt_default(t, s))  # what the prompt implies when the head says nothing
@@ -260,8 +245,7 @@ def only_states(ex: Examples, states: Sequence[str]) -> Examples:
 
 
 def scores(probs: np.ndarray, ex: Examples, thresholds: dict[str, float],
-           states: Sequence[str] = STATES,
-           by_type: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, dict[str, Any]]:
+           states: Sequence[str] = STATES) -> dict[str, dict[str, Any]]:
     """Per state: examples, accuracy at the threshold, the majority baseline, recall and precision of true."""
     out: dict[str, dict[str, Any]] = {}
     for k, s in enumerate(states):
@@ -270,7 +254,7 @@ def scores(probs: np.ndarray, ex: Examples, thresholds: dict[str, float],
         if not n:
             continue
         truth = ex.labels[rows, k] > 0.5
-        said = probs[rows, k] >= row_thresholds(ex.types, s, thresholds, by_type)[rows]
+        said = probs[rows, k] >= thresholds[s]
         tp = int((said & truth).sum())
         out[s] = {"elements": n, "accuracy": float((said == truth).mean()),
                   "majority": float(max(truth.mean(), 1 - truth.mean())),
@@ -308,33 +292,16 @@ def fit_thresholds(probs: np.ndarray, ex: Examples, states: Sequence[str] = STAT
     data), among those meeting the state's ``PRECISION_FLOOR`` for its ``CLAIM`` where it has one.
     The accuracy is the mean over the kinds of screen (desktop apps, MiniWoB, generated UIs), each
     counted the same: generated pages hold most validation examples, and a threshold that suits
-    them must not decide for desktop apps. The types ``TYPE_FLOOR`` fits apart are left out."""
+    them must not decide for desktop apps."""
     out: dict[str, float] = {}
     origins = ex.origin if ex.origin is not None else np.zeros(len(ex), np.int64)
     for k, s in enumerate(states):
-        apart = [type_index(t) for (state, t) in TYPE_FLOOR if state == s]
-        rows = (ex.known[:, k] > 0) & ~np.isin(ex.types, apart)
+        rows = ex.known[:, k] > 0
         if not rows.any():
             out[s] = 0.5
             continue
         out[s] = _best_threshold(probs[rows, k], ex.labels[rows, k] > 0.5, origins[rows], ex.kind_of()[rows],
                                  PRECISION_FLOOR.get(s), CLAIM.get(s, True))
-    return out
-
-
-def fit_type_thresholds(probs: np.ndarray, ex: Examples, states: Sequence[str] = STATES) -> dict[str, dict[str, float]]:
-    """The thresholds ``TYPE_FLOOR`` fits apart, each on its type's validation examples with its
-    floor, as ``{state: {type: threshold}}``; a pair with no examples is left out."""
-    out: dict[str, dict[str, float]] = {}
-    origins = ex.origin if ex.origin is not None else np.zeros(len(ex), np.int64)
-    for (s, t), floor in TYPE_FLOOR.items():
-        if s not in states:
-            continue
-        k = list(states).index(s)
-        rows = (ex.known[:, k] > 0) & (ex.types == type_index(t))
-        if rows.any():
-            out.setdefault(s, {})[t] = _best_threshold(probs[rows, k], ex.labels[rows, k] > 0.5, origins[rows],
-                                                       ex.kind_of()[rows], floor, CLAIM.get(s, True))
     return out
 
 
@@ -417,8 +384,7 @@ def calibrate(network: Any, val_ex: Examples, trained: dict[str, list[str]], sta
         eligible = np.isin(val_ex.types, [type_index(t) for t in trained.get("focused", ())])
         probs[:, k] = one_per_screen(probs[:, k], screens, eligible)
     thresholds = fit_thresholds(probs, val_ex, states)
-    by_type = fit_type_thresholds(probs, val_ex, states)
-    not_read = unproven_types(probs, val_ex, thresholds, states, trained, by_type)
+    not_read = unproven_types(probs, val_ex, thresholds, states, trained)
     read = {s: [t for t in ts if f"{s} on {t}" not in not_read] for s, ts in trained.items()}
     known = val_ex.known.copy()
     for k, s in enumerate(states):
@@ -427,11 +393,11 @@ def calibrate(network: Any, val_ex: Examples, trained: dict[str, list[str]], sta
     kind_of = val_ex.kind_of()
     per_kind = {kind or "unnamed": scores(probs, Examples(val_ex.views, val_ex.types, val_ex.labels,
                                                           known * (kind_of == kind)[:, None], val_ex.groups),
-                                          thresholds, states, by_type)
+                                          thresholds, states)
                 for kind in sorted(set(kind_of))}
     return {"types_trained": trained, "types_read": read, "not_read": not_read, "thresholds": thresholds,
-            "type_thresholds": by_type, "one_focus": one_focus, "validation_examples": len(val_ex),
-            "validation": scores(probs, as_read, thresholds, states, by_type), "validation_per_kind": per_kind}
+            "one_focus": one_focus, "validation_examples": len(val_ex),
+            "validation": scores(probs, as_read, thresholds, states), "validation_per_kind": per_kind}
 
 
 def recalibrate(directory: str | Path, val_ex: Examples, names: Sequence[str] = (), *,
@@ -446,7 +412,7 @@ def recalibrate(directory: str | Path, val_ex: Examples, names: Sequence[str] = 
     trained = head.config.get("types_trained") or {
         s: sorted(head.types_read[s], key=type_index) for s in states}
     settings = calibrate(head.network, only_states(val_ex, states), trained, states)
-    before = {k: head.config.get(k) for k in ("thresholds", "type_thresholds", "types_read", "not_read", "one_focus")}
+    before = {k: head.config.get(k) for k in ("thresholds", "types_read", "not_read", "one_focus")}
     config = {**head.config, **settings, "validation_data": [str(n) for n in names], "validation_boxes": boxes,
               "recalibrated_from": before}
     save_head(head.network, config, directory)

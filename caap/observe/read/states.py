@@ -192,9 +192,6 @@ class StateHead:
         self.one_focus = bool(config.get("one_focus", False))
         self.reads: tuple[str, ...] = tuple(config.get("states", STATES))  # its outputs, in order
         self.thresholds: dict[str, float] = {s: float(config.get("thresholds", {}).get(s, 0.5)) for s in self.reads}
-        # Types whose threshold for a state was fitted apart (a button's checked: held down).
-        self.type_thresholds: dict[str, dict[str, float]] = {
-            s: {t: float(v) for t, v in by.items()} for s, by in (config.get("type_thresholds") or {}).items()}
         # The types each state was trained on; an output never taught on a type reads noise there.
         # A head from before heads said so had every type that carried the state then: buttons
         # carried no checked.
@@ -202,10 +199,6 @@ class StateHead:
             s: [t.value for t in TYPES if s in attributes_of(t) and (t, s) != (ElementType.BUTTON, "checked")]
             for s in self.reads}
         self.types_read: dict[str, frozenset[str]] = {s: frozenset(trained.get(s, ())) for s in self.reads}
-
-    def threshold(self, state: str, element_type: ElementType | str) -> float:
-        """The threshold ``state`` is read at on this type."""
-        return self.type_thresholds.get(state, {}).get(ElementType(element_type).value, self.thresholds[state])
 
     def mask(self, element_type: ElementType | str) -> np.ndarray:
         """1 for each of the head's states that the type carries and the head was trained on, else 0."""
@@ -264,7 +257,7 @@ class StateHead:
         out: list[dict[str, bool]] = []
         for e, row in zip(elements, probs, strict=True):
             mask = self.mask(e.type)
-            out.append({s: bool(row[k] >= self.threshold(s, e.type)) for k, s in enumerate(self.reads) if mask[k]})
+            out.append({s: bool(row[k] >= self.thresholds[s]) for k, s in enumerate(self.reads) if mask[k]})
         return out
 
 

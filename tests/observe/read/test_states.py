@@ -410,35 +410,6 @@ def test_caap_train_states_calibrate_refits_a_head_and_says_what_it_leaves_unrea
     assert broken.exit_code != 0 and "Traceback" not in broken.output
 
 
-def test_a_buttons_held_down_threshold_is_fitted_apart_with_its_floor() -> None:
-    """Check boxes read well at 0.5; buttons held down share the output, and plain buttons of a
-    toolkit never held down on validation sit at 0.6: on buttons alone the floor lifts the threshold
-    above them, and the check boxes keep theirs."""
-    from caap.train.states import TYPE_FLOOR, Examples, fit_type_thresholds
-
-    assert TYPE_FLOOR[("checked", "button")] >= 0.9
-    k = STATES.index("checked")
-    box, button = TYPES.index(ElementType.CHECKBOX), TYPES.index(ElementType.BUTTON)
-    n = 200
-    types = np.array([box] * 100 + [button] * 100)
-    truth = np.zeros(n, np.float32)
-    probs = np.zeros((n, len(STATES)), np.float32)
-    truth[:50], probs[:50, k], probs[50:100, k] = 1, 0.55, 0.2          # boxes: ticked at 0.55, clear at 0.2
-    truth[100:120], probs[100:120, k] = 1, 0.95                        # held down, and sure of it
-    probs[120:130, k], probs[130:, k] = 0.6, 0.05                      # ten plain buttons half believed held
-    known = np.zeros_like(probs)
-    known[:, k] = 1
-    labels = np.zeros_like(probs)
-    labels[:, k] = truth
-    ex = Examples(np.zeros((n, VIEW_H, VIEW_W, 3), np.uint8), types, labels, known, ["g"] * n)
-    general, apart = fit_thresholds(probs, ex)["checked"], fit_type_thresholds(probs, ex)["checked"]["button"]
-    assert general <= 0.55 and 0.6 < apart <= 0.95
-    config = {"states": list(STATES), "thresholds": {"checked": general}, "type_thresholds": {"checked": {"button": apart}}}
-    head = StateHead(SimpleNamespace(eval=lambda: None), config)
-    assert head.threshold("checked", ElementType.BUTTON) == apart
-    assert head.threshold("checked", ElementType.CHECKBOX) == general
-
-
 def test_a_head_names_its_view() -> None:
     head = StateHead(SimpleNamespace(eval=lambda: None), {"states": list(STATES)})
     assert head.view == 1 and not head.one_focus  # heads from before either was written
