@@ -272,21 +272,6 @@ def _precise_everywhere(said: np.ndarray, truth: np.ndarray, origin: np.ndarray,
     return True
 
 
-def _best_threshold(p: np.ndarray, truth: np.ndarray, origin: np.ndarray, kind: np.ndarray,
-                    floor: float | None, claim: bool) -> float:
-    """The grid value with the best accuracy, averaged over the kinds of screen (0.5 on a tie), among
-    those whose claims reach ``floor`` precision in every origin where there is one."""
-    grid = THRESHOLD_GRID
-    if floor is not None:
-        if claim:
-            grid = tuple(t for t in grid if _precise_everywhere(p >= t, truth, origin, floor)) or grid[-1:]
-        else:
-            grid = tuple(t for t in grid if _precise_everywhere(p < t, ~truth, origin, floor)) or grid[:1]
-    parts = [kind == k for k in set(kind)]
-    return float(max(grid, key=lambda t: (float(np.mean([((p[m] >= t) == truth[m]).mean() for m in parts])),
-                                          -abs(t - 0.5))))
-
-
 def fit_thresholds(probs: np.ndarray, ex: Examples, states: Sequence[str] = STATES) -> dict[str, float]:
     """Each state's threshold: the grid value with the best validation accuracy (0.5 on a tie or no
     data), among those meeting the state's ``PRECISION_FLOOR`` for its ``CLAIM`` where it has one.
@@ -294,14 +279,25 @@ def fit_thresholds(probs: np.ndarray, ex: Examples, states: Sequence[str] = STAT
     counted the same: generated pages hold most validation examples, and a threshold that suits
     them must not decide for desktop apps."""
     out: dict[str, float] = {}
-    origins = ex.origin if ex.origin is not None else np.zeros(len(ex), np.int64)
     for k, s in enumerate(states):
         rows = ex.known[:, k] > 0
         if not rows.any():
             out[s] = 0.5
             continue
-        out[s] = _best_threshold(probs[rows, k], ex.labels[rows, k] > 0.5, origins[rows], ex.kind_of()[rows],
-                                 PRECISION_FLOOR.get(s), CLAIM.get(s, True))
+        truth = ex.labels[rows, k] > 0.5
+        p = probs[rows, k]
+        grid = THRESHOLD_GRID
+        floor = PRECISION_FLOOR.get(s)
+        if floor is not None:
+            origin = ex.origin[rows] if ex.origin is not None else np.zeros(len(p), np.int64)
+            if CLAIM.get(s, True):
+                grid = tuple(t for t in grid if _precise_everywhere(p >= t, truth, origin, floor)) or grid[-1:]
+            else:
+                grid = tuple(t for t in grid if _precise_everywhere(p < t, ~truth, origin, floor)) or grid[:1]
+        kind = ex.kind_of()[rows]
+        parts = [kind == k for k in set(kind)]
+        out[s] = float(max(grid, key=lambda t: (float(np.mean([((p[m] >= t) == truth[m]).mean() for m in parts])),
+                                                -abs(t - 0.5))))
     return out
 
 
