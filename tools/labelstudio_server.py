@@ -2,6 +2,8 @@
 
     .venv/bin/python tools/labelstudio_server.py DATASET [--tasks tasks.json] [--port 8080]
     .venv/bin/python tools/labelstudio_server.py DATASET --images-only [--port 8081]
+    .venv/bin/python tools/labelstudio_server.py --install
+
 
 Installs Label Studio into its own virtualenv ``.venv-labelstudio`` when it is missing (its many
 pins clash with caap's, so it never goes into ``.venv``), then starts it on 127.0.0.1 serving the
@@ -13,6 +15,9 @@ dataset's images as local-files storage and imports the tasks. Stop it with Ctrl
 With ``--images-only`` it runs no Label Studio but serves DATASET's files over HTTP with the CORS
 header Label Studio needs (``python -m http.server`` lacks it, and the browser then refuses the
 images), for tasks exported with ``--image-root-url http://127.0.0.1:PORT``.
+
+With ``--install`` it only installs Label Studio into its virtualenv (``tools/setup.sh annotation``
+does this, so the first server start does not wait for pip).
 
 The tests import the helpers below (``ensure_installed``, ``start_server``, ``stop_server``).
 """
@@ -261,7 +266,10 @@ def serve_images(dataset: Path, port: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("dataset", type=Path, help="the caap dataset directory whose images Label Studio serves")
+    parser.add_argument("dataset", type=Path, nargs="?", help="the caap dataset directory whose images Label Studio "
+                        "serves")
+    parser.add_argument("--install", action="store_true", help=f"only install {LABEL_STUDIO_SPEC} into {VENV} "
+                        "(nothing to do when it is there) and exit")
     parser.add_argument("--tasks", type=Path, help="tasks JSON from `caap dataset export-labelstudio` to import")
     parser.add_argument("--port", type=int, default=None, help="default 8080 (8081 with --images-only)")
     parser.add_argument("--images-only", action="store_true",
@@ -273,6 +281,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--password", default=None, help="default: a random one, printed (both are kept in the "
                         "data directory and reused)")
     args = parser.parse_args(argv)
+    if args.install:
+        try:
+            spent = ensure_installed()
+        except LabelStudioError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(f"installed {LABEL_STUDIO_SPEC} into {VENV} in {spent:.0f}s" if spent
+              else f"{LABEL_STUDIO_SPEC} is installed in {VENV}")
+        return 0
+    if args.dataset is None:
+        parser.error("DATASET is required (unless --install)")
     dataset = args.dataset.resolve()
     if not (dataset / "dataset.json").is_file():
         parser.error(f"{dataset}: not a caap dataset (no dataset.json)")

@@ -5,6 +5,7 @@
 #   bash tools/setup.sh screen bench      # plus any extra named in pyproject.toml
 #   bash tools/setup.sh --system ...      # also install the Debian packages caap drives (needs root + apt)
 #   bash tools/setup.sh --system desktop  # plus the desktop apps and accessibility bus of `caap dataset desktop`
+#   bash tools/setup.sh annotation        # plus the Label Studio SDK, and the server in .venv-labelstudio
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -67,3 +68,11 @@ if ! .venv/bin/python -m pip install -q --disable-pip-version-check -e "$spec" >
   exit 1
 fi
 echo "caap installed in .venv ($spec)"
+# Label Studio's server (for annotation) lives in a virtualenv of its own: its pins clash with caap's.
+for extra in "${extras[@]}"; do
+  if [ "$extra" = annotation ]; then
+    # Only the server tool and its tests need it: a failed install is reported, not fatal.
+    .venv/bin/python tools/labelstudio_server.py --install ||
+      echo "setup.sh: Label Studio's server was not installed (above); run tools/labelstudio_server.py --install again" >&2
+  fi
+done

@@ -17,6 +17,7 @@ from caap.observe.primitives import rgb_pixels
 from caap.observe.steps import reading, texts
 from caap.observe.steps.boxes import drop_spanning_rows, merge_duplicates, merge_overlapping_words
 from caap.observe.steps.cells import fit_cells
+from caap.observe.steps.disclosure import disclosure_triangles
 from caap.observe.steps.field_ink import blank_placeholders
 from caap.observe.steps.figures import (
     bars_as_letters,
@@ -28,6 +29,7 @@ from caap.observe.steps.figures import (
     solid_figures,
     thin_bars,
 )
+from caap.observe.steps.focus import drawn_focus
 from caap.observe.steps.framed_icons import framed_icons
 from caap.observe.steps.frames import grow_framed_icons
 from caap.observe.steps.grips import resize_grips
@@ -123,7 +125,7 @@ STEPS: tuple[Step, ...] = (
     # settle: corrections on the pixels around what was read
     Step("trim_trailing_chevrons", "settle", "take a submenu's chevron off the end of a row's text",
          texts.trim_trailing_chevrons, READER),
-    Step("trim_drawn_marks", "settle", "on desktop windows, take icons, frame lines and spin steppers off the "
+    Step("trim_drawn_marks", "settle", "on desktop windows, take icons and frame lines off the "
          "texts beside them", texts.trim_drawn_marks, READER),
     Step("retype_solid_figures", "settle", "a one-glyph text or shape that is a filled figure becomes a shape "
          "of its kind", lambda look, els: solid_figures(look.image, els), READER),
@@ -133,6 +135,14 @@ STEPS: tuple[Step, ...] = (
          lambda look, els: control_kinds(look.image, els), READER),
     Step("read_states", "settle", "the state head reads each control's states (ticked, focused, selected, "
          "open, greyed...) from its pixels", read_states, READER),
+    Step("read_disclosure_triangles", "settle", "on desktop windows, a row with a triangle before it is open "
+         "(▾) or closed (▸); an expander's title taken for a text becomes such a row",
+         lambda look, els: els if look.parts.screens != "desktop" else disclosure_triangles(look.image, els),
+         READER),
+    Step("read_drawn_focus", "settle", "on desktop windows where the state head read no focus, the one field, "
+         "drop-down or button drawn with a dotted ring, a caret or an accent ring is focused",
+         lambda look, els: els if look.parts.screens != "desktop" else drawn_focus(look.screen or look.image, els),
+         READER),
     Step("read_levels", "settle", "a slider's or progress bar's value from where its thumb or fill stands",
          lambda look, els: read_levels(rgb_pixels(look.image), els), READER),  # a state: read with the rest
     Step("unhighlight_plain_rows", "settle", "a row on the page's own colour is not highlighted",

@@ -151,6 +151,8 @@ def caret_columns(crop: np.ndarray) -> slice | None:
 ICON_GAP_HEIGHTS = 1.0  # blank before a trailing piece, in line heights, that sets it apart from the value
 ICON_GAP_MIN_PX = 8
 ICON_MAX_HEIGHTS = 2.5  # a trailing piece wider than this many line heights is words, not a control
+RULE_SHARE = 0.9  # a column inked over this share of the field's height ...
+RULE_MAX_PX = 2   # ... in a run at most this wide is a rule between parts of the field
 MIN_VALUE_PX = 3  # a first piece narrower than this is a frame's inner line, not a value (a right-aligned
                   # number, alone in its field, is the value and stays)
 
@@ -166,7 +168,16 @@ def trailing_controls(crop: np.ndarray) -> slice | None:
     if crop.shape[0] < 3 or crop.shape[1] < 4:
         return None
     ink = ink_mask(crop, _background(crop), INK_DIFFERENCE, "max")
-    rows = np.flatnonzero(ink.any(axis=1))
+    # GTK 4 parts its spin button's − and + from the value by rules from the top to the bottom of
+    # the field: they are no text, and measured as one they would make the line as high as the field.
+    full = np.concatenate([[0], (ink.sum(axis=0) >= RULE_SHARE * crop.shape[0]).astype(np.int8), [0]])
+    edges = np.flatnonzero(np.diff(full))
+    for a, b in zip(edges[::2], edges[1::2], strict=True):
+        if b - a <= RULE_MAX_PX:
+            ink[:, a:b] = False
+    # The line's height, from the rows inked in two columns or more: a rounded frame's corner left
+    # in the crop's corners inks one.
+    rows = np.flatnonzero(ink.sum(axis=1) >= 2)
     if rows.size == 0:
         return None
     height = int(rows[-1] - rows[0] + 1)

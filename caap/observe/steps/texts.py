@@ -290,10 +290,9 @@ def trim_trailing_chevrons(look: Look, elements: list[Element]) -> list[Element]
 #   icon read as one CJK or kana character (``▶Tasks``, ``× Dismiss``, ``^ Cancel``, ``文 Dismiss``);
 _LEADING_ICON = re.compile(r"^(?:[\u2190-\u21ff\u25a0-\u25ff\u2700-\u27bf×^©®]|[\u3040-\u30ff\u3400-\u9fff])"
                            r"\s?(?=[A-Za-z]{2})")
-# - a frame's line running into its title from either side (``—Fully Editable—``, ``Controls -``);
+# - a frame's line running into its title from either side (``—Fully Editable—``, ``Controls -``).
+# (A spin box's steppers inside its field are no text: ``erase_foreign_ink`` paints them out.)
 _FRAME_LINE = re.compile(r"^[-–—]+\s*(?=[A-Z])|(?<=[A-Za-z)])\s*[-–—]+$")
-# - a spin box's steppers drawn inside its field (``486 - +``, ``0.00–+``).
-_FIELD_STEPPERS = re.compile(r"(?<=\S)\s*[-–—−]\s*\+$")
 # Typed values (fields, text views) may start with anything, and keep what they hold.
 ICON_TEXT_TYPES = frozenset(t for t in ElementType if TEXT in attributes_of(t)) - {
     ElementType.INPUT_FIELD, ElementType.TEXT_AREA}
@@ -301,13 +300,11 @@ FRAME_TITLE_TYPES = frozenset({ElementType.TEXT, ElementType.CHECKBOX, ElementTy
 
 
 def without_drawn_marks(element_type: ElementType, text: str) -> str:
-    """A desktop element's text without the icon, frame line or steppers its box shows beside it."""
+    """A desktop element's text without the icon or frame line its box shows beside it."""
     if element_type in ICON_TEXT_TYPES:
         text = _LEADING_ICON.sub("", text)
     if element_type in FRAME_TITLE_TYPES:
         text = _FRAME_LINE.sub("", text)
-    if element_type == ElementType.INPUT_FIELD:
-        text = _FIELD_STEPPERS.sub("", text)
     return text
 
 

@@ -1,0 +1,142 @@
+"""Where the keyboard focus is drawn: a dotted rectangle inside a button, a text caret, an accent ring.
+
+GTK 3's themes and Qt's classic styles mark the focused button with a rectangle of dots one pixel
+apart, a few pixels inside its frame or round its label. It is the plainest sign of focus a desktop
+draws, and too faint for the state head, which sees the button squeezed into 32 px. A dotted line
+is a run of pixels that are ink and background by turns; ``dotted_ring`` asks for such runs along
+a row near the box's top and one near its bottom, each across most of the width between them.
+
+Only the focused field draws a text caret: ``text_caret`` finds one alone in an empty field or text
+view (a thin upright line, the only ink inside the border), or at the end of a field's value
+(``caap.observe.steps.field_ink.caret_columns``). A caret blinks, so a screenshot may miss it.
+
+``drawn_focus`` is the step: where the state head read no element of the screen focused, the one
+focusable element that shows a dotted ring, or else a caret, or else a ring in an accent colour
+(``caap.observe.steps.figures.focus_ring``), is. A screen shows one keyboard focus, so where two
+elements show the same sign the step says nothing. It looks at the screen as taken
+(``Look.screen``): the read stage paints a field's caret out for the readers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from PIL import Image
+
+from caap.elements import Element
+from caap.observe.primitives import background_colour, difference, face_colour, rgb_pixels
+from caap.observe.steps.field_ink import BORDER_PX, INK_DIFFERENCE, caret_columns
+from caap.observe.steps.figures import focus_ring
+from caap.taxonomy import FOCUSED, ElementType, attributes_of
+
+DOT_INK = 20           # least channel difference from the button's face that may make a dot ...
+DOT_SHARE = 0.6        # ... and, in a row, at least this share of the row's strongest: GTK's dashes are
+                       # drawn at 30 % opacity, with fainter anti-aliased pixels between them
+DOT_EDGE_PX = 3        # px at each end of a row that set no level
+DOT_ON_PX = 2          # a dot or dash is at most this long ...
+DOT_OFF_PX = 3         # ... and the gaps between them at most this long
+DOT_ROWS = 12          # px from the box's top (and bottom) where the ring's rows may lie
+DOT_MIN_RUN = 16       # px: the shortest dotted run that counts ...
+DOT_RUN_SHARE = 0.35   # ... and at least this share of the box's width
+DOT_ALIGN_PX = 3       # the top and bottom runs start and end this close to each other
+# Qt's Fusion frames the default button (the one Enter presses) in its accent colour too: a
+# coloured ring tells focus on fields, drop-downs and text views only.
+RING_TYPES = frozenset({ElementType.INPUT_FIELD, ElementType.DROPDOWN, ElementType.TEXT_AREA})
+CARET_TYPES = frozenset({ElementType.INPUT_FIELD, ElementType.TEXT_AREA})
+MIN_BOX = (24, 14)     # px (width, height): smaller boxes hold no dotted ring
+
+
+def _dotted_runs(row: np.ndarray) -> list[tuple[int, int]]:
+    """The stretches ``[start, end)`` of a row of ink differences where short dots and short gaps
+    take turns (``DOT_ON_PX``, ``DOT_OFF_PX``), at least ``DOT_MIN_RUN`` long."""
+    inner = row[DOT_EDGE_PX:-DOT_EDGE_PX]  # the frame's rounded corners are stronger than the dots
+    if inner.size == 0 or int(inner.max()) <= DOT_INK:
+        return []
+    on = row > max(DOT_INK, DOT_SHARE * int(inner.max()))
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], on.astype(np.int8), [0]])))
+    dots = list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))  # [start, end) of each run of ink
+    runs: list[tuple[int, int]] = []
+    first = last = None
+    for a, b in dots:
+        fits = b - a <= DOT_ON_PX
+        if fits and last is not None and a - last <= DOT_OFF_PX:
+            last = b
+            continue
+        if first is not None and last is not None and last - first >= DOT_MIN_RUN:
+            runs.append((first, last))
+        first, last = (a, b) if fits else (None, None)
+    if first is not None and last is not None and last - first >= DOT_MIN_RUN:
+        runs.append((first, last))
+    return runs
+
+
+def dotted_ring(rgb: np.ndarray, box: Sequence[int]) -> bool:
+    """Whether a dotted rectangle is drawn inside ``box``: a dotted run along a row in its top
+    ``DOT_ROWS`` px and one in its bottom ``DOT_ROWS`` px that span about the same columns."""
+    h, w = rgb.shape[:2]
+    x1, y1, x2, y2 = max(int(box[0]), 0), max(int(box[1]), 0), min(int(box[2]), w), min(int(box[3]), h)
+    if x2 - x1 < MIN_BOX[0] or y2 - y1 < MIN_BOX[1]:
+        return False
+    crop = rgb[y1:y2, x1:x2]
+    ink = difference(crop, face_colour(crop), "max")
+    least = max(DOT_MIN_RUN, DOT_RUN_SHARE * (x2 - x1))
+    reach = min(DOT_ROWS, (y2 - y1) // 3)  # the label's rows lie between: a word's stems can look dotted
+
+    def runs(rows: range) -> list[tuple[int, int]]:
+        return [r for y in rows for r in _dotted_runs(ink[y]) if r[1] - r[0] >= least]
+
+    tops, bottoms = runs(range(0, reach)), runs(range(y2 - y1 - reach, y2 - y1))
+    return any(abs(a[0] - b[0]) <= DOT_ALIGN_PX and abs(a[1] - b[1]) <= DOT_ALIGN_PX for a in tops for b in bottoms)
+
+
+CARET_MAX_WIDTH = 2    # px: a caret is one pixel wide, two with anti-aliasing
+CARET_MIN_PX = 8       # px: its least height ...
+CARET_GAP_PX = 4       # px: the most blank between a value's last letter and the caret after it
+CARET_MAX_SHARE = 0.85  # ... and at most this share of the field's inside (a longer line is the frame's)
+
+
+def text_caret(rgb: np.ndarray, box: Sequence[int]) -> bool:
+    """Whether a text caret shows in a field or text view boxed at ``box``: alone inside its
+    border, or at the end of a one-line value."""
+    h, w = rgb.shape[:2]
+    x1, y1 = max(int(box[0]) + BORDER_PX, 0), max(int(box[1]) + BORDER_PX, 0)
+    x2, y2 = min(int(box[2]) - BORDER_PX, w), min(int(box[3]) - BORDER_PX, h)
+    if x2 - x1 < 6 or y2 - y1 < CARET_MIN_PX:
+        return False
+    crop = rgb[y1:y2, x1:x2]
+    ink = difference(crop, background_colour(crop), "max") > INK_DIFFERENCE
+    # What is left of a thick focus ring or frame lies along the crop's edges: not looked at.
+    inner = np.zeros_like(ink)
+    inner[:, 2:-2] = ink[:, 2:-2]
+    inner[:2] = inner[-2:] = False
+    cols = np.flatnonzero(inner.any(axis=0))
+    if cols.size == 0:
+        return False
+    if cols[-1] - cols[0] < CARET_MAX_WIDTH:
+        rows = np.flatnonzero(inner[:, cols[0]:cols[-1] + 1].any(axis=1))
+        length = rows[-1] - rows[0] + 1
+        return bool(rows.size == length and CARET_MIN_PX <= length <= CARET_MAX_SHARE * ink.shape[0])
+    caret = caret_columns(crop)
+    if caret is None:
+        return False
+    # Right after the value: a line standing apart at the field's far end is a drop-down's divider.
+    before = cols[cols < caret.start]
+    return bool(before.size and caret.start - before[-1] <= CARET_GAP_PX)
+
+
+def drawn_focus(image: Image.Image, elements: list[Element]) -> list[Element]:
+    """The elements with the one whose focus is drawn focused, where none is read focused yet."""
+    focusable = [i for i, e in enumerate(elements) if FOCUSED in attributes_of(e.type)]
+    if not focusable or any(elements[i].focused for i in focusable):
+        return elements
+    rgb = rgb_pixels(image)
+    for sign, types in ((dotted_ring, None), (text_caret, CARET_TYPES), (focus_ring, RING_TYPES)):
+        shown = [i for i in focusable if (types is None or elements[i].type in types) and sign(rgb, elements[i].bbox)]
+        if len(shown) == 1:
+            out = list(elements)
+            out[shown[0]] = out[shown[0]].model_copy(update={"focused": True})
+            return out
+        if shown:
+            return elements  # two elements cannot both hold the focus: say nothing
+    return elements

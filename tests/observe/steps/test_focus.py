@@ -1,0 +1,71 @@
+"""Where the keyboard focus is drawn: dotted rings, carets, accent rings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+from caap.elements import Element
+from caap.observe.steps.focus import dotted_ring, drawn_focus, text_caret
+
+DESKTOP = Path(__file__).resolve().parents[2] / "fixtures" / "desktop"
+
+
+def _screen(name: str) -> tuple[Image.Image, list[Element]]:
+    labels = json.loads((DESKTOP / f"{name}.json").read_text())
+    return Image.open(DESKTOP / f"{name}.png").convert("RGB"), [Element(**e) for e in labels["elements"]]
+
+
+@pytest.mark.parametrize("name", ["gtk3-focused-button", "gtk3-focused-button-dark", "qt5-focused-button"])
+def test_the_button_with_the_dotted_ring_is_the_focused_one(name):
+    """Cuts of validation screens: GTK 3's dashed rectangle inside the focused button (light and
+    dark theme, drawn at 30 % opacity) and Qt's dotted one round its label; the buttons beside it
+    show none."""
+    image, gold = _screen(name)
+    rgb = np.asarray(image)
+    assert [dotted_ring(rgb, e.bbox) for e in gold] == [bool(e.focused) for e in gold]
+    unread = [e.model_copy(update={"focused": None}) for e in gold]
+    assert [bool(e.focused) for e in drawn_focus(image, unread)] == [bool(e.focused) for e in gold]
+
+
+def test_the_state_heads_focus_stands_and_two_signs_say_nothing():
+    image, gold = _screen("gtk3-focused-button")
+    read = [e.model_copy(update={"focused": e.text == "Medium"}) for e in gold]  # the head's (wrong) reading
+    assert drawn_focus(image, read) == read
+    twice = Image.new("RGB", (image.width * 2, image.height), "white")
+    twice.paste(image, (0, 0))
+    twice.paste(image, (image.width, 0))
+    both = [e.model_copy(update={"focused": None}) for e in gold] + [
+        e.model_copy(update={"focused": None, "bbox": (e.bbox[0] + image.width, e.bbox[1], e.bbox[2] + image.width,
+                                                       e.bbox[3])}) for e in gold]
+    assert drawn_focus(twice, both) == both
+
+
+def _field(text_end: int | None, caret_at: int | None, height: int = 30) -> np.ndarray:
+    image = Image.new("RGB", (200, height), "white")
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([0, 0, 199, height - 1], outline=(150, 150, 150))
+    if text_end is not None:
+        draw.text((8, 8), "Alice", fill=(20, 20, 20))
+    if caret_at is not None:
+        draw.line([(caret_at, 7), (caret_at, height - 8)], fill=(20, 20, 20))
+    return np.asarray(image)
+
+
+def test_a_caret_alone_in_an_empty_field_shows_its_focus():
+    assert text_caret(_field(None, 8), (0, 0, 200, 30))
+    assert not text_caret(_field(None, None), (0, 0, 200, 30))
+    assert not text_caret(_field(True, None), (0, 0, 200, 30))  # a value, no caret
+    # A thin line at the field's far end, away from the value, is a drop-down's divider.
+    assert not text_caret(_field(True, 180), (0, 0, 200, 30))
+
+
+def test_no_drawn_focus_on_a_plain_screen():
+    image = Image.new("RGB", (300, 100), "white")
+    ImageDraw.Draw(image).rectangle([10, 10, 110, 40], outline=(120, 120, 120), fill=(230, 230, 230))
+    button = Element(type="button", bbox=(10, 10, 111, 41), text="OK")
+    assert drawn_focus(image, [button]) == [button]
