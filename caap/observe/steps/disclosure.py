@@ -127,16 +127,16 @@ def box_sign(outline: np.ndarray, ink: np.ndarray) -> bool | None:
     inside = ink[2:-2, 2:-2]
     if inside.size == 0:
         return None
-    rows = slice(inside.shape[0] // 2 - (inside.shape[0] % 2 == 0), inside.shape[0] // 2 + 1)
-    cols = slice(inside.shape[1] // 2 - (inside.shape[1] % 2 == 0), inside.shape[1] // 2 + 1)
-    across, down = inside[rows].any(axis=0), inside[:, cols].any(axis=1)
+    middle_rows = slice(inside.shape[0] // 2 - (inside.shape[0] % 2 == 0), inside.shape[0] // 2 + 1)
+    middle_cols = slice(inside.shape[1] // 2 - (inside.shape[1] % 2 == 0), inside.shape[1] // 2 + 1)
+    across, down = inside[middle_rows].any(axis=0), inside[:, middle_cols].any(axis=1)
     if across.mean() < SIGN_BAR:
         return None
     plus = bool(down.mean() >= SIGN_BAR)
     rest = inside.copy()
-    rest[rows] = False
+    rest[middle_rows] = False
     if plus:
-        rest[:, cols] = False
+        rest[:, middle_cols] = False
     # Nothing but the sign inside: a ticked check box's tick runs across rows and columns.
     return None if rest.any() else not plus
 
