@@ -4,11 +4,14 @@
     .venv/bin/python tools/state_ab.py data/miniwob-val --detector models/detector/caap-yolov8n-miniwob.pt
 
 Each screen is observed once with the whole observer up to its ``read_states`` step (detector,
-fitting, proposals, reader, PP-OCR); the rest of the pipeline then runs three ways on that same list:
+fitting, proposals, reader, PP-OCR); the rest of the pipeline then runs four ways on that same list:
 
 - ``reader``: the reader's record alone (the state head and the pixel rules off);
-- ``reader+rules``: the record with the check-mark and focus-ring rules (the observer before the head);
-- ``head``: the state head (the observer with every step on; the rules stand down where it has read).
+- ``reader+rules``: the record with the pixel rules (check marks, focus rings, and on desktop windows
+  disclosure triangles and drawn focus);
+- ``head``: the state head alone (the rules stand down where it has read; the desktop ones off);
+- ``head+drawn``: the observer with every step on: the head, then on desktop windows the disclosure
+  triangles and the drawn focus where the head read none.
 
 Every variant's elements are matched to the labelled ones (IoU ≥ 0.5, as ``caap eval reader``) and
 each state is scored where the label knows it: accuracy (a state not read counts as false, and as
@@ -41,10 +44,12 @@ from caap.train.eval_reader import PRESSED, scored_as, toolkit_of
 SCORED = (*BOOLEAN_ATTRIBUTES, PRESSED)  # a labelled button's checked is scored apart, as caap eval reader does
 
 RULES = ("read_control_marks", "read_focus_rings")
+DRAWN = ("read_disclosure_triangles", "read_drawn_focus")  # what desktop windows draw, read over the head
 VARIANTS: dict[str, tuple[str, ...]] = {
-    "reader": ("read_states", *RULES),
+    "reader": ("read_states", *RULES, *DRAWN),
     "reader+rules": ("read_states",),
-    "head": (),
+    "head": DRAWN,
+    "head+drawn": (),
 }
 
 

@@ -106,7 +106,7 @@ class Look:
     image: Image.Image
     parts: Parts
     readings: Readings | None = None
-    reading_boxes: list[Element] | None = None  # the boxes the reader reads in, where a step narrowed them
+    reading_boxes: list[Element] | None = None  # the boxes the readers read in, where a step narrowed them
     states_read: bool = False  # the state head has read the states (the pixel rules for them stand down)
     steps: list[StepRun] = field(default_factory=list)
     provenance: list[Provenance] = field(default_factory=list)

@@ -112,7 +112,7 @@ STEPS: tuple[Step, ...] = (
     # read: the reader, PP-OCR where it is unsure, the text chooser
     Step("erase_foreign_ink", "read", "paint over what shows through a field besides its value (a second "
          "text, the caret, trailing controls)", reading.erase_foreign_ink, READER),
-    Step("narrow_reading_boxes", "read", "read a row from after the icon before its text",
+    Step("narrow_reading_boxes", "read", "read a row or button from after the icon before its text",
          reading.narrow_reading_boxes, READER),
     Step("read_elements", "read", "read every box in one batch: type, text, states",
          reading.read_elements, READER),
@@ -135,12 +135,12 @@ STEPS: tuple[Step, ...] = (
          lambda look, els: control_kinds(look.image, els), READER),
     Step("read_states", "settle", "the state head reads each control's states (ticked, focused, selected, "
          "open, greyed...) from its pixels", read_states, READER),
-    Step("read_disclosure_triangles", "settle", "on desktop windows, a row with a triangle before it is open "
-         "(▾) or closed (▸); an expander's title taken for a text becomes such a row",
+    Step("read_disclosure_triangles", "settle", "desktop: a row is open or closed as its triangle (▾ ▸) or "
+         "box (⊟ ⊞) says; a titled one is a row",
          lambda look, els: els if look.parts.screens != "desktop" else disclosure_triangles(look.image, els),
          READER),
-    Step("read_drawn_focus", "settle", "on desktop windows where the state head read no focus, the one field, "
-         "drop-down or button drawn with a dotted ring, a caret or an accent ring is focused",
+    Step("read_drawn_focus", "settle", "desktop, no focus read: the one control showing a dotted ring, a caret or "
+         "an accent ring has it",
          lambda look, els: els if look.parts.screens != "desktop" else drawn_focus(look.screen or look.image, els),
          READER),
     Step("read_levels", "settle", "a slider's or progress bar's value from where its thumb or fill stands",

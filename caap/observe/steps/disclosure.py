@@ -33,6 +33,7 @@ from caap.taxonomy import ElementType
 ROW_REACH_PX = 36      # px left of a tree row's box (and at most that far into it) where its arrow may stand: a
                        # check box may come between (Qt's check-box trees)
 TITLE_REACH_PX = 26    # the same for a text taken for a row: an expander's arrow is in its box or just before it
+DEPTH_MIN_PX = 3        # px: a triangle's least depth (two rows of ink are a stroke's end, a descender)
 BASE_PX = (5, 14)       # px: a triangle's base (its long side); Adwaita's is 9-10, Fusion's 7-9, Tk's 7-9
 DEPTH_SHARE = (0.3, 0.75)  # its depth (base to tip) as a share of the base: an even triangle is 0.5
 FILL_SHARE = (0.35, 0.75)  # share of its bounding box it fills: 0.5 for an ideal triangle
@@ -80,7 +81,7 @@ def triangle_direction(blob: np.ndarray) -> str | None:
     """``"right"`` (▸), ``"down"`` (▾) or None for a blob's mask (H × W, bool, cut to its extent)."""
     h, w = blob.shape
     fill = float(blob.mean())
-    if not FILL_SHARE[0] <= fill <= FILL_SHARE[1]:
+    if min(h, w) < DEPTH_MIN_PX or not FILL_SHARE[0] <= fill <= FILL_SHARE[1]:
         return None
     if BASE_PX[0] <= h <= BASE_PX[1] and DEPTH_SHARE[0] * h <= w <= DEPTH_SHARE[1] * h + 1:
         return "right" if _runs_ok(blob.T) else None  # columns from the left (the base) to the tip
@@ -163,7 +164,7 @@ def disclosure(rgb: np.ndarray, box: Sequence[int], others: Sequence[Sequence[in
     best: tuple[float, bool] | None = None
     for k in range(1, n):
         x, y, w, h = (int(v) for v in stats[k, :4])
-        if not (BASE_PX[0] // 2 <= min(w, h) and max(w, h) <= BASE_PX[1]):
+        if not (min(w, h) >= DEPTH_MIN_PX and max(w, h) <= BASE_PX[1]):
             continue
         if y == 0 or y + h == strip.shape[0]:
             continue  # cut by the strip's edge: part of something larger

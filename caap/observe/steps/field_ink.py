@@ -29,7 +29,8 @@ from caap.observe.primitives import background_colour, difference, ink_mask, rgb
 from caap.taxonomy import ElementType
 
 FIELD_TYPES = frozenset({ElementType.INPUT_FIELD})
-ROW_TYPES = frozenset({ElementType.TEXT, ElementType.TABLED_TEXT, ElementType.TREE_ITEM})
+# Rows and buttons may show a coloured icon before their text (Tk's demos: a red ✕ before Dismiss).
+ROW_TYPES = frozenset({ElementType.TEXT, ElementType.TABLED_TEXT, ElementType.TREE_ITEM, ElementType.BUTTON})
 BORDER_PX = 3          # a field's border and focus ring stay untouched
 INK_DIFFERENCE = 48    # a pixel this far (largest channel) from the background is ink
 DARK_TEXT = 150        # the value's ink must reach this far from the background
@@ -244,17 +245,21 @@ def leading_icon(crop: np.ndarray) -> slice | None:
 
 
 def reading_boxes(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
-    """The elements with the boxes the reader reads them in: a row's box starts after the icon
-    drawn before its text (``leading_icon``); every other box is the element's own."""
+    """The elements with the boxes the readers read them in: a row's or button's box starts after
+    the icon drawn before its text (``leading_icon``); every other box is the element's own."""
     out = list(elements)
     for i, element in enumerate(elements):
         if element.type not in ROW_TYPES:
             continue
         x1, y1, x2, y2 = (int(v) for v in element.bbox)
         x1, y1, x2, y2 = max(x1, 0), max(y1, 0), min(x2, image.width), min(y2, image.height)
-        icon = leading_icon(np.asarray(image.crop((x1, y1, x2, y2)).convert("RGB")))
+        # A button's frame and bevel run along its box: looked for inside them.
+        inset = BORDER_PX + 1 if element.type == ElementType.BUTTON else 0
+        if x2 - x1 <= 2 * inset or y2 - y1 <= 2 * inset:
+            continue
+        icon = leading_icon(np.asarray(image.crop((x1 + inset, y1 + inset, x2 - inset, y2 - inset)).convert("RGB")))
         if icon is not None:
-            out[i] = element.model_copy(update={"bbox": (x1 + icon.stop, y1, x2, y2)})
+            out[i] = element.model_copy(update={"bbox": (x1 + inset + icon.stop, y1, x2, y2)})
     return out
 
 

@@ -66,7 +66,7 @@ def erase_foreign_ink(look: Look, elements: list[Element]) -> list[Element]:
 
 
 def narrow_reading_boxes(look: Look, elements: list[Element]) -> list[Element]:
-    """The boxes the reader reads in: a row's starts after the icon before its text."""
+    """The boxes the readers read in: a row's or button's starts after the icon before its text."""
     look.reading_boxes = reading_boxes(look.image, elements)
     return elements
 
@@ -77,7 +77,7 @@ def read_elements(look: Look, elements: list[Element]) -> list[Element]:
     assert parts.reader is not None  # the step needs a reader
     boxes = look.reading_boxes if look.reading_boxes is not None and len(look.reading_boxes) == len(elements) \
         else elements
-    look.reading_boxes = None
+    look.reading_boxes = boxes  # PP-OCR reads the doubtful ones again in the same boxes
     readings = parts.reader.read(look.image, boxes, type_hints=[e.type for e in elements],
                                  follow_hints=parts.type_source == "detector", log_probs=parts.chooser is not None)
     look.readings = readings

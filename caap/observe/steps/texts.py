@@ -224,9 +224,12 @@ def reread_doubtful_texts(look: Look, elements: list[Element]) -> list[Element]:
     # A key holding one glyph is read again though the reader is sure of it: it may be sure and wrong.
     glyphs = {i: key_glyph(image, e) for i, e in enumerate(elements) if may_be_key(e)}
     wanted = sorted(doubtful | {i for i, g in glyphs.items() if g is not None})
+    boxes = look.reading_boxes if look.reading_boxes is not None and len(look.reading_boxes) == len(elements) \
+        else elements
+    look.reading_boxes = None
     if not wanted:
         return elements
-    got = parts.ocr.read(image, [elements[i].bbox for i in wanted], [elements[i].type.value for i in wanted])
+    got = parts.ocr.read(image, [boxes[i].bbox for i in wanted], [elements[i].type.value for i in wanted])
     chooser = parts.chooser
     out = list(elements)
     for i, reading in zip(wanted, got, strict=True):
