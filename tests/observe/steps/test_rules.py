@@ -226,6 +226,17 @@ def test_a_gtk4_spin_buttons_steppers_behind_their_rules_are_not_read_with_its_v
         assert (clean[y1 + 3:y2 - 3, x2 - 50:x2 - 3] == clean[y1 + 3, x2 - 4]).all(), field  # − and + gone
 
 
+def test_a_buttons_coloured_icon_is_read_apart_from_its_label():
+    """Tk's demos draw a red ✕ before Dismiss; read with it, PP-OCR said ``X Dismiss``. The reader
+    and PP-OCR read the button from after the icon; a plain button keeps its box."""
+    labels = json.loads((DESKTOP / "tk-dismiss-button.json").read_text())
+    image = Image.open(DESKTOP / "tk-dismiss-button.png").convert("RGB")
+    dismiss, code = (Element(**e) for e in labels["elements"])
+    narrowed, same = reading_boxes(image, [dismiss, code])
+    assert dismiss.bbox[0] + 20 <= narrowed.bbox[0] <= dismiss.bbox[0] + 40 and narrowed.bbox[1:] == dismiss.bbox[1:]
+    assert same == code
+
+
 def _tree_row(name: str, *, icon: tuple[int, int, int] | None = (240, 190, 90), ink=(20, 20, 20),
               badge: tuple[int, int, int] | None = None) -> Image.Image:
     """A file tree's row: a dotted guide, a folder icon (a filled body with a tab) and the name."""
