@@ -246,9 +246,20 @@ def leading_icon(crop: np.ndarray) -> slice | None:
 
 def reading_boxes(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
     """The elements with the boxes the readers read them in: a row's or button's box starts after
-    the icon drawn before its text (``leading_icon``); every other box is the element's own."""
+    the icon drawn before its text (``leading_icon``), a field's ends before the controls at its end
+    that are elements of their own (``trailing_controls``); every other box is the element's own."""
     out = list(elements)
     for i, element in enumerate(elements):
+        if element.type in FIELD_TYPES:
+            # Trailing controls still there are elements of their own (``without_foreign_ink`` paints
+            # the others out): the field's value is read up to them.
+            fx1, fy1, fx2, fy2 = _inside_border(element, image)
+            if fx2 - fx1 >= 4 and fy2 - fy1 >= 3:
+                controls = trailing_controls(np.asarray(image.crop((fx1, fy1, fx2, fy2)).convert("RGB")))
+                if controls is not None:
+                    x1, y1, _, y2 = (int(v) for v in element.bbox)
+                    out[i] = element.model_copy(update={"bbox": (x1, y1, fx1 + controls.start, y2)})
+            continue
         if element.type not in ROW_TYPES:
             continue
         x1, y1, x2, y2 = (int(v) for v in element.bbox)

@@ -205,6 +205,10 @@ def test_controls_at_a_fields_end_are_not_read_with_its_value():
     assert (clean[3:-3, 150:-3] == 255).all() and (clean[3:-3, 3:40] < 100).any()
     button = Element(type="button", bbox=[190, 2, 218, 30], text="+")
     assert without_foreign_ink(image, [field, button]) is image
+    # ... and the field's value is read up to them, by the reader and PP-OCR alike.
+    narrowed, same = reading_boxes(image, [field, button])
+    assert 20 < narrowed.bbox[2] < 160 and narrowed.bbox[:2] == field.bbox[:2] and same == button
+    assert reading_boxes(Image.fromarray(clean), [field])[0] == field  # painted out: nothing to read up to
 
 
 def test_a_gtk4_spin_buttons_steppers_behind_their_rules_are_not_read_with_its_value():
