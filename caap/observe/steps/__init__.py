@@ -135,10 +135,6 @@ STEPS: tuple[Step, ...] = (
          lambda look, els: control_kinds(look.image, els), READER),
     Step("read_states", "settle", "the state head reads each control's states (ticked, focused, selected, "
          "open, greyed...) from its pixels", read_states, READER),
-    Step("read_disclosure_triangles", "settle", "desktop: a row is open or closed as its triangle (▾ ▸) or "
-         "box (⊟ ⊞) says; a titled one is a row",
-         lambda look, els: els if look.parts.screens != "desktop" else disclosure_triangles(look.image, els),
-         READER),
     Step("read_drawn_focus", "settle", "desktop, no focus read: the one control showing a dotted ring, a caret or "
          "an accent ring has it",
          lambda look, els: els if look.parts.screens != "desktop" else drawn_focus(look.screen or look.image, els),
@@ -147,6 +143,10 @@ STEPS: tuple[Step, ...] = (
          lambda look, els: read_levels(rgb_pixels(look.image), els), READER),  # a state: read with the rest
     Step("unhighlight_plain_rows", "settle", "a row on the page's own colour is not highlighted",
          reading.unhighlight_plain_rows, READER),
+    Step("read_disclosure_triangles", "settle", "desktop: a row is open or closed as its triangle (▾ ▸) or "
+         "box (⊟ ⊞) says; a titled one is a row",
+         lambda look, els: els if look.parts.screens != "desktop" else disclosure_triangles(look.image, els),
+         READER),
     Step("read_control_marks", "settle", "without a state head: a checkbox or radio is ticked where its control "
          "shows a mark",
          lambda look, els: els if look.states_read else control_states(look.image, els), READER),

@@ -42,9 +42,11 @@ INK = 60                # largest channel difference from the strip's background
 CORE_SHARE = 0.6        # a blob that is no triangle is tried again at this share of its strongest ink:
                         # a focus ring's dotted line or a guide line touching the arrow is fainter
 TIP_SHARE = 0.45        # the run at the tip is at most this share of the base's run
+RULE_SHARE = 0.75       # a column drawn over this share of the strip's height is a rule ...
+RULE_INK = 24           # ... in a channel at least this far from the background (rules are light greys)
 STRAIGHT_PX = 2         # each slice's length lies this close to a straight-sided triangle's
 CENTRED_PX = 1.5        # each run's middle lies this close to the base's middle
-RETYPED = frozenset({ElementType.TEXT, ElementType.CHECKBOX, ElementType.HYPERLINK})
+RETYPED = frozenset({ElementType.TEXT, ElementType.CHECKBOX, ElementType.HYPERLINK, ElementType.TABLED_TEXT})
 # (what the detector calls an expander's title or a tree row of a view with columns)
 # Controls that draw a triangle of their own (a combo box's ▾, a scrollbar's arrows, a spin
 # button's): one standing inside such a box belongs to it, not to the row beside it.
@@ -161,7 +163,23 @@ def disclosure(rgb: np.ndarray, box: Sequence[int], others: Sequence[Sequence[in
     diff = difference(strip, background_colour(strip), "max")
     ink = (diff > INK).astype(np.uint8)
     n, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    # Columns inked over the strip's height, above and below the box: a rule between a table's
+    # header cells (the previous column's sort arrow stands before it), which no row's arrow lies
+    # behind (a check box between a row's arrow and its text is no taller than the text).
+    rules = np.flatnonzero((diff > RULE_INK).mean(axis=0) >= RULE_SHARE)
     best: tuple[float, bool] | None = None
+
+    def consider(x: int, y: int, w: int, h: int, state: bool) -> None:
+        nonlocal best
+        cx, cy = sx1 + x + w / 2, sy1 + y + h / 2
+        if any(o[0] <= cx <= o[2] and o[1] <= cy <= o[3] for o in others):
+            return
+        if np.any((rules > x + w) & (rules < max(x1 - sx1, x + w + 1))):
+            return
+        gap = abs(cx - x1)
+        if best is None or gap < best[0]:
+            best = (gap, state)
+
     for k in range(1, n):
         x, y, w, h = (int(v) for v in stats[k, :4])
         if not (min(w, h) >= DEPTH_MIN_PX and max(w, h) <= BASE_PX[1]):
@@ -171,11 +189,7 @@ def disclosure(rgb: np.ndarray, box: Sequence[int], others: Sequence[Sequence[in
         blob = labels[y:y + h, x:x + w] == k
         sign = box_sign(blob, ink[y:y + h, x:x + w] > 0)
         if sign is not None:
-            cx, cy = sx1 + x + w / 2, sy1 + y + h / 2
-            if not any(o[0] <= cx <= o[2] and o[1] <= cy <= o[3] for o in others):
-                gap = abs(cx - x1)
-                if best is None or gap < best[0]:
-                    best = (gap, sign)
+            consider(x, y, w, h, sign)
             continue
         direction = triangle_direction(blob)
         if direction is None:
@@ -187,12 +201,7 @@ def disclosure(rgb: np.ndarray, box: Sequence[int], others: Sequence[Sequence[in
             direction = triangle_direction(blob)
             if direction is None:
                 continue
-        cx, cy = sx1 + x + w / 2, sy1 + y + h / 2
-        if any(o[0] <= cx <= o[2] and o[1] <= cy <= o[3] for o in others):
-            continue
-        gap = abs(cx - x1)
-        if best is None or gap < best[0]:
-            best = (gap, direction == "down")
+        consider(x, y, w, h, direction == "down")
     return None if best is None else best[1]
 
 

@@ -82,4 +82,19 @@ def test_a_combo_boxs_arrow_belongs_to_the_combo_box():
     label = Element(type="text", bbox=(80, 4, 110, 18), text="Size")
     combo = Element(type="dropdown", bbox=(0, 2, 71, 22), text="Small")
     assert disclosure_triangles(image, [combo, label]) == [combo, label]
-    assert disclosure_triangles(image, [label])[0].type == ElementType.TREE_ITEM  # without the combo box: a row
+    assert disclosure_triangles(image, [label]) == [label]  # unboxed, its frame's side stands between
+
+
+def test_a_header_cells_sort_arrow_is_not_the_next_cells_triangle():
+    """A table's header: the previous column's ▾ stands before the next title, a rule between."""
+    image = Image.new("RGB", (200, 24), "white")
+    draw = ImageDraw.Draw(image)
+    draw.polygon([(60, 9), (68, 9), (64, 13)], fill=(40, 40, 40))
+    draw.line([(74, 1), (74, 22)], fill=(200, 200, 200))
+    draw.text((80, 6), "Date", fill=(40, 40, 40))
+    cell = Element(type="tabled_text", bbox=(80, 6, 106, 17), text="Date")
+    assert disclosure_triangles(image, [cell]) == [cell]
+    row = Image.new("RGB", (200, 24), "white")  # the same without the rule: a tree row in a view with columns
+    ImageDraw.Draw(row).polygon([(60, 9), (68, 9), (64, 13)], fill=(40, 40, 40))
+    ImageDraw.Draw(row).text((80, 6), "Date", fill=(40, 40, 40))
+    assert disclosure_triangles(row, [cell])[0].type == ElementType.TREE_ITEM
