@@ -73,6 +73,12 @@ MUTATIONS = (
     Mutation("focus-floor", "the state head's focus threshold ignores its precision floor",
              "caap/train/states.py", "if floor is not None:", "if False:",
              ("tests/observe/read/test_states.py",)),
+    Mutation("one-focus", "where two controls show the same focus sign, the first is read focused",
+             "caap/observe/steps/focus.py", "        if len(shown) == 1:", "        if shown:",
+             ("tests/observe/steps/test_focus.py",)),
+    Mutation("arrow-side", "a disclosure triangle points down when it points right (open and closed swapped)",
+             "caap/observe/steps/disclosure.py", 'consider(x, y, w, h, direction == "down")',
+             'consider(x, y, w, h, direction == "right")', ("tests/observe/steps/test_disclosure.py",)),
 )
 
 
