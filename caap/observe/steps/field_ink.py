@@ -149,30 +149,6 @@ def caret_columns(crop: np.ndarray) -> slice | None:
     return None
 
 
-CARET_MIN_PX = 8        # px: a lone caret's least height ...
-CARET_MAX_SHARE = 0.85  # ... and at most this share of the field's inside (a longer line is the frame's)
-
-
-def lone_caret(crop: np.ndarray) -> slice | None:
-    """The columns of a text caret standing alone in an empty field's crop (H × W × 3, border cut
-    away): a thin upright line, the only ink away from the crop's edges (what is left of a thick
-    focus ring or frame lies along them). Read, it becomes ``|`` or ``1`` in a field that holds
-    nothing."""
-    if crop.shape[0] < CARET_MIN_PX or crop.shape[1] < 6:
-        return None
-    ink = difference(crop, _background(crop), "max") > INK_DIFFERENCE
-    inner = np.zeros_like(ink)
-    inner[2:-2, 2:-2] = ink[2:-2, 2:-2]
-    cols = np.flatnonzero(inner.any(axis=0))
-    if cols.size == 0 or cols[-1] - cols[0] >= CARET_MAX_WIDTH:
-        return None
-    rows = np.flatnonzero(inner[:, cols[0]:cols[-1] + 1].any(axis=1))
-    length = int(rows[-1] - rows[0] + 1)
-    if rows.size != length or not CARET_MIN_PX <= length <= CARET_MAX_SHARE * ink.shape[0]:
-        return None
-    return slice(int(cols[0]), int(cols[-1]) + 1)
-
-
 ICON_GAP_HEIGHTS = 1.0  # blank before a trailing piece, in line heights, that sets it apart from the value
 ICON_GAP_MIN_PX = 8
 ICON_MAX_HEIGHTS = 2.5  # a trailing piece wider than this many line heights is words, not a control
@@ -322,8 +298,8 @@ def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Imag
         if mask is not None:
             crop[mask] = _background(crop).astype(np.uint8)
             painted = True
-        # With the second text gone, the caret is the last thing on the line, or the only one.
-        caret = caret_columns(crop) or lone_caret(crop)
+        # With the second text gone, the caret is the last thing on the line.
+        caret = caret_columns(crop)
         if caret is not None:
             crop[:, caret] = _background(crop).astype(np.uint8)
             painted = True

@@ -26,7 +26,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.observe.primitives import background_colour, difference, face_colour, rgb_pixels
-from caap.observe.steps.field_ink import BORDER_PX, CARET_MIN_PX, INK_DIFFERENCE, caret_columns, lone_caret
+from caap.observe.steps.field_ink import BORDER_PX, INK_DIFFERENCE, caret_columns
 from caap.observe.steps.figures import focus_ring
 from caap.taxonomy import FOCUSED, ElementType, attributes_of
 
@@ -90,7 +90,10 @@ def dotted_ring(rgb: np.ndarray, box: Sequence[int]) -> bool:
     return any(abs(a[0] - b[0]) <= DOT_ALIGN_PX and abs(a[1] - b[1]) <= DOT_ALIGN_PX for a in tops for b in bottoms)
 
 
+CARET_MAX_WIDTH = 2    # px: a caret is one pixel wide, two with anti-aliasing
+CARET_MIN_PX = 8       # px: its least height ...
 CARET_GAP_PX = 4       # px: the most blank between a value's last letter and the caret after it
+CARET_MAX_SHARE = 0.85  # ... and at most this share of the field's inside (a longer line is the frame's)
 
 
 def text_caret(rgb: np.ndarray, box: Sequence[int]) -> bool:
@@ -102,9 +105,18 @@ def text_caret(rgb: np.ndarray, box: Sequence[int]) -> bool:
     if x2 - x1 < 6 or y2 - y1 < CARET_MIN_PX:
         return False
     crop = rgb[y1:y2, x1:x2]
-    if lone_caret(crop) is not None:
-        return True
-    cols = np.flatnonzero((difference(crop, background_colour(crop), "max") > INK_DIFFERENCE).any(axis=0))
+    ink = difference(crop, background_colour(crop), "max") > INK_DIFFERENCE
+    # What is left of a thick focus ring or frame lies along the crop's edges: not looked at.
+    inner = np.zeros_like(ink)
+    inner[:, 2:-2] = ink[:, 2:-2]
+    inner[:2] = inner[-2:] = False
+    cols = np.flatnonzero(inner.any(axis=0))
+    if cols.size == 0:
+        return False
+    if cols[-1] - cols[0] < CARET_MAX_WIDTH:
+        rows = np.flatnonzero(inner[:, cols[0]:cols[-1] + 1].any(axis=1))
+        length = rows[-1] - rows[0] + 1
+        return bool(rows.size == length and CARET_MIN_PX <= length <= CARET_MAX_SHARE * ink.shape[0])
     caret = caret_columns(crop)
     if caret is None:
         return False

@@ -10,7 +10,6 @@ import pytest
 from PIL import Image, ImageDraw
 
 from caap.elements import Element
-from caap.observe.steps.field_ink import without_foreign_ink
 from caap.observe.steps.focus import dotted_ring, drawn_focus, text_caret
 
 DESKTOP = Path(__file__).resolve().parents[2] / "fixtures" / "desktop"
@@ -70,12 +69,3 @@ def test_no_drawn_focus_on_a_plain_screen():
     ImageDraw.Draw(image).rectangle([10, 10, 110, 40], outline=(120, 120, 120), fill=(230, 230, 230))
     button = Element(type="button", bbox=(10, 10, 111, 41), text="OK")
     assert drawn_focus(image, [button]) == [button]
-
-
-def test_an_empty_fields_lone_caret_is_painted_out_for_the_readers():
-    """Read, a caret alone in an empty field became ``|`` or ``1``: a value the field does not hold."""
-    field = Element(type="input_field", bbox=(0, 0, 200, 30))
-    clean = np.asarray(without_foreign_ink(Image.fromarray(_field(None, 8)), [field]))
-    assert (clean[3:-3, 3:-3] == clean[5, 5]).all()
-    valued = Image.fromarray(_field(True, None))
-    assert without_foreign_ink(valued, [field]) is valued
