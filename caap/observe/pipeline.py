@@ -111,11 +111,10 @@ class Look:
     steps: list[StepRun] = field(default_factory=list)
     provenance: list[Provenance] = field(default_factory=list)
     _arrays: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
-    screen: Image.Image | None = None  # the screen as taken, whatever ``replace_image`` does to ``image``
+    screen: Image.Image = field(init=False)  # the screen as taken, whatever ``replace_image`` does to ``image``
 
     def __post_init__(self) -> None:
-        if self.screen is None:
-            self.screen = self.image
+        self.screen = self.image
 
     def replace_image(self, image: Image.Image) -> None:
         if image is not self.image:

@@ -137,7 +137,7 @@ STEPS: tuple[Step, ...] = (
          "open, greyed...) from its pixels", read_states, READER),
     Step("read_drawn_focus", "settle", "desktop, no focus read: the one control showing a dotted ring, a caret or "
          "an accent ring has it",
-         lambda look, els: els if look.parts.screens != "desktop" else drawn_focus(look.screen or look.image, els),
+         lambda look, els: els if look.parts.screens != "desktop" else drawn_focus(look.screen, els),
          READER),
     Step("read_levels", "settle", "a slider's or progress bar's value from where its thumb or fill stands",
          lambda look, els: read_levels(rgb_pixels(look.image), els), READER),  # a state: read with the rest

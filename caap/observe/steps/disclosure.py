@@ -27,7 +27,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.primitives import background_colour, difference, rgb_pixels
+from caap.observe.primitives import background_colour, components, difference, rgb_pixels
 from caap.taxonomy import ElementType
 
 ROW_REACH_PX = 36      # px left of a tree row's box (and at most that far into it) where its arrow may stand: a
@@ -95,7 +95,7 @@ def triangle_direction(blob: np.ndarray) -> str | None:
 def _core(blob: np.ndarray, diff: np.ndarray) -> tuple[tuple[int, int], np.ndarray] | None:
     """The largest 4-connected piece of a blob's strongest ink (``CORE_SHARE``), cut to its extent,
     with its top-left corner in the blob, or None."""
-    import cv2
+    import cv2  # the vision extra's (4-connected, which ``primitives.components`` is not)
 
     strong = (blob & (diff >= CORE_SHARE * int(diff[blob].max()))).astype(np.uint8)
     n, labels, stats, _ = cv2.connectedComponentsWithStats(strong, connectivity=4)
@@ -149,8 +149,6 @@ def disclosure(rgb: np.ndarray, box: Sequence[int], others: Sequence[Sequence[in
     """Whether the row boxed at ``box`` is open (True: ▾), closed (False: ▸), or shows no
     disclosure triangle (None). A triangle whose middle lies in one of the ``others`` boxes is
     theirs."""
-    import cv2  # the vision extra's
-
     height, width = rgb.shape[:2]
     x1, y1, x2, y2 = (int(v) for v in box)
     inside = min(reach, max((x2 - x1) // 3, 0))
@@ -162,7 +160,7 @@ def disclosure(rgb: np.ndarray, box: Sequence[int], others: Sequence[Sequence[in
     strip = rgb[sy1:sy2, sx1:sx2]
     diff = difference(strip, background_colour(strip), "max")
     ink = (diff > INK).astype(np.uint8)
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    n, labels, stats = components(ink)
     # Columns inked over the strip's height, above and below the box: a rule between a table's
     # header cells (the previous column's sort arrow stands before it), which no row's arrow lies
     # behind (a check box between a row's arrow and its text is no taller than the text).

@@ -30,7 +30,7 @@ from caap.taxonomy import ElementType
 
 FIELD_TYPES = frozenset({ElementType.INPUT_FIELD})
 # Rows and buttons may show a coloured icon before their text (Tk's demos: a red ✕ before Dismiss).
-ROW_TYPES = frozenset({ElementType.TEXT, ElementType.TABLED_TEXT, ElementType.TREE_ITEM, ElementType.BUTTON})
+LEADING_ICON_TYPES = frozenset({ElementType.TEXT, ElementType.TABLED_TEXT, ElementType.TREE_ITEM, ElementType.BUTTON})
 BORDER_PX = 3          # a field's border and focus ring stay untouched
 INK_DIFFERENCE = 48    # a pixel this far (largest channel) from the background is ink
 DARK_TEXT = 150        # the value's ink must reach this far from the background
@@ -260,7 +260,7 @@ def reading_boxes(image: Image.Image, elements: Sequence[Element]) -> list[Eleme
                     x1, y1, _, y2 = (int(v) for v in element.bbox)
                     out[i] = element.model_copy(update={"bbox": (x1, y1, fx1 + controls.start, y2)})
             continue
-        if element.type not in ROW_TYPES:
+        if element.type not in LEADING_ICON_TYPES:
             continue
         x1, y1, x2, y2 = (int(v) for v in element.bbox)
         x1, y1, x2, y2 = max(x1, 0), max(y1, 0), min(x2, image.width), min(y2, image.height)
