@@ -12,7 +12,9 @@ import random
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
+from PIL import Image
 from typer.testing import CliRunner
 
 from caap.bench.desktop.apps import APPS, EVALUATION_APPS, QT_EXAMPLES, RESERVED_APPS, TRAINING_APPS, App
@@ -109,6 +111,31 @@ def test_qt_example_through_atspi(tmp_path):
     assert slider.bbox[2] - slider.bbox[0] > 3 * (slider.bbox[3] - slider.bbox[1])  # the horizontal one
     assert slider.value is not None and 0.0 <= slider.value <= 1.0 and slider.enabled is True
     _find(elements, "scrollbar")
+
+
+@needs_atspi
+@needs_qt
+@pytest.mark.display
+@needs_x
+@needs_capture
+def test_a_fields_focus_is_labelled_only_where_the_capture_shows_it(tmp_path):
+    """Qt's completer example focuses its empty line edit. Its caret blinks: in the Windows style
+    nothing else shows the focus, so the label says focused exactly where the capture caught the
+    caret; Fusion also frames the focused field in its accent colour, so its label stays focused."""
+    from caap.observe.steps.focus import text_caret
+
+    for seed, style in ((0, "windows"), (1, "fusion")):
+        gen.generate(tmp_path / str(seed), [APPS["qt5-tools-completer"]], screens_per_app=1, size=(1024, 768),
+                     seed=seed)
+        ds = open_dataset(tmp_path / str(seed))
+        (ann,) = [ds.load(p) for p in ds.label_paths()]
+        assert f"style {style}" in (ann.source.note or "")
+        (field,) = [e for e in ann.elements if e.type.value == "input_field" and e.text == ""]
+        caret = text_caret(np.asarray(Image.open(ds.image_path(ann)).convert("RGB")), field.bbox)
+        if style == "windows":
+            assert field.focused is (True if caret else None)
+        else:
+            assert field.focused is True
 
 
 @needs_atspi
@@ -269,6 +296,23 @@ def test_roles_map_to_the_taxonomy_and_gtk4_boxes_move_to_the_screen():
     view = [c for c in atspi_candidates(tree, [_win(9, (100, 50, 900, 650))]) if c.cells]
     assert len(view) == 1 and view[0].box == (105, 379, 505, 555) and view[0].text is None
 
+
+
+def test_a_gtk4_labels_mnemonic_mark_is_not_its_text():
+    """GTK 4 hands a check button's inner label over with its mnemonic underscore (``_Spinner``);
+    the underline is drawn only while Alt is held. A name with underscores of its own keeps them."""
+    def node(i, parent, depth, role, name="", box=None, **extra):
+        return {"id": i, "parent": parent, "depth": depth, "role": role, "name": name,
+                "states": ["showing", "visible", "sensitive"], "box": box, **extra}
+
+    tree = {"toolkits": ["GTK 4.8.3"], "nodes": [
+        node(0, None, 0, "application", "demo"), node(1, 0, 1, "frame", "Demo", [0, 0, 790, 590]),
+        node(2, 1, 2, "check box", "", [20, 100, 80, 20]), node(3, 2, 3, "label", "", [40, 100, 60, 20], text="_Spinner"),
+        node(4, 1, 2, "check box", "", [20, 140, 80, 20]),
+        node(5, 4, 3, "label", "", [40, 140, 60, 20], text="Use AA_Pixmaps"),
+    ]}
+    found = atspi_candidates(tree, [_win(9, (100, 50, 900, 650))])
+    assert sorted(c.text for c in found if c.type == "checkbox") == ["Spinner", "Use AA_Pixmaps"]
 
 
 def test_gtk3_radios_drawn_as_buttons_and_expanders_are_labelled_as_drawn():

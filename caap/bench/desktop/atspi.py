@@ -254,7 +254,7 @@ def _texts_inside(tree: _Tree, node: Node) -> list[str]:
     found = []
     for d in tree.descendants(node):
         if d.box is not None and _inside(d.box, node.box) and d.role in ("label", "static", "text"):
-            text = (d.text if d.text is not None else d.name).strip()
+            text = without_mnemonic_mark((d.text if d.text is not None else d.name).strip())
             if text and text not in found and not GENERIC_NAME.fullmatch(text):
                 found.append(text)
     return found
@@ -416,6 +416,14 @@ def _icon_button(tree: _Tree, node: Node, box: Box, surface_relative: bool) -> b
     if not node.name:
         return w <= ICON_BUTTON_SIDE
     return w <= ICON_BUTTON_SIDE and text_width(node.name) > w - 4
+
+
+def without_mnemonic_mark(text: str) -> str:
+    """A GTK 4 label's text without the underscore that marks its mnemonic (``_Spinner``): the
+    underline is drawn only while Alt is held. Only a lone underscore before the first letter."""
+    if text.startswith("_") and text.count("_") == 1 and text[1:2].isalpha():
+        return text[1:]
+    return text
 
 
 def without_mnemonic_copy(name: str) -> str:

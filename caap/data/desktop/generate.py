@@ -403,36 +403,101 @@ FOCUS_MARGIN = 3  # px around the box, where rings are drawn
 FOCUS_CHANGED_PIXELS = 6  # pixels whose channels move by more than FOCUS_CHANGED_LEVEL
 FOCUS_CHANGED_LEVEL = 24
 TEXT_FIELDS = (ElementType.INPUT_FIELD, ElementType.TEXT_AREA)
+# Carets blink (GTK about 1.2 s a cycle, Qt 1 s, Tk 0.9 s): a capture catches a focused field's
+# caret off about half the time. Frames over more than a cycle tell a blinking caret from a steady
+# sign (a ring, a selection, GTK's caret once it stops blinking) and which phase the capture caught.
+BLINK_FRAMES = 7
+BLINK_INTERVAL_S = 0.2
+BLINK_MIN_PIXELS = 3
+
+
+def _caret_off(session: DesktopSession, box: Box, image: Image.Image,
+               labelled: list[tuple[Element, Candidate]]) -> dict[int, np.ndarray]:
+    """The focused elements whose pixels blink and whose capture caught the caret off, each with
+    the caret's pixels (a mask over its box). The capture shows the caret where those pixels
+    stand further from the element's background (its median colour) than in the frame that
+    differs most from it."""
+    asked = [i for i, (e, _) in enumerate(labelled) if e.focused]
+    if not asked:
+        return {}
+    before = np.asarray(image, dtype=np.int16)
+    frames = []
+    for _ in range(BLINK_FRAMES):
+        time.sleep(BLINK_INTERVAL_S)
+        frame = np.asarray(session.capture(box), dtype=np.int16)
+        if frame.shape != before.shape:
+            return {}
+        frames.append(frame)
+    off = {}
+    for i in asked:
+        x1, y1, x2, y2 = labelled[i][0].bbox
+        shown = before[y1:y2, x1:x2]
+        if shown.size == 0:
+            continue
+        moved = [np.abs(f[y1:y2, x1:x2] - shown).max(axis=2) > FOCUS_CHANGED_LEVEL for f in frames]
+        k = int(np.argmax([int(m.sum()) for m in moved]))
+        if int(moved[k].sum()) < BLINK_MIN_PIXELS:
+            continue  # nothing blinks: whatever shows the focus (or nothing) is steady
+        background = np.median(shown.reshape(-1, 3), axis=0)
+        ink_shown = np.abs(shown[moved[k]] - background).sum(axis=1).mean()
+        ink_other = np.abs(frames[k][y1:y2, x1:x2][moved[k]] - background).sum(axis=1).mean()
+        if ink_shown < ink_other:
+            off[i] = moved[k]
+    return off
 
 
 def _focus_as_drawn(session: DesktopSession, box: Box, image: Image.Image,
                     labelled: list[tuple[Element, Candidate]]) -> list[tuple[Element, Candidate]]:
-    """The labels with ``focused`` unknown (None) where the focus is not drawn. GTK 3 shows focus
-    rings only once the focus has been moved with the keyboard (a Shift or an unbound key does not
-    do it), so AT-SPI's focus is often invisible. Tab and Shift+Tab move the focus away and back,
-    which shows the rings: a focused control whose pixels then change had no ring drawn (or did
-    not get the focus back: unknown too). Text fields are left as they are: their caret and border
-    show focus, a blinking caret would read as a change, and GTK selects a field's text when the
-    keyboard focuses it."""
-    asked = [i for i, (e, _) in enumerate(labelled) if e.focused and e.type not in TEXT_FIELDS]
-    if not asked:
-        return labelled
+    """The labels with ``focused`` unknown (None) where the capture does not show the focus.
+
+    - GTK 3 shows focus rings only once the focus has been moved with the keyboard (a Shift or an
+      unbound key does not do it), so AT-SPI's focus is often invisible. Tab and Shift+Tab move the
+      focus away and back, which shows the rings: a focused control whose pixels then change had
+      no ring drawn (or did not get the focus back: unknown too).
+    - A field whose caret the capture caught off (``_caret_off``) shows its focus only if its
+      pixels besides the caret change while the focus is away (a ring, Tk's dark frame). A text
+      view takes Tab as text, so one caught off is unknown outright.
+    Other fields are left as they are: GTK selects a field's text when the keyboard focuses it."""
+    off = _caret_off(session, box, image, labelled)
+    out = list(labelled)
+    for i in [i for i in off if out[i][0].type == ElementType.TEXT_AREA]:
+        out[i] = (out[i][0].model_copy(update={"focused": None}), out[i][1])
+        del off[i]
+    asked = [i for i, (e, _) in enumerate(out) if e.focused and e.type not in TEXT_FIELDS and i not in off]
+    if not asked and not off:
+        return out
     session.xdotool("key", "Tab")
-    time.sleep(0.1)
+    time.sleep(0.3)
+    away = np.asarray(session.capture(box), dtype=np.int16)
     session.xdotool("key", "shift+Tab")
     after = np.asarray(session.settle(box), dtype=np.int16)
     before = np.asarray(image, dtype=np.int16)
-    if after.shape != before.shape:
-        return labelled
-    out = list(labelled)
+    if after.shape != before.shape or away.shape != before.shape:
+        return out
     h, w = before.shape[:2]
+
+    def moved(frame: np.ndarray, e: Element, caret: np.ndarray | None = None) -> int:
+        x1, y1, x2, y2 = e.bbox
+        mx1, my1 = max(0, x1 - FOCUS_MARGIN), max(0, y1 - FOCUS_MARGIN)
+        mx2, my2 = min(w, x2 + FOCUS_MARGIN), min(h, y2 + FOCUS_MARGIN)
+        changed = np.abs(frame[my1:my2, mx1:mx2] - before[my1:my2, mx1:mx2]).max(axis=2) > FOCUS_CHANGED_LEVEL
+        if caret is not None:  # leave out the caret's pixels and their neighbours
+            padded = np.pad(caret, 1)
+            near = np.zeros_like(caret)
+            for dy in range(3):
+                for dx in range(3):
+                    near |= padded[dy:dy + caret.shape[0], dx:dx + caret.shape[1]]
+            inner = changed[y1 - my1:y1 - my1 + caret.shape[0], x1 - mx1:x1 - mx1 + caret.shape[1]]
+            inner &= ~near[:inner.shape[0], :inner.shape[1]]
+        return int(changed.sum())
+
     for i in asked:
         e, c = out[i]
-        x1, y1, x2, y2 = e.bbox
-        x1, y1 = max(0, x1 - FOCUS_MARGIN), max(0, y1 - FOCUS_MARGIN)
-        x2, y2 = min(w, x2 + FOCUS_MARGIN), min(h, y2 + FOCUS_MARGIN)
-        moved = np.abs(after[y1:y2, x1:x2] - before[y1:y2, x1:x2]).max(axis=2) > FOCUS_CHANGED_LEVEL
-        if int(moved.sum()) > FOCUS_CHANGED_PIXELS:
+        if moved(after, e) > FOCUS_CHANGED_PIXELS:
+            out[i] = (e.model_copy(update={"focused": None}), c)
+    for i, caret in off.items():
+        e, c = out[i]
+        if moved(away, e, caret) <= FOCUS_CHANGED_PIXELS:  # nothing but the caret shows the focus
             out[i] = (e.model_copy(update={"focused": None}), c)
     return out
 

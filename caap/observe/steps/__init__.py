@@ -29,7 +29,7 @@ from caap.observe.steps.figures import (
     solid_figures,
     thin_bars,
 )
-from caap.observe.steps.focus import drawn_focus
+from caap.observe.steps.focus import drawn_focus, empty_caret_fields
 from caap.observe.steps.framed_icons import framed_icons
 from caap.observe.steps.frames import grow_framed_icons
 from caap.observe.steps.grips import resize_grips
@@ -138,6 +138,9 @@ STEPS: tuple[Step, ...] = (
     Step("read_drawn_focus", "settle", "desktop, no focus read: the one control showing a dotted ring, a caret or "
          "an accent ring has it",
          lambda look, els: els if look.parts.screens != "desktop" else drawn_focus(look.screen, els),
+         READER),
+    Step("empty_caret_fields", "settle", "desktop: a field whose one glyph read is a caret standing alone is "
+         "empty", lambda look, els: els if look.parts.screens != "desktop" else empty_caret_fields(look.screen, els),
          READER),
     Step("read_levels", "settle", "a slider's or progress bar's value from where its thumb or fill stands",
          lambda look, els: read_levels(rgb_pixels(look.image), els), READER),  # a state: read with the rest

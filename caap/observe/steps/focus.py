@@ -1,20 +1,27 @@
-"""Where the keyboard focus is drawn: a dotted rectangle inside a button, a text caret, an accent ring.
+"""Where the keyboard focus is drawn: a dotted rectangle inside a button, a text caret, an accent
+ring, Tk's dark frame.
 
 GTK 3's themes and Qt's classic styles mark the focused button with a rectangle of dots one pixel
 apart, a few pixels inside its frame or round its label. It is the plainest sign of focus a desktop
 draws, and too faint for the state head, which sees the button squeezed into 32 px. A dotted line
 is a run of pixels that are ink and background by turns; ``dotted_ring`` asks for such runs along
-a row near the box's top and one near its bottom, each across most of the width between them.
+a row near the box's top and one near its bottom, over about the same columns.
 
 Only the focused field draws a text caret: ``text_caret`` finds one alone in an empty field or text
 view (a thin upright line, the only ink inside the border), or at the end of a field's value
 (``caap.observe.steps.field_ink.caret_columns``). A caret blinks, so a screenshot may miss it.
+A caret alone is also what the readers read as ``|`` or ``1`` in an empty field:
+``empty_caret_fields`` (its own step) says such a field holds nothing.
+
+Tk draws a one-pixel black line round the focused button or field (its highlight ring, drawn in the
+window's colour round the others): ``dark_frame``.
 
 ``drawn_focus`` is the step: where the state head read no element of the screen focused, the one
 focusable element that shows a dotted ring, or else a caret, or else a ring in an accent colour
-(``caap.observe.steps.figures.focus_ring``), is. A screen shows one keyboard focus, so where two
-elements show the same sign the step says nothing. It looks at the screen as taken
-(``Look.screen``): the read stage paints a field's caret out for the readers.
+(``caap.observe.steps.figures.focus_ring``), or else a dark frame, is. A screen shows one keyboard
+focus, so where elements in two places show the same sign the step says nothing (overlapping boxes
+of one control are one place). It looks at the screen as taken (``Look.screen``): the read stage
+paints a field's caret out for the readers.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
+from caap.geometry import area, intersection
 from caap.observe.primitives import background_colour, difference, face_colour, rgb_pixels
 from caap.observe.steps.field_ink import BORDER_PX, INK_DIFFERENCE, caret_columns
 from caap.observe.steps.figures import focus_ring
@@ -39,7 +47,8 @@ DOT_OFF_PX = 3         # ... and the gaps between them at most this long
 DOT_ROWS = 12          # px from the box's top (and bottom) where the ring's rows may lie
 DOT_MIN_RUN = 16       # px: the shortest dotted run that counts ...
 DOT_RUN_SHARE = 0.35   # ... and at least this share of the box's width
-DOT_ALIGN_PX = 3       # the top and bottom runs start and end this close to each other
+DOT_OVERLAP = 0.8      # the top and bottom runs share this share of the longer one's columns (a
+                       # frame's rounded corner may join one of them at an end)
 # Qt's Fusion frames the default button (the one Enter presses) in its accent colour too: a
 # coloured ring tells focus on fields, drop-downs and text views only.
 RING_TYPES = frozenset({ElementType.INPUT_FIELD, ElementType.DROPDOWN, ElementType.TEXT_AREA})
@@ -87,7 +96,8 @@ def dotted_ring(rgb: np.ndarray, box: Sequence[int]) -> bool:
         return [r for y in rows for r in _dotted_runs(ink[y]) if r[1] - r[0] >= least]
 
     tops, bottoms = runs(range(0, reach)), runs(range(y2 - y1 - reach, y2 - y1))
-    return any(abs(a[0] - b[0]) <= DOT_ALIGN_PX and abs(a[1] - b[1]) <= DOT_ALIGN_PX for a in tops for b in bottoms)
+    return any(min(a[1], b[1]) - max(a[0], b[0]) >= DOT_OVERLAP * max(a[1] - a[0], b[1] - b[0])
+               for a in tops for b in bottoms)
 
 
 CARET_MAX_WIDTH = 2    # px: a caret is one pixel wide, two with anti-aliasing
@@ -99,30 +109,88 @@ CARET_MAX_SHARE = 0.85  # ... and at most this share of the field's inside (a lo
 def text_caret(rgb: np.ndarray, box: Sequence[int]) -> bool:
     """Whether a text caret shows in a field or text view boxed at ``box``: alone inside its
     border, or at the end of a one-line value."""
+    return _caret(rgb, box) is not None
+
+
+def lone_caret(rgb: np.ndarray, box: Sequence[int]) -> bool:
+    """Whether the only ink inside the field's border is a caret: the field is empty."""
+    return _caret(rgb, box) == "alone"
+
+
+def _caret(rgb: np.ndarray, box: Sequence[int]) -> str | None:
+    """Where a caret shows in the field boxed at ``box``: ``alone``, ``after`` its one-line
+    value, or None."""
     h, w = rgb.shape[:2]
     x1, y1 = max(int(box[0]) + BORDER_PX, 0), max(int(box[1]) + BORDER_PX, 0)
     x2, y2 = min(int(box[2]) - BORDER_PX, w), min(int(box[3]) - BORDER_PX, h)
     if x2 - x1 < 6 or y2 - y1 < CARET_MIN_PX:
-        return False
+        return None
     crop = rgb[y1:y2, x1:x2]
     ink = difference(crop, background_colour(crop), "max") > INK_DIFFERENCE
-    # What is left of a thick focus ring or frame lies along the crop's edges: not looked at.
-    inner = np.zeros_like(ink)
-    inner[:, 2:-2] = ink[:, 2:-2]
+    # What is left of a thick focus ring or frame lies along the crop's edges: its rows are not
+    # looked at, nor its columns where they are inked nearly all the way down (a caret may stand
+    # a pixel from the border: GTK 4's in an empty field).
+    inner = ink.copy()
     inner[:2] = inner[-2:] = False
+    for side in (slice(0, 2), slice(-2, None)):
+        edge = inner[:, side]
+        edge[:, edge.mean(axis=0) > CARET_MAX_SHARE] = False
     cols = np.flatnonzero(inner.any(axis=0))
     if cols.size == 0:
-        return False
+        return None
     if cols[-1] - cols[0] < CARET_MAX_WIDTH:
         rows = np.flatnonzero(inner[:, cols[0]:cols[-1] + 1].any(axis=1))
         length = rows[-1] - rows[0] + 1
-        return bool(rows.size == length and CARET_MIN_PX <= length <= CARET_MAX_SHARE * ink.shape[0])
+        return "alone" if rows.size == length and CARET_MIN_PX <= length <= CARET_MAX_SHARE * ink.shape[0] else None
     caret = caret_columns(crop)
     if caret is None:
-        return False
+        return None
     # Right after the value: a line standing apart at the field's far end is a drop-down's divider.
     before = cols[cols < caret.start]
-    return bool(before.size and caret.start - before[-1] <= CARET_GAP_PX)
+    return "after" if before.size and caret.start - before[-1] <= CARET_GAP_PX else None
+
+
+FRAME_DARK = 80        # a highlight frame's pixels are at most this bright (brightest channel) ...
+FRAME_CONTRAST = 90    # ... and at least this much darker than the window round the control
+FRAME_SHARE = 0.9      # share of a side's line that must be that dark
+FRAME_REACH_PX = 6     # px either side of the box's edge where the frame's line may lie (detected
+                       # boxes of Tk's fields stop short of the frame)
+
+
+def dark_frame(rgb: np.ndarray, box: Sequence[int]) -> bool:
+    """Whether a closed dark rectangle is drawn round ``box``: Tk's focus highlight, a black line
+    round the focused button or field (drawn in the window's colour round the others). A raised
+    or sunken bevel is dark on two sides only."""
+    h, w = rgb.shape[:2]
+    r = FRAME_REACH_PX
+    x1, y1 = max(int(box[0]) - r, 0), max(int(box[1]) - r, 0)
+    x2, y2 = min(int(box[2]) + r, w), min(int(box[3]) + r, h)
+    if x2 - x1 < MIN_BOX[0] + 4 * r or y2 - y1 < MIN_BOX[1] + 2 * r:
+        return False
+    bright = rgb[y1:y2, x1:x2].max(axis=2).astype(np.int16)
+    edge = np.concatenate([bright[0], bright[-1], bright[:, 0], bright[:, -1]])
+    dark = (bright <= FRAME_DARK) & (int(np.median(edge)) - bright >= FRAME_CONTRAST)
+    # Each side's line across the middle of the box's span, so that a corner's rounding or an
+    # inexact box does not cut it.
+    rows, cols = dark[:, 2 * r:-2 * r], dark[r:-r, :]
+    reach = 2 * r + 1
+
+    def lined(lines: np.ndarray) -> bool:
+        return bool(lines.size and (lines.mean(axis=1) >= FRAME_SHARE).any())
+
+    return (lined(rows[:reach]) and lined(rows[-reach:]) and lined(cols[:, :reach].T)
+            and lined(cols[:, -reach:].T))
+
+
+SAME_PLACE = 0.5  # two boxes sharing this share of the smaller one's area see the same sign
+
+
+def _one_place(shown: list[int], elements: Sequence[Element]) -> bool:
+    """Whether the elements showing a sign are one control: one box, or boxes the detector left
+    overlapping (two boxes of one text view see its one caret)."""
+    boxes = [elements[i].bbox for i in shown]
+    return bool(boxes) and all(intersection(a, b) >= SAME_PLACE * min(area(a), area(b))
+                               for k, a in enumerate(boxes) for b in boxes[k + 1:])
 
 
 def drawn_focus(image: Image.Image, elements: list[Element]) -> list[Element]:
@@ -131,12 +199,32 @@ def drawn_focus(image: Image.Image, elements: list[Element]) -> list[Element]:
     if not focusable or any(elements[i].focused for i in focusable):
         return elements
     rgb = rgb_pixels(image)
-    for sign, types in ((dotted_ring, None), (text_caret, CARET_TYPES), (focus_ring, RING_TYPES)):
+    for sign, types in ((dotted_ring, None), (text_caret, CARET_TYPES), (focus_ring, RING_TYPES),
+                        (dark_frame, None)):
         shown = [i for i in focusable if (types is None or elements[i].type in types) and sign(rgb, elements[i].bbox)]
-        if len(shown) == 1:
+        if _one_place(shown, elements):
+            best = max(shown, key=lambda i: elements[i].score or 0.0)
             out = list(elements)
-            out[shown[0]] = out[shown[0]].model_copy(update={"focused": True})
+            out[best] = out[best].model_copy(update={"focused": True})
             return out
         if shown:
             return elements  # two elements cannot both hold the focus: say nothing
     return elements
+
+
+# What the readers make of a caret standing alone in an empty field.
+CARET_READINGS = frozenset({"|", "I", "l", "1", "i", "!", "/", "[", "]", "丨"})
+
+
+def empty_caret_fields(image: Image.Image, elements: list[Element]) -> list[Element]:
+    """Fields and text views whose one glyph read is a caret standing alone: empty. (On desktop
+    windows: a web page's number field may hold a lone ``1`` as thin as a caret.)"""
+    todo = [i for i, e in enumerate(elements) if e.type in CARET_TYPES and (e.text or "").strip() in CARET_READINGS]
+    if not todo:
+        return elements
+    rgb = rgb_pixels(image)
+    out = list(elements)
+    for i in todo:
+        if lone_caret(rgb, out[i].bbox):
+            out[i] = out[i].model_copy(update={"text": ""})
+    return out

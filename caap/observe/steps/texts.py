@@ -305,7 +305,8 @@ FRAME_TITLE_TYPES = frozenset({ElementType.TEXT, ElementType.CHECKBOX, ElementTy
 def without_drawn_marks(element_type: ElementType, text: str) -> str:
     """A desktop element's text without the icon or frame line its box shows beside it."""
     if element_type in ICON_TEXT_TYPES:
-        text = _LEADING_ICON.sub("", text)
+        # A name has no blank at its ends; one left there is where an icon was read as blank.
+        text = _LEADING_ICON.sub("", text).strip()
     if element_type in FRAME_TITLE_TYPES:
         text = _FRAME_LINE.sub("", text)
     return text

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image, ImageDraw
 
 from caap.elements import Element
-from caap.observe.steps.focus import dotted_ring, drawn_focus, text_caret
+from caap.observe.steps.focus import dark_frame, dotted_ring, drawn_focus, empty_caret_fields, lone_caret, text_caret
 
 DESKTOP = Path(__file__).resolve().parents[2] / "fixtures" / "desktop"
 
@@ -69,3 +69,48 @@ def test_no_drawn_focus_on_a_plain_screen():
     ImageDraw.Draw(image).rectangle([10, 10, 110, 40], outline=(120, 120, 120), fill=(230, 230, 230))
     button = Element(type="button", bbox=(10, 10, 111, 41), text="OK")
     assert drawn_focus(image, [button]) == [button]
+
+
+def test_a_dotted_ring_whose_corner_joins_one_side_still_counts():
+    """GTK 3 (zenity): the frame's rounded corner runs into the top row of dashes, so the top run
+    starts 5 px before the bottom one; they still span the same columns."""
+    image, gold = _screen("gtk3-dotted-ring-corner")
+    rgb = np.asarray(image)
+    assert [dotted_ring(rgb, e.bbox) for e in gold] == [bool(e.focused) for e in gold]
+
+
+def test_tks_dark_highlight_frame_shows_the_focused_field():
+    """Tk draws a black line round the focused entry and in the window's colour round the others;
+    the detector boxes its entries a few px inside the frame."""
+    image, gold = _screen("tk-focused-entry")
+    rgb = np.asarray(image)
+    assert [dark_frame(rgb, e.bbox) for e in gold] == [bool(e.focused) for e in gold]
+    unread = [e.model_copy(update={"focused": None}) for e in gold]
+    assert [bool(e.focused) for e in drawn_focus(image, unread)] == [bool(e.focused) for e in gold]
+    # A raised button's bevel is dark on two sides only.
+    image = Image.new("RGB", (160, 60), (217, 217, 217))
+    draw = ImageDraw.Draw(image)
+    draw.line([(10, 50), (150, 50), (150, 10)], fill=(0, 0, 0), width=2)
+    draw.line([(10, 50), (10, 10), (150, 10)], fill=(255, 255, 255), width=2)
+    assert not dark_frame(np.asarray(image), (10, 10, 151, 51))
+
+
+def test_two_boxes_of_one_text_view_see_its_one_caret():
+    """The detector left two overlapping boxes on one GTK 4 text view; both hold its caret (after
+    ``1991``): one place, so the focus goes to the surer box, not to nobody."""
+    image, boxes = _screen("gtk4-text-view-twice")
+    rgb = np.asarray(image)
+    assert all(text_caret(rgb, e.bbox) for e in boxes)
+    said = drawn_focus(image, [e.model_copy(update={"focused": None}) for e in boxes])
+    assert [bool(e.focused) for e in said] == [True, False] and boxes[0].score > boxes[1].score
+
+
+def test_a_caret_alone_in_an_empty_field_is_no_text():
+    """GTK 4's caret stands a pixel inside the field's accent ring; the reader read it ``1``."""
+    image, (field,) = _screen("gtk4-empty-field-caret")
+    assert lone_caret(np.asarray(image), field.bbox)
+    read = [field.model_copy(update={"text": "1"})]
+    assert [e.text for e in empty_caret_fields(image, read)] == [""]
+    # A value that only looks like a caret's reading is kept where more than a caret is drawn.
+    assert [e.text for e in empty_caret_fields(Image.fromarray(_field(True, None)),
+                                               [Element(type="input_field", bbox=(0, 0, 200, 30), text="l")])] == ["l"]

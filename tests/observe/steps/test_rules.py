@@ -163,7 +163,8 @@ def _field(text: str, ink: tuple[int, int, int], background: tuple[int, int, int
 def test_a_field_showing_only_its_placeholder_holds_no_text():
     field = Element(type="input_field", bbox=[0, 0, 140, 30], text="Name")
     for ink, background in (((117, 117, 117), (255, 255, 255)),  # Chromium's placeholder
-                            ((150, 150, 150), (48, 48, 48))):  # a dark theme's
+                            ((150, 150, 150), (48, 48, 48)),  # a dark theme's
+                            ((128, 128, 128), (45, 45, 45))):  # Adwaita-dark's, fainter
         [got] = blank_placeholders(_field("Name", ink, background), [field])
         assert got.text == "", (ink, background)
     for ink, background in (((0, 0, 0), (255, 255, 255)),  # a value
@@ -289,7 +290,7 @@ def test_a_chevron_after_a_row_label_is_not_text():
 
 @pytest.mark.parametrize(("kind", "read", "text"), [
     ("text", "▶Tasks", "Tasks"), ("button", "× Dismiss", "Dismiss"), ("button", "文 Dismiss", "Dismiss"),
-    ("button", "^ Cancel", "Cancel"), ("checkbox", "▼Colours", "Colours"),
+    ("button", "^ Cancel", "Cancel"), ("checkbox", "▼Colours", "Colours"), ("tree_item", " Benchmark", "Benchmark"),
     ("text", "—Fully Editable—", "Fully Editable"), ("text", "Controls -", "Controls"),
     ("input_field", "486 - +", "486 - +"),
     # what stays: values typed into a field, numbers, a letter X, a web page's arrows, symbols alone
