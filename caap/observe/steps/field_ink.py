@@ -48,10 +48,6 @@ TOUCH_PX = 4           # a second text runs into the value within this many colu
 # entries stand at 0.42-0.46), and it stays the value. Measured on the labelled fields of the
 # MiniWoB, desktop and generated datasets.
 PLACEHOLDER_SHARES = (0.48, 0.66)
-# On a dark field (Adwaita-dark, caap's GTK 3 showcases) the placeholder stands lower, at 0.39-0.40,
-# and a value at 1.0 (no greyed value on a dark field was measured).
-PLACEHOLDER_SHARES_DARK = (0.3, 0.66)
-DARK_FIELD = 128  # a background whose strongest channel is below this is a dark field
 
 
 def _background(crop: np.ndarray) -> np.ndarray:
@@ -327,7 +323,7 @@ def placeholder_only(crop: np.ndarray) -> bool:
     bg = _background(crop)
     strongest = int(np.abs(crop.astype(np.int16) - bg).max())
     reach = int(np.maximum(bg, 255 - bg).max())
-    low, high = PLACEHOLDER_SHARES_DARK if int(bg.max()) < DARK_FIELD else PLACEHOLDER_SHARES
+    low, high = PLACEHOLDER_SHARES
     return strongest > INK_DIFFERENCE and low * reach <= strongest < high * reach
 
 
