@@ -409,18 +409,18 @@ TEXT_FIELDS = (ElementType.INPUT_FIELD, ElementType.TEXT_AREA)
 BLINK_FRAMES = 7
 BLINK_INTERVAL_S = 0.2
 BLINK_MIN_PIXELS = 3
+CARET_TYPES = (*TEXT_FIELDS, ElementType.DROPDOWN)  # what may show a caret (an editable combo box)
 
 
-def _caret_off(session: DesktopSession, box: Box, image: Image.Image,
+def _caret_off(session: DesktopSession, box: Box, before: np.ndarray,
                labelled: list[tuple[Element, Candidate]]) -> dict[int, np.ndarray]:
-    """The focused elements whose pixels blink and whose capture caught the caret off, each with
-    the caret's pixels (a mask over its box). The capture shows the caret where those pixels
-    stand further from the element's background (its median colour) than in the frame that
-    differs most from it."""
-    asked = [i for i, (e, _) in enumerate(labelled) if e.focused]
+    """The focused fields whose pixels blink and whose capture (``before``, int16) caught the caret
+    off, each with the caret's pixels (a mask over its box). The capture shows the caret where
+    those pixels stand further from the field's background (its median colour) than in the frame
+    that differs most from it. Only fields are watched: 1.4 s of frames per screen."""
+    asked = [i for i, (e, _) in enumerate(labelled) if e.focused and e.type in CARET_TYPES]
     if not asked:
         return {}
-    before = np.asarray(image, dtype=np.int16)
     frames = []
     for _ in range(BLINK_FRAMES):
         time.sleep(BLINK_INTERVAL_S)
@@ -458,7 +458,8 @@ def _focus_as_drawn(session: DesktopSession, box: Box, image: Image.Image,
       pixels besides the caret change while the focus is away (a ring, Tk's dark frame). A text
       view takes Tab as text, so one caught off is unknown outright.
     Other fields are left as they are: GTK selects a field's text when the keyboard focuses it."""
-    off = _caret_off(session, box, image, labelled)
+    before = np.asarray(image, dtype=np.int16)
+    off = _caret_off(session, box, before, labelled)
     out = list(labelled)
     for i in [i for i in off if out[i][0].type == ElementType.TEXT_AREA]:
         out[i] = (out[i][0].model_copy(update={"focused": None}), out[i][1])
@@ -471,7 +472,6 @@ def _focus_as_drawn(session: DesktopSession, box: Box, image: Image.Image,
     away = np.asarray(session.capture(box), dtype=np.int16)
     session.xdotool("key", "shift+Tab")
     after = np.asarray(session.settle(box), dtype=np.int16)
-    before = np.asarray(image, dtype=np.int16)
     if after.shape != before.shape or away.shape != before.shape:
         return out
     h, w = before.shape[:2]

@@ -130,7 +130,7 @@ def _caret(rgb: np.ndarray, box: Sequence[int]) -> str | None:
     # What is left of a thick focus ring or frame lies along the crop's edges: its rows are not
     # looked at, nor its columns where they are inked nearly all the way down (a caret may stand
     # a pixel from the border: GTK 4's in an empty field).
-    inner = ink.copy()
+    inner = ink  # a fresh array: cleared in place
     inner[:2] = inner[-2:] = False
     for side in (slice(0, 2), slice(-2, None)):
         edge = inner[:, side]
