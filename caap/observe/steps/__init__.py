@@ -38,6 +38,7 @@ from caap.observe.steps.levels import read_levels
 from caap.observe.steps.missed_text import missed_lines
 from caap.observe.steps.scrollbars import arrow_scrollbars, trough_scrollbars
 from caap.observe.steps.segments import drawn_lines
+from caap.observe.steps.selection import rounded_faces
 from caap.observe.steps.separators import split_at_separators
 from caap.observe.steps.shape_fit import fit_icons, fit_small_shapes
 from caap.observe.steps.snap import add_missed_rows, add_missed_words, snap_text_boxes, split_links
@@ -146,6 +147,9 @@ STEPS: tuple[Step, ...] = (
          lambda look, els: read_levels(rgb_pixels(look.image), els), READER),  # a state: read with the rest
     Step("unhighlight_plain_rows", "settle", "a row on the page's own colour is not highlighted",
          reading.unhighlight_plain_rows, READER),
+    Step("read_selection_faces", "settle", "desktop: a row standing on a rounded face of its own (GTK 4's "
+         "selection) is highlighted",
+         lambda look, els: els if look.parts.screens != "desktop" else rounded_faces(look.screen, els), READER),
     Step("read_disclosure_triangles", "settle", "desktop: a row is open or closed as its triangle (▾ ▸) or "
          "box (⊟ ⊞) says; a titled one is a row",
          lambda look, els: els if look.parts.screens != "desktop" else disclosure_triangles(look.image, els),
