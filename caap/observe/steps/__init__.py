@@ -18,6 +18,7 @@ from caap.observe.steps import reading, texts
 from caap.observe.steps.boxes import drop_spanning_rows, merge_duplicates, merge_overlapping_words
 from caap.observe.steps.cells import fit_cells
 from caap.observe.steps.disclosure import disclosure_triangles
+from caap.observe.steps.dither import dithered_faces
 from caap.observe.steps.field_ink import blank_placeholders
 from caap.observe.steps.figures import (
     bars_as_letters,
@@ -143,6 +144,9 @@ STEPS: tuple[Step, ...] = (
     Step("empty_caret_fields", "settle", "desktop: a field whose one glyph read is a caret standing alone is "
          "empty", lambda look, els: els if look.parts.screens != "desktop" else empty_caret_fields(look.screen, els),
          READER),
+    Step("read_dithered_faces", "settle", "desktop: a button, check box or icon with a dithered face (Windows "
+         "style) is held down", lambda look, els: els if look.parts.screens != "desktop"
+         else dithered_faces(look.screen, els), READER),
     Step("read_levels", "settle", "a slider's or progress bar's value from where its thumb or fill stands",
          lambda look, els: read_levels(rgb_pixels(look.image), els), READER),  # a state: read with the rest
     Step("unhighlight_plain_rows", "settle", "a row on the page's own colour is not highlighted",
