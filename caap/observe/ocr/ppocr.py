@@ -95,6 +95,7 @@ class _Tuning:
     det_box_thresh: float = 0.5
     det_unclip: float = 1.6
     light_on_dark: bool = True     # light text on a fill redrawn as dark on white (_dark_on_light)
+    faint_ink: int = 30            # where nothing is ink at ink_threshold: a greyed label's ink
 
 
 _TUNING = _Tuning()
@@ -245,13 +246,15 @@ class PPOCR:
             crop, bg = flat, np.full(3, 255, np.uint8)
         elif t.light_on_dark and (dark := _dark_on_light(crop, bg, t.ink_threshold)) is not None:
             crop, bg = dark, np.full(3, 255, np.uint8)
-        raw = ink_mask(crop, bg, t.ink_threshold, reduce="max")
         outer = inner
-        inner, lines = _borders(raw, outer, t.frame_fraction)
+        raw, inner, ink = self._ink(crop, bg, outer, kind, t.ink_threshold)
+        if not ink.any() and t.faint_ink < t.ink_threshold:
+            # A greyed label (an insensitive button's, 190 on a 245 face) is fainter than ink: read
+            # it as the ink it is, stretched to black on white for the recogniser.
+            raw, inner, ink = self._ink(crop, bg, outer, kind, t.faint_ink)
+            if ink.any():
+                crop, bg = _stretched(crop, bg, raw), np.full(3, 255, np.uint8)
         framed = inner != outer
-        ink = _text_ink(raw, inner, lines)
-        if kind in _CONTROL_TYPES and t.cut_control:
-            ink = _drop_control(ink)
         if not ink.any():
             return []
         if kind in _MULTILINE_TYPES or len(_bands(ink)) > 1:
@@ -268,6 +271,17 @@ class PPOCR:
         if kind in _PASSWORD_TYPES and len(found) == 1 and (n := _bullets(crop, bg, found[0][1])):
             return [(0, "•" * n)]
         return [(r, self._line(crop, bg, g)) for r, g in found if g.any()]
+
+    def _ink(self, crop: np.ndarray, bg: np.ndarray, outer: tuple[int, int, int, int], kind: str | None,
+             threshold: int) -> tuple[np.ndarray, tuple[int, int, int, int], np.ndarray]:
+        """The crop's ink at ``threshold`` (all of it), the box inside any frame lines, and the
+        text's ink in it (frame lines, and a check box's control, left out)."""
+        raw = ink_mask(crop, bg, threshold, reduce="max")
+        inner, lines = _borders(raw, outer, self.tuning.frame_fraction)
+        ink = _text_ink(raw, inner, lines)
+        if kind in _CONTROL_TYPES and self.tuning.cut_control:
+            ink = _drop_control(ink)
+        return raw, inner, ink
 
     def _line(self, crop: np.ndarray, bg: np.ndarray, keep: np.ndarray) -> np.ndarray:
         """One line: the tight box of its ink ``keep`` on a margin of background, at the recogniser's
@@ -433,6 +447,15 @@ def _dark_on_light(crop: np.ndarray, bg: np.ndarray, threshold: int) -> np.ndarr
     d = np.abs(crop.astype(np.int16) - bg.astype(np.int16)).max(axis=2).astype(np.float32)
     grey = (255 - np.clip(d * 1.25, 0, 255)).astype(np.uint8)
     return np.repeat(grey[:, :, None], 3, axis=2)
+
+
+def _stretched(crop: np.ndarray, bg: np.ndarray, ink: np.ndarray) -> np.ndarray:
+    """The crop in grey, its background white and its darkest ink black: a faint label at the
+    contrast the recogniser learned from."""
+    distance = np.abs(crop.astype(np.int32) - bg.astype(np.int32)).max(axis=2)
+    top = max(1, int(distance[ink].max())) if ink.any() else 1
+    grey = 255 - np.clip(distance * 255 // top, 0, 255)
+    return np.repeat(grey.astype(np.uint8)[:, :, None], 3, axis=2)
 
 
 def _borders(ink: np.ndarray, box: tuple[int, int, int, int], fraction: float

@@ -367,3 +367,18 @@ def test_ideographs_read_for_symbols_become_the_symbols():
 
     assert [latin_twins(t) for t in ("十", "土", "二", "Book 十 2", "abc")] == ["+", "±", "=", "Book + 2", "abc"]
     assert latin_twins("中文一") == "中文一"  # Chinese text stays as read
+
+
+def test_a_greyed_label_fainter_than_ink_is_read(reader: PPOCR) -> None:
+    """An insensitive button (Qt's Fusion style): its label 190 on a 240-253 face, nearer the face
+    than the ink threshold. Nothing is ink at that threshold, so the label is read at the faint one,
+    stretched to black on white; a blank face still reads empty."""
+    image = Image.new("RGB", (90, 28), (240, 240, 240))
+    draw = ImageDraw.Draw(image)
+    for y in range(2, 26):  # the face's gradient
+        draw.line((2, y, 87, y), fill=(253 - y // 2,) * 3)
+    draw.rounded_rectangle((1, 1, 88, 26), radius=3, outline=(196, 196, 196))
+    blank = image.copy()
+    draw.text((22, 6), "Export", fill=(190, 190, 190), font=_font(14))
+    assert reader.read(image, [[0, 0, 90, 28]], ["button"])[0].text == "Export"
+    assert reader.read(blank, [[0, 0, 90, 28]], ["button"])[0].text == ""

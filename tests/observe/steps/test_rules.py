@@ -283,8 +283,10 @@ def test_a_search_typed_over_a_heading_reads_as_typed(observer):
 
 def test_a_chevron_after_a_row_label_is_not_text():
     rows = [row("Marietta>", [10, 76, 52, 87]), row("Joana ›", [10, 59, 39, 70]), row("a > b", [0, 0, 9, 9]),
-            row("->", [0, 0, 9, 9]), Element(type="text", bbox=[3, 3, 142, 14], text="Select Marietta>")]
-    assert [e.text for e in without_trailing_chevrons(rows)] == ["Marietta", "Joana", "a > b", "->", "Select Marietta>"]
+            row("->", [0, 0, 9, 9]), Element(type="text", bbox=[3, 3, 142, 14], text="Select Marietta>"),
+            row("Andy <andy@example.com>", [0, 0, 160, 14]), row("<b> Next >", [0, 0, 60, 14])]
+    assert [e.text for e in without_trailing_chevrons(rows)] == [
+        "Marietta", "Joana", "a > b", "->", "Select Marietta>", "Andy <andy@example.com>", "<b> Next"]
 
 
 @pytest.mark.parametrize(("kind", "read", "text"), [
@@ -306,6 +308,30 @@ def test_drawn_marks_are_trimmed_on_desktop_windows_only():
     web = SimpleNamespace(parts=SimpleNamespace(screens="web"))
     assert [e.text for e in trim_drawn_marks(desktop, els)] == ["Tasks"]
     assert [e.text for e in trim_drawn_marks(web, els)] == ["▶Tasks"]
+
+
+def _dismiss_button(cross: tuple[int, int, int]) -> Image.Image:
+    """Tk's Dismiss button: a cross icon, a gap, the black label, on a grey face in a dark frame."""
+    image = Image.new("RGB", (114, 30), (217, 217, 217))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((0, 0, 113, 29), outline=(90, 90, 90))
+    draw.line((14, 9, 24, 20), fill=cross, width=3)
+    draw.line((14, 20, 24, 9), fill=cross, width=3)
+    font = ImageFont.truetype(str(FONT), 14) if FONT.exists() else ImageFont.load_default()
+    draw.text((32, 7), "Dismiss", fill=(0, 0, 0), font=font)
+    return image
+
+
+@pytest.mark.parametrize(("cross", "text"), [((139, 0, 0), "Dismiss"), ((0, 0, 0), "X Dismiss")])
+def test_a_coloured_icon_read_as_a_letter_before_a_plain_label_comes_off(cross, text):
+    """Tk's demo windows draw a dark red cross before "Dismiss", which PP-OCR reads as ``X``. A first
+    word whose ink alone is coloured is an icon; a letter in the label's own colour stays."""
+    image = _dismiss_button(cross)
+    look = SimpleNamespace(parts=SimpleNamespace(screens="desktop"), screen=image)
+    button = Element(type="button", bbox=[0, 0, 114, 30], text="X Dismiss")
+    assert [e.text for e in trim_drawn_marks(look, [button])] == [text]
+    field = Element(type="input_field", bbox=[0, 0, 114, 30], text="X Dismiss")  # a typed value keeps it
+    assert [e.text for e in trim_drawn_marks(look, [field])] == ["X Dismiss"]
 
 
 def test_a_submenu_arrow_is_not_read_into_the_entry(observer):
