@@ -80,7 +80,7 @@ class _Word:
     underlined: bool  # an underline ran beneath it (a link)
 
 
-def _words(band: np.ndarray, gap: int) -> list[_Word]:
+def _words(band: np.ndarray, gap: int, beyond: tuple[np.ndarray, np.ndarray] | None = None) -> list[_Word]:
     """The words of an RGB band holding one line of text: runs of glyphs separated by blank gaps
     narrower than ``gap`` px and inked in one colour.
 
@@ -95,6 +95,13 @@ def _words(band: np.ndarray, gap: int) -> list[_Word]:
     # A column of one colour top to bottom is another surface (a panel beside a selection, a
     # border), not a glyph: every glyph leaves some background above or below it on its line.
     uniform = np.abs(band.astype(np.int16) - band[:1].astype(np.int16)).sum(axis=2).max(axis=0) <= INK_DIFFERENCE
+    if beyond is not None:
+        # Given the rows a little above and below the band (``beyond``): a tall thin glyph (the
+        # final ``l`` of ``E-mail``, ascender to baseline in a tight box) has the background on
+        # both sides; a surface or its rounded corner does not.
+        ends = [np.abs(row.astype(np.int32) - background_colour(band).astype(np.int32)).sum(axis=1) <= INK_DIFFERENCE
+                for row in beyond]
+        uniform &= ~(ends[0] & ends[1])
     inked = ink.any(axis=0) & ~uniform
     column_colour = (diff * ink[:, :, None]).sum(axis=0)
     # Glyph clusters: runs of inked columns, each with its columns' colours summed and whether an
@@ -124,6 +131,9 @@ def _words(band: np.ndarray, gap: int) -> list[_Word]:
     return words
 
 
+BEYOND = 2  # px above and below a text box where a surface beside its words goes on and a glyph does not
+
+
 def _snap(image: np.ndarray, box: Box, max_shift: int) -> Box:
     x1, y1, x2, y2 = box
     height = y2 - y1
@@ -132,7 +142,9 @@ def _snap(image: np.ndarray, box: Box, max_shift: int) -> Box:
     left, right = max(0, x1 - REACH), min(image.shape[1], x2 + REACH)
     band = image[y1:y2, left:right]
     gap = max(3, round(height * 0.25))
-    words = _words(band, gap)
+    above, below = y1 - BEYOND, y2 - 1 + BEYOND
+    beyond = (image[above, left:right], image[below, left:right]) if above >= 0 and below < image.shape[0] else None
+    words = _words(band, gap, beyond)
     for w in words:
         w.start, w.end = w.start + left, w.end + left
     inside = [w for w in words if x1 <= (w.start + w.end) / 2 < x2]

@@ -360,3 +360,18 @@ def test_a_cell_boxed_whole_is_fitted_to_its_number_and_a_list_row_keeps_its_box
     assert abs(x1 - ink[0]) <= 2 and abs(x2 - ink[2]) <= 2 and abs(y1 - ink[1]) <= 2 and abs(y2 - ink[3]) <= 2, \
         (fitted.bbox, ink)
     assert kept.bbox == row.bbox and other.bbox == text.bbox
+
+
+def test_a_last_l_filling_a_tight_box_top_to_bottom_is_a_glyph_and_a_rule_is_not() -> None:
+    """A label boxed from its ascenders to its baseline (Qt's "E-mail", GTK's "Hexadecimal"): the
+    final ``l`` is ink in every row of the box, as a panel's edge is; it has background above and
+    below the box, and the edge goes on. The box reaches the ``l``, and stops at the rule."""
+    font = _font(13)
+    image = Image.new("RGB", (120, 40), "white")
+    draw = ImageDraw.Draw(image)
+    draw.text((10, 12), "E-mail", font=font, fill=(0, 0, 0))
+    left, top, right, bottom = draw.textbbox((10, 12), "E-mail", font=font)
+    draw.line((right + 12, 0, right + 12, 39), fill=(0, 0, 0))  # a rule beside the label
+    tight = Element(type="text", bbox=(left, top, right - 3, bottom), text="E-mai")  # cut before the l
+    (snapped,) = snap_text_boxes(image, [tight])
+    assert right - 1 <= snapped.bbox[2] <= right + 2
