@@ -296,6 +296,11 @@ def trim_trailing_chevrons(look: Look, elements: list[Element]) -> list[Element]
 #   icon read as one CJK or kana character (``▶Tasks``, ``× Dismiss``, ``^ Cancel``, ``文 Dismiss``);
 _LEADING_ICON = re.compile(r"^(?:[\u2190-\u21ff\u25a0-\u25ff\u2700-\u27bf×^©®]|[\u3040-\u30ff\u3400-\u9fff])"
                            r"\s?(?=[A-Za-z]{2})")
+# - a check box's indicator drawn in a list or tree row, read as a bracket or bar (``] Ravi``,
+#   ``[Sound``): no name opens with a closing bracket or a bar, nor with an opening one it never closes;
+_LEADING_BRACKET = re.compile(r"^(?:[\]|]|\[(?=[^\]]*$))\s?(?=\w)")
+# - a caret standing before a field's value (``|Templates``): no typed value is taken to start so.
+_LEADING_CARET = re.compile(r"^\|(?=\w)")
 # - a frame's line running into its title from either side (``—Fully Editable—``, ``Controls -``).
 # (A spin box's steppers inside its field are no text: ``erase_foreign_ink`` paints them out.)
 _FRAME_LINE = re.compile(r"^[-–—]+\s*(?=[A-Z])|(?<=[A-Za-z)])\s*[-–—]+$")
@@ -309,7 +314,9 @@ def without_drawn_marks(element_type: ElementType, text: str) -> str:
     """A desktop element's text without the icon or frame line its box shows beside it."""
     if element_type in ICON_TEXT_TYPES:
         # A name has no blank at its ends; one left there is where an icon was read as blank.
-        text = _LEADING_ICON.sub("", text).strip()
+        text = _LEADING_BRACKET.sub("", _LEADING_ICON.sub("", text)).strip()
+    if element_type == ElementType.INPUT_FIELD:
+        text = _LEADING_CARET.sub("", text)
     if element_type in FRAME_TITLE_TYPES:
         text = _FRAME_LINE.sub("", text)
     return text

@@ -293,11 +293,14 @@ def test_a_chevron_after_a_row_label_is_not_text():
     ("text", "▶Tasks", "Tasks"), ("button", "× Dismiss", "Dismiss"), ("button", "文 Dismiss", "Dismiss"),
     ("button", "^ Cancel", "Cancel"), ("checkbox", "▼Colours", "Colours"), ("tree_item", " Benchmark", "Benchmark"),
     ("text", "—Fully Editable—", "Fully Editable"), ("text", "Controls -", "Controls"),
-    ("input_field", "486 - +", "486 - +"),
+    ("input_field", "486 - +", "486 - +"), ("tree_item", "] Ravi", "Ravi"), ("tree_item", "[Sound", "Sound"),
+    ("tabled_text", "|Updates", "Updates"), ("input_field", "|Templates", "Templates"),
     # what stays: values typed into a field, numbers, a letter X, a web page's arrows, symbols alone
     ("input_field", "▶Tasks", "▶Tasks"), ("input_field", "C++", "C++"), ("text", "-1", "-1"),
     ("button", "X Dismiss", "X Dismiss"), ("text", "« Prev", "« Prev"), ("text", "< Back", "< Back"),
-    ("button", "×", "×"), ("text", "文字", "文字"), ("text", "Auto-save", "Auto-save")])
+    ("button", "×", "×"), ("text", "文字", "文字"), ("text", "Auto-save", "Auto-save"),
+    ("tabled_text", "[draft] Notes", "[draft] Notes"), ("input_field", "| grep x", "| grep x"),
+    ("input_field", "]x", "]x")])
 def test_icons_and_frame_lines_beside_a_desktop_label_are_not_its_text(kind, read, text):
     assert without_drawn_marks(ElementType(kind), read) == text
 
