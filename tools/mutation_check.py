@@ -82,6 +82,12 @@ MUTATIONS = (
     Mutation("arrow-side", "a disclosure triangle points down when it points right (open and closed swapped)",
              "caap/observe/steps/disclosure.py", 'consider(x, y, w, h, direction == "down")',
              'consider(x, y, w, h, direction == "right")', ("tests/observe/steps/test_disclosure.py",)),
+    Mutation("square-face", "a row on any face of its own reads selected, square table headers too",
+             "caap/observe/steps/selection.py", "if sum(not _same(c, face) for c in corners) < ROUND_CORNERS:",
+             "if False:", ("tests/observe/steps/test_selection.py",)),
+    Mutation("flat-dither", "a flat light face reads as a held-down button's dither",
+             "caap/observe/steps/dither.py", "& (diagonal <= SAME)", "| (diagonal <= SAME)",
+             ("tests/observe/steps/test_dither.py",)),
 )
 
 
