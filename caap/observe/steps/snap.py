@@ -99,9 +99,9 @@ def _words(band: np.ndarray, gap: int, beyond: tuple[np.ndarray, np.ndarray] | N
         # Given the rows a little above and below the band (``beyond``): a tall thin glyph (the
         # final ``l`` of ``E-mail``, ascender to baseline in a tight box) has the background on
         # both sides; a surface or its rounded corner does not.
-        ends = [np.abs(row.astype(np.int32) - background_colour(band).astype(np.int32)).sum(axis=1) <= INK_DIFFERENCE
-                for row in beyond]
-        uniform &= ~(ends[0] & ends[1])
+        clear = [np.abs(row.astype(np.int32) - background_colour(band).astype(np.int32)).sum(axis=1) <= INK_DIFFERENCE
+                 for row in beyond]
+        uniform &= ~(clear[0] & clear[1])
     inked = ink.any(axis=0) & ~uniform
     column_colour = (diff * ink[:, :, None]).sum(axis=0)
     # Glyph clusters: runs of inked columns, each with its columns' colours summed and whether an

@@ -66,6 +66,17 @@ def glyph_before(reader_text: str, ocr_text: str) -> bool:
     head, _, rest = reader_text.strip().partition(" ")
     return len(ocr_text.strip()) >= 3 and rest.strip() == ocr_text.strip() and 1 <= len(head) <= GLYPH_BEFORE_MAX
 
+LOST_CAPITAL_OCR = 0.9  # PP-OCR's confidence, at least, for its capital to stand
+
+
+def lost_capital(reader_text: str, ocr_text: str, ocr_confidence: float) -> bool:
+    """PP-OCR's text is the reader's with a capital letter or digit before it, and the reader's
+    starts in lower case or with a digit: the reader lost the first glyph (``tem``: ``Item``)."""
+    return (ocr_confidence >= LOST_CAPITAL_OCR and len(ocr_text) == len(reader_text) + 1 >= 2
+            and ocr_text[1:] == reader_text and (reader_text[0].islower() or reader_text[0].isdigit())
+            and (ocr_text[0].isupper() or ocr_text[0].isdigit()))
+
+
 _NUMBER = re.compile(r"^[-−+]?\d+(?:[.,]\d+)?$")
 _STEPPERS = ({"▲", "▴", "⏶", "+"}, {"▼", "▾", "⏷", "-", "−"})
 
@@ -224,9 +235,13 @@ def reread_doubtful_texts(look: Look, elements: list[Element]) -> list[Element]:
     doubtful = {i for i, e in enumerate(elements) if TEXT in attributes_of(e.type) and (
         parts.text_source == "ocr" or e.text_confidence is None or e.text_confidence < ocr_limit(parts, e)
         or reads_nothing(e) or blank_button(e) or i in spins)}
+    # A desktop name read starting in lower case may have lost its capital (``tem``, ``roup 1``):
+    # PP-OCR reads it too, and its text stands only where it is the reader's with that capital.
+    headless = {i for i, e in enumerate(elements) if parts.screens == "desktop" and e.type in ICON_TEXT_TYPES
+                and (e.text or "")[:1].islower()} - doubtful
     # A key holding one glyph is read again though the reader is sure of it: it may be sure and wrong.
     glyphs = {i: key_glyph(image, e) for i, e in enumerate(elements) if may_be_key(e)}
-    wanted = sorted(doubtful | {i for i, g in glyphs.items() if g is not None})
+    wanted = sorted(doubtful | headless | {i for i, g in glyphs.items() if g is not None})
     boxes = look.reading_boxes if look.reading_boxes is not None and len(look.reading_boxes) == len(elements) \
         else elements
     look.reading_boxes = None
@@ -246,6 +261,9 @@ def reread_doubtful_texts(look: Look, elements: list[Element]) -> list[Element]:
             text: str | None = number
         elif key is not None and glyph is not None:
             text, confidence = key, (glyph.score if key == glyph.char else confidence)
+        elif (i in headless or (i in doubtful and parts.screens == "desktop")) \
+                and lost_capital(out[i].text or "", theirs, confidence):
+            text = theirs
         elif i not in doubtful:
             continue
         elif blank_button(out[i]):

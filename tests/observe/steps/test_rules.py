@@ -41,6 +41,7 @@ from caap.observe.steps.snap import split_links
 from caap.observe.steps.texts import (
     spin_boxes,
     spin_value,
+    lost_capital,
     trim_drawn_marks,
     without_drawn_marks,
     without_trailing_chevrons,
@@ -311,6 +312,15 @@ def test_drawn_marks_are_trimmed_on_desktop_windows_only():
     web = SimpleNamespace(parts=SimpleNamespace(screens="web"))
     assert [e.text for e in trim_drawn_marks(desktop, els)] == ["Tasks"]
     assert [e.text for e in trim_drawn_marks(web, els)] == ["▶Tasks"]
+
+
+@pytest.mark.parametrize(("reader", "ocr", "confidence", "lost"), [
+    ("tem", "Item", 0.99, True), ("roup 1", "Group 1", 0.99, True), ("3", "73", 0.99, True),
+    ("tem", "Item", 0.5, False),  # PP-OCR unsure
+    ("Option2", "FOption2", 0.99, False),  # an icon read as a capital before a name that has its own
+    ("Dismiss", "X Dismiss", 0.99, False), ("orem", "lorem", 0.99, False)])
+def test_a_capital_the_reader_lost_is_taken_from_pp_ocr(reader, ocr, confidence, lost):
+    assert lost_capital(reader, ocr, confidence) is lost
 
 
 def _dismiss_button(cross: tuple[int, int, int]) -> Image.Image:
