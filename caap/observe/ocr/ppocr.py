@@ -96,6 +96,7 @@ class _Tuning:
     det_unclip: float = 1.6
     light_on_dark: bool = True     # light text on a fill redrawn as dark on white (_dark_on_light)
     faint_ink: int = 30            # where nothing is ink at ink_threshold: a greyed label's ink
+    faint_min_alnum: int = 2       # letters or digits a faint reading needs to stand (else blank)
 
 
 _TUNING = _Tuning()
@@ -201,8 +202,12 @@ class PPOCR:
         owner: list[tuple[int, int]] = []   # the box and the visual line each crop belongs to
         texts: list[list[tuple[int, str]]] = [[] for _ in boxes]
         scores: list[list[float]] = [[] for _ in boxes]
+        faint: set[int] = set()  # boxes read at the faint ink threshold
         for i, box in enumerate(boxes):
-            for row, crop in self._lines_of(rgb, box, kinds[i]):
+            lines_of, read_faint = self._lines_of(rgb, box, kinds[i])
+            if read_faint:
+                faint.add(i)
+            for row, crop in lines_of:
                 if isinstance(crop, str):  # read from the pixels alone (password bullets)
                     texts[i].append((row, crop))
                     scores[i].append(1.0)
@@ -213,7 +218,7 @@ class PPOCR:
             texts[i].append((row, text))
             scores[i].append(score)
         out = []
-        for kind, t, s in zip(kinds, texts, scores, strict=True):
+        for i, (kind, t, s) in enumerate(zip(kinds, texts, scores, strict=True)):
             rows: dict[int, list[str]] = {}
             for row, piece in t:
                 rows.setdefault(row, []).append(piece)
@@ -221,20 +226,23 @@ class PPOCR:
             if kind == "button" and text in ("x", "X"):  # a close button's "×": PP-OCR reads a Latin x
                 text = "×"
             text = latin_twins(text)
+            if i in faint and sum(c.isalnum() for c in text) < self.tuning.faint_min_alnum:
+                text, s = "", []  # faint specks (a blank field's shading, greyed steppers) are no label
             out.append(OcrText(text, float(np.mean(s)) if s else 0.0))
         return out
 
     # --- cropping ---------------------------------------------------------------------------------
     def _lines_of(self, rgb: np.ndarray, box: Sequence[int],
-                  kind: str | None) -> list[tuple[int, np.ndarray | str]]:
+                  kind: str | None) -> tuple[list[tuple[int, np.ndarray | str]], bool]:
         """The crops of one element in reading order, each with its visual line's number and scaled
-        for the recogniser (or the text itself where the pixels alone tell it)."""
+        for the recogniser (or the text itself where the pixels alone tell it); and whether they
+        were found at the faint ink threshold."""
         t = self.tuning
         h, w = rgb.shape[:2]
         x1, y1, x2, y2 = (int(v) for v in box)
         x1, y1, x2, y2 = max(0, x1), max(0, y1), min(w, x2), min(h, y2)
         if x2 - x1 < 2 or y2 - y1 < 2:
-            return []
+            return [], False
         # A few pixels of context: labelled and detected boxes often clip a descender or the last
         # glyph's edge; only ink that lies mostly inside the box is kept (below).
         c = t.context
@@ -247,6 +255,7 @@ class PPOCR:
         elif t.light_on_dark and (dark := _dark_on_light(crop, bg, t.ink_threshold)) is not None:
             crop, bg = dark, np.full(3, 255, np.uint8)
         outer = inner
+        faint = False
         raw, inner, ink = self._ink(crop, bg, outer, kind, t.ink_threshold)
         if not ink.any() and t.faint_ink < t.ink_threshold:
             # A greyed label (an insensitive button's, 190 on a 245 face) is fainter than ink: read
@@ -254,9 +263,10 @@ class PPOCR:
             raw, inner, ink = self._ink(crop, bg, outer, kind, t.faint_ink)
             if ink.any():
                 crop, bg = _stretched(crop, bg, raw), np.full(3, 255, np.uint8)
+                faint = True
         framed = inner != outer
         if not ink.any():
-            return []
+            return [], False
         if kind in _MULTILINE_TYPES or len(_bands(ink)) > 1:
             found = self._detect_lines(crop, ink, bg)
             if framed:  # a scrolling box (a text area): its scroll bar, and lines it scrolled part-way
@@ -269,8 +279,8 @@ class PPOCR:
         if kind in _CARET_TYPES:
             found = [(r, _drop_caret(g)) for r, g in found]
         if kind in _PASSWORD_TYPES and len(found) == 1 and (n := _bullets(crop, bg, found[0][1])):
-            return [(0, "•" * n)]
-        return [(r, self._line(crop, bg, g)) for r, g in found if g.any()]
+            return [(0, "•" * n)], False
+        return [(r, self._line(crop, bg, g)) for r, g in found if g.any()], faint
 
     def _ink(self, crop: np.ndarray, bg: np.ndarray, outer: tuple[int, int, int, int], kind: str | None,
              threshold: int) -> tuple[np.ndarray, tuple[int, int, int, int], np.ndarray]:
