@@ -18,7 +18,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.primitives import rgb_pixels
+from caap.observe.steps.rewrite import rewrite_each
 from caap.taxonomy import ElementType
 
 DITHERED_TYPES = (ElementType.BUTTON, ElementType.CHECKBOX, ElementType.ICON)
@@ -47,12 +47,6 @@ def dither_share(rgb: np.ndarray, box: Sequence[int]) -> float:
 
 def dithered_faces(image: Image.Image, elements: list[Element]) -> list[Element]:
     """Buttons, check boxes and icons not read as checked whose face is dithered are checked."""
-    suspects = [i for i, e in enumerate(elements) if e.type in DITHERED_TYPES and not e.checked]
-    if not suspects:
-        return elements
-    rgb = rgb_pixels(image)
-    out = list(elements)
-    for i in suspects:
-        if dither_share(rgb, out[i].bbox) >= DITHER_SHARE:
-            out[i] = out[i].model_copy(update={"checked": True})
-    return out
+    return rewrite_each(image, elements, lambda e: e.type in DITHERED_TYPES and not e.checked,
+                        lambda rgb, e: e.model_copy(update={"checked": True})
+                        if dither_share(rgb, e.bbox) >= DITHER_SHARE else None)

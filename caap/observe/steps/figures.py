@@ -12,7 +12,7 @@ checkbox and icon boxes): no text, control or icon is taken for a figure.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from PIL import Image
@@ -20,6 +20,7 @@ from PIL import Image
 from caap.elements import Element
 from caap.geometry import Box, area, intersection, iou, uncovered_part
 from caap.observe.primitives import FAINT_INK, RIGHT_PAD, background_colour, ink_extent, ink_mask, page_ink, rgb_pixels
+from caap.observe.steps.rewrite import rewrite_each
 from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
 
 MIN_SIDE = 12        # px: smaller solid blobs are glyph strokes or bullets
@@ -88,22 +89,6 @@ def solid_figure(rgb: np.ndarray, box: Sequence[int]) -> tuple[str, tuple[int, i
     return None
 
 
-def _rewrite(image: Image.Image, elements: list[Element], wanted: Callable[[Element], bool],
-             change: Callable[[np.ndarray, Element], Element | None]) -> list[Element]:
-    """The elements with each ``wanted`` one replaced by what ``change`` makes of it on the
-    screenshot's pixels (None: kept); the input list is not changed."""
-    suspects = [i for i, e in enumerate(elements) if wanted(e)]
-    if not suspects:
-        return elements
-    rgb = rgb_pixels(image)
-    out = list(elements)
-    for i in suspects:
-        changed = change(rgb, out[i])
-        if changed is not None:
-            out[i] = changed
-    return out
-
-
 def _as_figure(rgb: np.ndarray, element: Element) -> Element | None:
     found = solid_figure(rgb, element.bbox)
     if found is None:
@@ -115,7 +100,7 @@ def _as_figure(rgb: np.ndarray, element: Element) -> Element | None:
 def solid_figures(image: Image.Image, elements: list[Element]) -> list[Element]:
     """Texts of at most one glyph and shapes that are filled figures become shapes of the figure's
     kind, boxed tightly; everything else is kept as it is."""
-    return _rewrite(image, elements, lambda e: e.type == ElementType.SHAPE
+    return rewrite_each(image, elements, lambda e: e.type == ElementType.SHAPE
                     or (e.type == ElementType.TEXT and len((e.text or "").strip()) <= 1), _as_figure)
 
 CONTROL_INK = 40      # a channel this far from the control's background is its outline
@@ -242,13 +227,13 @@ def _with_state(rgb: np.ndarray, element: Element) -> Element | None:
 
 def control_states(image: Image.Image, elements: list[Element]) -> list[Element]:
     """Checkboxes and radio buttons ticked or not as their control shows it (``control_state``)."""
-    return _rewrite(image, elements, lambda e: e.type in (ElementType.CHECKBOX, ElementType.RADIO), _with_state)
+    return rewrite_each(image, elements, lambda e: e.type in (ElementType.CHECKBOX, ElementType.RADIO), _with_state)
 
 
 def control_kinds(image: Image.Image, elements: list[Element]) -> list[Element]:
     """Checkboxes and radio buttons typed by their control's outline: round is a radio button,
     square a checkbox (the detector confuses the two on pages that mix them: click-widget)."""
-    return _rewrite(image, elements, lambda e: e.type in (ElementType.CHECKBOX, ElementType.RADIO), _by_control)
+    return rewrite_each(image, elements, lambda e: e.type in (ElementType.CHECKBOX, ElementType.RADIO), _by_control)
 
 
 # --- focus rings -----------------------------------------------------------------------------------
@@ -286,7 +271,7 @@ def _with_focus(rgb: np.ndarray, element: Element) -> Element | None:
 def focus_rings(image: Image.Image, elements: list[Element]) -> list[Element]:
     """Fields, drop-downs and buttons drawn with a focus ring are focused (``focus_ring``); where
     none shows, the reader's reading stands."""
-    return _rewrite(image, elements, lambda e: e.type in FOCUSABLE, _with_focus)
+    return rewrite_each(image, elements, lambda e: e.type in FOCUSABLE, _with_focus)
 
 
 # --- lone glyphs ---------------------------------------------------------------------------------------
@@ -653,5 +638,5 @@ def _as_letter(rgb: np.ndarray, element: Element) -> Element | None:
 def bars_as_letters(image: Image.Image, elements: list[Element]) -> list[Element]:
     """A lone glyph read as the digit one (or a pipe) whose ink is a plain vertical bar is the letter
     l: identify-shape's "l" was read "1", and the agent answered Number."""
-    return _rewrite(image, elements, lambda e: e.type == ElementType.TEXT and (e.text or "").strip() in BAR_DIGITS,
+    return rewrite_each(image, elements, lambda e: e.type == ElementType.TEXT and (e.text or "").strip() in BAR_DIGITS,
                     _as_letter)

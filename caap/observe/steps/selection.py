@@ -22,7 +22,8 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.primitives import SAME_COLOUR, dominant_colour, rgb_pixels
+from caap.observe.primitives import SAME_COLOUR, dominant_colour
+from caap.observe.steps.rewrite import rewrite_each
 from caap.taxonomy import ElementType
 
 ROW_TYPES = (ElementType.TABLED_TEXT, ElementType.TREE_ITEM)
@@ -79,15 +80,13 @@ def selection_face(rgb: np.ndarray, box: tuple[int, int, int, int]) -> tuple[int
     return left, top, right, bottom
 
 
+def _selected(rgb: np.ndarray, element: Element) -> Element | None:
+    x1, y1, x2, y2 = (int(v) for v in element.bbox)
+    if selection_face(rgb, (x1, y1, x2, y2)) is None:
+        return None
+    return element.model_copy(update={"highlighted": True})
+
+
 def rounded_faces(image: Image.Image, elements: list[Element]) -> list[Element]:
     """Rows the state head left unselected that stand on a rounded face of their own are selected."""
-    suspects = [i for i, e in enumerate(elements) if e.type in ROW_TYPES and not e.highlighted]
-    if not suspects:
-        return elements
-    rgb = rgb_pixels(image)
-    out = list(elements)
-    for i in suspects:
-        x1, y1, x2, y2 = (int(v) for v in out[i].bbox)
-        if selection_face(rgb, (x1, y1, x2, y2)) is not None:
-            out[i] = out[i].model_copy(update={"highlighted": True})
-    return out
+    return rewrite_each(image, elements, lambda e: e.type in ROW_TYPES and not e.highlighted, _selected)
