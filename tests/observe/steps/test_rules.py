@@ -39,9 +39,9 @@ from caap.observe.steps.grips import find_grip, grip_of, resize_grips
 from caap.observe.steps.reading import plain_rows_unhighlighted
 from caap.observe.steps.snap import split_links
 from caap.observe.steps.texts import (
+    lost_capital,
     spin_boxes,
     spin_value,
-    lost_capital,
     trim_drawn_marks,
     without_drawn_marks,
     without_trailing_chevrons,
