@@ -87,7 +87,8 @@ def _words(band: np.ndarray, gap: int, beyond: tuple[np.ndarray, np.ndarray] | N
     A word's colour is the sum of its ink pixels' differences from the background: its direction
     tells black from blue whatever the anti-aliasing made of the glyph's edges (a thin "." is a
     light grey, still grey)."""
-    diff = band.astype(np.int32) - background_colour(band).astype(np.int32)
+    background = background_colour(band).astype(np.int32)
+    diff = band.astype(np.int32) - background
     ink = np.abs(diff).sum(axis=2) > INK_DIFFERENCE
     underline = _underline(ink)
     ink &= ~underline
@@ -99,8 +100,7 @@ def _words(band: np.ndarray, gap: int, beyond: tuple[np.ndarray, np.ndarray] | N
         # Given the rows a little above and below the band (``beyond``): a tall thin glyph (the
         # final ``l`` of ``E-mail``, ascender to baseline in a tight box) has the background on
         # both sides; a surface or its rounded corner does not.
-        clear = [np.abs(row.astype(np.int32) - background_colour(band).astype(np.int32)).sum(axis=1) <= INK_DIFFERENCE
-                 for row in beyond]
+        clear = [np.abs(row.astype(np.int32) - background).sum(axis=1) <= INK_DIFFERENCE for row in beyond]
         uniform &= ~(clear[0] & clear[1])
     inked = ink.any(axis=0) & ~uniform
     column_colour = (diff * ink[:, :, None]).sum(axis=0)
