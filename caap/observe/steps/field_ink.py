@@ -208,8 +208,8 @@ TEXT_COLOURFUL_MAX = 0.15  # the text after an icon is drawn in grey or black: a
 def leading_icon(crop: np.ndarray) -> slice | None:
     """The columns from a row's left edge to the end of a coloured icon drawn before its grey or
     black text (H × W × 3), or None. The icon is the first run of coloured ink, at most
-    ``LEAD_ICON_MAX_HEIGHTS`` ink heights wide and at most that far in (a tree's dotted guide or
-    expander may come before it: left out with it), set off from the text by blank columns; the text
+    ``LEAD_ICON_MAX_HEIGHTS`` ink heights wide and at most that far after the first ink (a tree's
+    dotted guide or expander may come before it: left out with it), set off from the text by blank columns; the text
     after it must be mostly uncoloured, so a link or a coloured word is never cut, and the row's
     background grey or white (a coloured badge, or a highlight from edge to edge, is no icon)."""
     if crop.shape[0] < 3 or crop.shape[1] < 8:
@@ -225,7 +225,8 @@ def leading_icon(crop: np.ndarray) -> slice | None:
     colour_ink = ink & (crop.max(axis=2).astype(np.int16) - crop.min(axis=2) > COLOURFUL)
     coloured = colour_ink.any(axis=0)
     first = np.flatnonzero(coloured)
-    if first.size == 0 or first[0] > LEAD_ICON_MAX_HEIGHTS * height:
+    # Measured from the first ink: a button centres its icon and label behind blank columns.
+    if first.size == 0 or first[0] - np.flatnonzero(ink.any(axis=0))[0] > LEAD_ICON_MAX_HEIGHTS * height:
         return None
     end = int(first[0])
     while end + 1 < coloured.size and (coloured[end + 1] or (end + 2 < coloured.size and coloured[end + 2])):
@@ -242,6 +243,26 @@ def leading_icon(crop: np.ndarray) -> slice | None:
     if colour_ink[:, end + 1:].sum() > TEXT_COLOURFUL_MAX * ink[:, end + 1:].sum():
         return None
     return slice(0, end + 1 + int(text[0]) // 2 + 1)
+
+
+FRAME_SHARE = 0.5  # a line of a button's crop this much ink is its frame, bevel or focus ring ...
+FRAME_DEPTH_PX = 6  # ... when it lies this close to the crop's edge
+
+
+def inside_frame(crop: np.ndarray) -> tuple[int, int, int, int]:
+    """The part of a button's crop (H × W × 3) inside the frame lines, bevels and dotted focus ring
+    drawn along its edges, as (left, top, right, bottom). Toolkits draw these at different depths
+    (Tk's bevel and focus ring lie deeper than ``BORDER_PX``); one left in would count as ink right
+    after an icon."""
+    ink = ink_mask(crop, _background(crop), INK_DIFFERENCE, "max")
+    height, width = ink.shape
+    framed_rows = np.flatnonzero(ink.mean(axis=1) >= FRAME_SHARE)
+    framed_columns = np.flatnonzero(ink.mean(axis=0) >= FRAME_SHARE)
+    top = [int(r) + 1 for r in framed_rows if r < FRAME_DEPTH_PX]
+    bottom = [int(r) for r in framed_rows if r >= height - FRAME_DEPTH_PX]
+    left = [int(c) + 1 for c in framed_columns if c < FRAME_DEPTH_PX]
+    right = [int(c) for c in framed_columns if c >= width - FRAME_DEPTH_PX]
+    return (max(left, default=0), max(top, default=0), min(right, default=width), min(bottom, default=height))
 
 
 def reading_boxes(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
@@ -268,9 +289,11 @@ def reading_boxes(image: Image.Image, elements: Sequence[Element]) -> list[Eleme
         inset = BORDER_PX + 1 if element.type == ElementType.BUTTON else 0
         if x2 - x1 <= 2 * inset or y2 - y1 <= 2 * inset:
             continue
-        icon = leading_icon(np.asarray(image.crop((x1 + inset, y1 + inset, x2 - inset, y2 - inset)).convert("RGB")))
+        crop = np.asarray(image.crop((x1 + inset, y1 + inset, x2 - inset, y2 - inset)).convert("RGB"))
+        left, top, right, bottom = inside_frame(crop) if inset else (0, 0, crop.shape[1], crop.shape[0])
+        icon = leading_icon(crop[top:bottom, left:right])
         if icon is not None:
-            out[i] = element.model_copy(update={"bbox": (x1 + inset + icon.stop, y1, x2, y2)})
+            out[i] = element.model_copy(update={"bbox": (x1 + inset + left + icon.stop, y1, x2, y2)})
     return out
 
 

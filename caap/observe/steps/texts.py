@@ -19,7 +19,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.observe.pipeline import Look, Parts
-from caap.observe.primitives import background_colour, difference, rgb_pixels
+from caap.observe.primitives import rgb_pixels
 from caap.observe.read.ctc import normalise
 from caap.observe.read.inference import Readings
 from caap.observe.steps.figures import lone_letter, may_be_letter, solid_figure
@@ -340,52 +340,11 @@ def without_drawn_marks(element_type: ElementType, text: str) -> str:
     return text
 
 
-# - a coloured icon read as a letter or two before a label in one plain colour (Tk's ``X Dismiss``,
-#   whose cross is dark red): the first word goes where its ink alone is coloured.
-_FIRST_WORD = re.compile(r"^\S{1,2}\s+(?=\S)")
-ICON_INK = 60  # max |RGB| from the face: ink
-ICON_CHROMA = 60  # an icon's ink spreads its channels this much on average; a plain label's ...
-LABEL_CHROMA = 30  # ... less than this (anti-aliased black or grey text on a grey face)
-ICON_GAP = 3  # px of blank columns between the icon and the label, at least
-FRAME_SHARE = 0.5  # a row or column of the box this much ink is a frame line
-
-
-def coloured_lead(rgb: np.ndarray, box: tuple[int, int, int, int]) -> bool:
-    """Whether the first run of ink in ``box`` (up to a gap of ``ICON_GAP`` blank columns) is
-    coloured and the ink after it is not."""
-    x1, y1, x2, y2 = (max(0, v) for v in box)
-    crop = rgb[y1:y2, x1:x2].astype(np.int32)
-    if crop.shape[0] < 4 or crop.shape[1] < 8:
-        return False
-    ink = difference(crop, background_colour(crop), "max") >= ICON_INK
-    ink[ink.mean(axis=1) >= FRAME_SHARE] = False  # a button's frame lines are neither
-    ink[:, ink.mean(axis=0) >= FRAME_SHARE] = False
-    columns = np.flatnonzero(ink.any(axis=0))
-    if columns.size < 2:
-        return False
-    gaps = np.flatnonzero(np.diff(columns) > ICON_GAP)
-    if not gaps.size:
-        return False
-    cut = int(columns[gaps[0]]) + 1
-    chroma = crop.max(axis=2) - crop.min(axis=2)
-    first, rest = chroma[:, :cut][ink[:, :cut]], chroma[:, cut:][ink[:, cut:]]
-    return bool(first.size and rest.size and first.mean() >= ICON_CHROMA and rest.mean() < LABEL_CHROMA)
-
-
 def trim_drawn_marks(look: Look, elements: list[Element]) -> list[Element]:
     if look.parts.screens != "desktop":
         return elements
     out = list(elements)
-    rgb: np.ndarray | None = None
     for i, e in enumerate(out):
-        if not e.text:
-            continue
-        text = without_drawn_marks(e.type, e.text)
-        if e.type in ICON_TEXT_TYPES and _FIRST_WORD.match(text):
-            rgb = rgb_pixels(look.screen) if rgb is None else rgb
-            x1, y1, x2, y2 = (int(v) for v in e.bbox)
-            if coloured_lead(rgb, (x1, y1, x2, y2)):
-                text = _FIRST_WORD.sub("", text)
-        if text != e.text:
+        if e.text and (text := without_drawn_marks(e.type, e.text)) != e.text:
             out[i] = e.model_copy(update={"text": text})
     return out
