@@ -133,6 +133,8 @@ def element_at(elements: Sequence[Element] | None, point: tuple[int, int]) -> El
 
 
 STACKED_MIN_PX = 6  # a band of a covered element narrower than this is no place to click it
+CONTROL_TYPES = frozenset({ElementType.CHECKBOX, ElementType.RADIO})
+CONTROL_WIDTHS = 2.0  # a check box or radio button this many heights wide holds its label
 
 
 def _inside(a: Box, b: Box) -> bool:
@@ -144,7 +146,16 @@ def click_point(element: Element, elements: Sequence[Element] | None) -> tuple[i
     overlap part of it (stacked buttons covering one another, click-test-2's ONE and TWO). Then it
     goes to the middle of the largest band of its box that none of them reaches, which is this
     element's whichever lies in front. Boxes that mostly coincide (one thing boxed twice) or that
-    hold one another are left alone."""
+    hold one another are left alone.
+
+    A check box or radio button boxed with its label (wider than ``CONTROL_WIDTHS`` heights) is
+    clicked on its control, a square of its height at the left: a click on the label toggles it on
+    a web page or a toolkit's check box, but not in a list's or tree's checkable row, where it picks
+    the row (GTK 3's toggle cells, Qt's checkable items)."""
+    if element.type in CONTROL_TYPES:
+        x1, y1, x2, y2 = element.bbox
+        if x2 - x1 >= CONTROL_WIDTHS * (y2 - y1):
+            return (int(x1 + (y2 - y1) / 2), int((y1 + y2) / 2))
     part = element.bbox
     for other in elements or ():
         if other is element or other.type != element.type or not other.visible or other.bbox == element.bbox:

@@ -164,7 +164,19 @@ def test_tk_demo_through_winfo(tmp_path):
         _find(elements, "button", colour)
     _find(elements, "button", "See Code")
     lines = [e for e in elements if e.type.value == "text"]
-    assert len(lines) >= 3 and lines[0].text and lines[0].text.startswith("If you click on any of the four buttons")
+    # Each line of the wrapped message as Tk wraps it (two spaces after a full stop included).
+    assert [e.text for e in lines[:5]] == [
+        "If you click on any of the four buttons below, the", "background of the button area will change to the color",
+        "indicated in the button. You can press Tab to move", "among the buttons, then press Space to invoke the",
+        "current button."]
+    # Two spaces after a full stop move a wrap: measured as Tk measures, not guessed from the words
+    # (on the datasets' 1440x900 screen, where the guess put "by" on the first line).
+    gen.generate(tmp_path / "entry", [APPS["tk-entry1"]], screens_per_app=1, size=(1440, 900))
+    ds = open_dataset(tmp_path / "entry")
+    lines = [e.text for e in ds.load(ds.label_paths()[0]).elements if e.type.value == "text"]
+    assert lines[:3] == ["Three different entries are displayed below. You can add characters",
+                         "by pointing, clicking and typing. The normal Motif editing characters",
+                         "are supported, along with many Emacs bindings. For example,"], lines
 
 
 def test_reserved_apps_never_go_into_a_training_set(tmp_path):
@@ -310,9 +322,30 @@ def test_a_gtk4_labels_mnemonic_mark_is_not_its_text():
         node(2, 1, 2, "check box", "", [20, 100, 80, 20]), node(3, 2, 3, "label", "", [40, 100, 60, 20], text="_Spinner"),
         node(4, 1, 2, "check box", "", [20, 140, 80, 20]),
         node(5, 4, 3, "label", "", [40, 140, 60, 20], text="Use AA_Pixmaps"),
+        node(6, 1, 2, "check box", "_Enable grouping", [20, 180, 80, 20]),  # the mark in its own name
+        node(7, 1, 2, "label", "_draft.txt", [20, 220, 80, 20], text="_draft.txt"),  # a text keeps it
     ]}
     found = atspi_candidates(tree, [_win(9, (100, 50, 900, 650))])
-    assert sorted(c.text for c in found if c.type == "checkbox") == ["Spinner", "Use AA_Pixmaps"]
+    assert sorted(c.text for c in found if c.type == "checkbox") == ["Enable grouping", "Spinner", "Use AA_Pixmaps"]
+    assert [c.text for c in found if c.type == "text"] == ["_draft.txt"]
+
+
+def test_a_qt_date_time_cell_is_labelled_unknown():
+    """Qt's item views tell a date-time's value in ISO 8601 and draw it in the locale's format
+    (``25 Dec 2006 11:39:00``): no reading can match, so the cell's text is unknown. A plain date,
+    which may be a string the cell holds as drawn, stays."""
+    def node(i, parent, depth, role, name="", box=None, **extra):
+        return {"id": i, "parent": parent, "depth": depth, "role": role, "name": name,
+                "states": ["showing", "visible", "sensitive"], "box": box, **extra}
+
+    tree = {"toolkits": ["Qt 5.15.8"], "nodes": [
+        node(0, None, 0, "application", "demo"), node(1, 0, 1, "frame", "Demo", [0, 0, 790, 590]),
+        node(2, 1, 2, "table", "", [0, 0, 600, 200]),
+        node(3, 2, 3, "table cell", "2006-12-25T11:39:00.000", [0, 0, 200, 20]),
+        node(4, 2, 3, "table cell", "2006-12-25", [0, 20, 200, 20]),
+    ]}
+    found = atspi_candidates(tree, [_win(9, (0, 0, 790, 590))])
+    assert [c.text for c in found if c.type == "tabled_text"] == [None, "2006-12-25"]
 
 
 def test_gtk3_radios_drawn_as_buttons_and_expanders_are_labelled_as_drawn():
@@ -465,6 +498,13 @@ def test_table_cells_are_boxed_on_their_text_not_the_whole_cell():
     x1, _, x2, _ = by_text["-14"]
     assert 168 <= x1 <= 170 and x2 <= 190, by_text  # not the grid line at 110 nor the one at 210
     assert "EUR" not in by_text and by_text[None] == (210, 10, 291, 41)
+    # A cell whose text is not known (cut by its view, so nulled) is boxed on what shows of it.
+    cut = [Candidate("tabled_text", (10, 10, 111, 41))]
+    (shown,) = [e.bbox for e, _ in finish(cut, [_win(1, (0, 0, 300, 60))], (0, 0, 300, 60), image)]
+    assert shown == by_text["Lunch"]
+    # A format character in a name (GTK's file chooser marks its times left-to-right) is not drawn.
+    marked = [Candidate("tabled_text", (10, 10, 111, 41), text="\u200eLunch")]
+    assert [e.text for e, _ in finish(marked, [_win(1, (0, 0, 300, 60))], (0, 0, 300, 60), image)] == ["Lunch"]
 
 
 def _tree_image():
@@ -499,7 +539,88 @@ def test_tree_rows_are_boxed_on_what_they_draw_not_the_whole_row():
     x1, _, x2, _ = out["Buttons"]
     assert 42 <= x1 <= 44 and x2 <= 98, out  # the word, on the selection's colour
     assert "Hidden" not in out
-    assert 26 <= out["Cursors"][0] <= 28 and out["Cursors"][2] >= 64, out  # its cut letters, not the arrow
+    # Its cut letters and the expander before them, as the generated tree items are boxed.
+    assert 12 <= out["Cursors"][0] <= 14 and out["Cursors"][2] >= 64, out
+
+
+def test_a_rows_expander_is_boxed_with_it_and_far_ink_is_not():
+    """caap-gtk3-tree: GTK 3 reports a row's cell from its first letter, and draws the expander
+    10 px further left. The row is boxed from the arrow, as generated tree items are; ink 20 px off,
+    or a word, is no expander."""
+    from PIL import Image, ImageDraw
+
+    from caap.bench.desktop.labels import finish
+    from caap.report.draw import label_font
+
+    font = label_font(13)
+    image = Image.new("RGB", (240, 60), "white")
+    draw = ImageDraw.Draw(image)
+    draw.polygon([(8, 4), (8, 14), (14, 9)], fill=(90, 90, 90))
+    draw.text((24, 2), "Projects", fill="black", font=font)
+    draw.polygon([(4, 24), (4, 34), (10, 29)], fill=(90, 90, 90))  # too far from its word
+    draw.text((34, 22), "Brushes", fill="black", font=font)
+    draw.text((2, 42), "Name:", fill="black", font=font)  # a word before it, close
+    draw.text((50, 42), "Layers", fill="black", font=font)
+    rows = [Candidate("tree_item", (24, 0, 200, 19), text="Projects"),
+            Candidate("tree_item", (34, 20, 200, 39), text="Brushes"),
+            Candidate("tree_item", (50, 40, 200, 59), text="Layers")]
+    out = {e.text: e.bbox for e, _ in finish(rows, [_win(1, (0, 0, 240, 60))], (0, 0, 240, 60), image)}
+    assert 6 <= out["Projects"][0] <= 8, out
+    assert 33 <= out["Brushes"][0] <= 35 and 49 <= out["Layers"][0] <= 51, out
+
+
+def test_a_toggle_cell_and_the_name_beside_it_are_one_check_box():
+    """GTK 3 draws a tree's check box in a toggle cell of its own beside the row's name; Qt, the web
+    and the generated pages box the two as one check box named by the label. The toggle cell takes
+    the name beside it; a name farther off, or a check box of a form, stays apart."""
+    from PIL import Image, ImageDraw
+
+    from caap.bench.desktop.labels import finish
+    from caap.report.draw import label_font
+
+    font = label_font(13)
+    image = Image.new("RGB", (300, 60), "white")
+    draw = ImageDraw.Draw(image)
+    for y in (3, 33):
+        draw.rectangle([(141, y), (155, y + 14)], outline=(120, 120, 120))
+    draw.text((164, 3), "Mei", fill="black", font=font)
+    draw.text((240, 33), "Linus", fill="black", font=font)  # another column, far off
+    toggle = Candidate("checkbox", (138, 0, 158, 21), checked=True, source="table cell")
+    far = Candidate("checkbox", (138, 30, 158, 51), checked=False, source="table cell")
+    names = [Candidate("tabled_text", (160, 0, 230, 21), text="Mei"),
+             Candidate("tabled_text", (236, 30, 300, 51), text="Linus")]
+    out = [e for e, _ in finish([toggle, far, *names], [_win(1, (0, 0, 300, 60))], (0, 0, 300, 60), image)]
+    checks = [(e.text, e.checked, e.bbox) for e in out if e.type.value == "checkbox"]
+    assert [(t, c) for t, c, _ in checks] == [("Mei", True), (None, False)], checks
+    x1, y1, x2, y2 = checks[0][2]
+    assert 140 <= x1 <= 142 and 186 <= x2 <= 200 and y1 <= 4 and y2 >= 17, checks
+    assert [e.text for e in out if e.type.value == "tabled_text"] == ["Linus"]
+    form = Candidate("checkbox", (138, 0, 158, 21), checked=True, source="check box")
+    out = [e for e, _ in finish([form, names[0]], [_win(1, (0, 0, 300, 60))], (0, 0, 300, 60), image)]
+    assert sorted(e.type.value for e in out) == ["checkbox", "tabled_text"]
+
+
+def test_a_check_button_stretched_by_its_layout_is_boxed_on_what_it_draws():
+    """caap-gtk3-forms: GTK gives a radio button its grid column's width (787 px) and draws the
+    circle and word at its left. The label spans what is drawn; Tk's boxes, and buttons, keep theirs."""
+    from PIL import Image, ImageDraw
+
+    from caap.bench.desktop.labels import finish
+    from caap.report.draw import label_font
+
+    image = Image.new("RGB", (400, 30), "white")
+    draw = ImageDraw.Draw(image)
+    draw.ellipse([(6, 8), (20, 22)], outline=(90, 90, 90))
+    draw.text((26, 7), "Day", fill="black", font=label_font(13))
+    kinds = [("radio", "radio button"), ("radio", "Radiobutton"), ("button", "push button")]
+    for kind, source in kinds:
+        out = [e for e, _ in finish([Candidate(kind, (2, 4, 398, 26), text="Day", source=source)],
+                                    [_win(1, (0, 0, 400, 30))], (0, 0, 400, 30), image)]
+        x1, y1, x2, y2 = out[0].bbox
+        if source == "radio button":
+            assert 2 <= x1 <= 4 and 50 <= x2 <= 60 and (y1, y2) == (4, 26), out
+        else:
+            assert (x1, x2) == (2, 398), (source, out)
 
 
 def test_check_boxes_drawn_round_are_labelled_radio_buttons():

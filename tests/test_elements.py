@@ -175,3 +175,19 @@ def test_a_planned_click_goes_to_the_click_point():
     one = Element(id=3, type="button", bbox=[55, 157, 98, 199], text="WONE")
     planned = plan("click_element", {"element_id": 3}, ScreenState([two, one], 160, 210))
     assert planned.point == (91, 178)
+
+
+def test_a_check_box_boxed_with_its_label_is_clicked_on_its_control():
+    """GTK 3 and Qt toggle a list's or tree's checkable row only where its box is drawn: a click on
+    the name picks the row. A check box or radio button boxed with its label is clicked on the
+    square of its height at its left; one boxed alone (or a switch) in its middle."""
+    from caap.elements import click_point
+
+    row = Element(id=1, type="checkbox", bbox=[138, 1, 188, 22], text="Mei")
+    assert click_point(row, [row]) == (148, 11)
+    radio = Element(id=2, type="radio", bbox=[6, 55, 70, 70], text="D68QEQ")
+    assert click_point(radio, [radio]) == (13, 62)
+    alone = Element(id=3, type="checkbox", bbox=[10, 10, 26, 26])
+    assert click_point(alone, [alone]) == alone.centre
+    button = Element(id=4, type="button", bbox=[138, 1, 188, 22], text="Mei")
+    assert click_point(button, [button]) == button.centre

@@ -88,6 +88,12 @@ MUTATIONS = (
     Mutation("flat-dither", "a flat light face reads as a held-down button's dither",
              "caap/observe/steps/dither.py", "& (diagonal <= SAME)", "| (diagonal <= SAME)",
              ("tests/observe/steps/test_dither.py",)),
+    Mutation("toggle-apart", "the desktop labeller leaves GTK 3's toggle cell apart from the name beside it",
+             "caap/bench/desktop/labels.py", "        if not beside:\n            continue\n",
+             "        if True:\n            continue\n", ("tests/test_desktop_data.py",)),
+    Mutation("check-centre", "a check box boxed with its label is clicked on its name, not its control",
+             "caap/elements.py", "        if x2 - x1 >= CONTROL_WIDTHS * (y2 - y1):", "        if False:",
+             ("tests/test_elements.py",)),
 )
 
 

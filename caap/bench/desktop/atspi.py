@@ -426,6 +426,18 @@ def without_mnemonic_mark(text: str) -> str:
     return text
 
 
+# GTK 4 may name a control by its label's markup, mnemonic mark included (``_Spinner``, ``_Enable
+# grouping``): an underscore opening a word of a control's name is never drawn. (Texts, cells and
+# rows keep theirs: a file is called ``_draft.txt``.)
+MNEMONIC_TYPES = frozenset({"button", "checkbox", "radio", "tab"})
+LONE_MNEMONIC = re.compile(r"(?<!\S)_(?=[^\W_])")
+
+
+# Qt's item views tell a date-time cell's value in ISO 8601 (``2006-12-25T11:39:00.000``) and draw it
+# in the locale's format (``25 Dec 2006 11:39:00``): what such a cell shows is not known.
+QT_DATE_TIME_VALUE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?")
+
+
 def without_mnemonic_copy(name: str) -> str:
     """A name GTK 4 writes twice, first with its mnemonic (``_Next Next``, ``Add _contact Add
     contact``): the label as drawn, once."""
@@ -445,11 +457,15 @@ def _emit(tree: _Tree, node: Node, kind: str, box: Box, clips: list[Box], window
     c = Candidate(type=kind, box=box, window=window, clips=list(clips), source=node.role, name=node.name, grow=grow)
     inner = _texts_inside(tree, node) if kind in COMPOUND else []
     name = "" if GENERIC_NAME.fullmatch(node.name) else without_mnemonic_copy(node.name)
+    if surface_relative and kind in MNEMONIC_TYPES:
+        name = LONE_MNEMONIC.sub("", name)
     if kind in ("button", "checkbox", "radio", "tab", "tabled_text", "tree_item", "hyperlink"):
         if node.role == "page tab" and inner:
             c.text = " ".join(inner)  # GTK 4 names every tab "Tab"; its label says what it shows
         else:
             c.text = name or (node.text or "").strip() or " ".join(inner) or None
+        if tree.qt and c.text and QT_DATE_TIME_VALUE.fullmatch(c.text):
+            c.text = None  # drawn in the locale's format, not known here
     elif kind == "dropdown":
         c.text = node.shown or name or " ".join(inner) or None
         editable = [d for d in tree.descendants(node) if d.role == "text" and "editable" in d.states]

@@ -10,6 +10,7 @@ fitted to their ink and dropped where nothing is drawn) and kept only if it is s
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -53,6 +54,7 @@ class Candidate:
     window: int | None = None  # X window id the widget is drawn in; None: the topmost one under it
     clips: list[Box] = field(default_factory=list)  # viewports it is clipped to
     lines: list[tuple[str, Box]] | None = None  # where a wrapped text's lines are, when known
+    wrapped: list[str] | None = None  # the lines the toolkit wraps the text into, when it says (not where)
     source: str = ""  # role or class, for messages
     name: str = ""  # the toolkit's name for it (an icon button's too), for choosing what to click
     grow: bool = False  # the box is the widget's content only (GTK 4): widen it to the frame drawn round it
@@ -126,20 +128,27 @@ def drawn_box(kind: str, text: str | None, image: Image.Image, box: Box) -> Box 
     generated tree item spans them too). None: it has a text that is not drawn; one with no text
     and no ink keeps its box."""
     has_text = bool(text and text.strip())
-    if kind == "tabled_text" and not has_text:
-        return box  # an empty cell: the cell is what there is to click
     fitted = cell_ink_box(image, box)
     if fitted is None:
+        # An empty cell: the cell is what there is to click. (One whose text is not known, cut by
+        # its view, is boxed on what shows of it, as the detector sees it.)
         return None if has_text else box
     return _grow_left(image, box, fitted) if kind == "tree_item" else fitted
 
 
+EXPANDER_GAP = 12  # px: the most blank between a tree row's expander arrow and its first letter
+EXPANDER_WIDTHS = 1.0  # an expander is at most this many row heights wide
+EXPANDER_BLANK = 4  # px left blank before an expander (letters and a colon stand closer)
+
+
 def _grow_left(image: Image.Image, box: Box, fitted: Box, gap: int = 6, reach: int = 48, pad: int = 1) -> Box:
-    """A tree row's ``fitted`` box widened to the left over the ink it cuts: GTK 3 reports the
-    cells of a tree's expander column about 18 px right of where it draws them, so their first
-    letters lie outside. When the row's ink starts within ``gap`` px of the reported left side and
-    ink lies within ``gap`` px beyond it, the ink is followed leftwards across gaps of up to ``gap``
-    px (letters, not the expander arrow further left), at most ``reach`` px."""
+    """A tree row's ``fitted`` box widened to the left over the ink it leaves out: GTK 3 reports
+    the cells of a tree's expander column about 18 px right of where it draws them, so their first
+    letters, and the expander arrow before them, lie outside. When the row's ink starts within
+    ``gap`` px of the reported left side, the ink beyond it is followed leftwards across gaps of up
+    to ``gap`` px (letters), at most ``reach`` px; then an expander, a run of ink no wider than the
+    row is high within ``EXPANDER_GAP`` px further left, is taken too, as the generated tree items
+    box it."""
     x1, y1, x2, y2 = fitted
     if x1 - box[0] > gap or box[0] == 0:
         return fitted
@@ -156,7 +165,21 @@ def _grow_left(image: Image.Image, box: Box, fitted: Box, gap: int = 6, reach: i
             empty += 1
             if empty > gap:
                 break
-    return fitted if left is None else (max(0, start + left - pad), y1, x2, y2)
+    edge = len(cols) if left is None else left
+    # the nearest ink further left, across a blank of up to EXPANDER_GAP px from the first letter
+    first = x1 - start if left is None else left
+    reach_from = max(0, first - EXPANDER_GAP - 1)
+    before = np.flatnonzero(cols[reach_from:edge])
+    if before.size:
+        end = reach_from + int(before[-1])
+        run = end
+        while run > 0 and cols[run - 1]:
+            run -= 1
+        # Alone, with blank before it: not a word's last letter or a colon, nor one cut by the reach.
+        alone = run > 0 and not cols[max(0, run - EXPANDER_BLANK):run].any()
+        if alone and end - run + 1 <= EXPANDER_WIDTHS * (y2 - y1):
+            edge = run
+    return fitted if edge >= len(cols) else (max(0, start + edge - pad), y1, x2, y2)
 
 
 def _outside(pixels: np.ndarray, box: Box, side: int, k: int) -> np.ndarray | None:
@@ -253,7 +276,9 @@ def _element(c: Candidate, box: Box) -> Element | None:
         if name in values and name in ATTRIBUTES:
             record[name] = values[name]
     if "text" in allowed and isinstance(record.get("text"), str):
-        record["text"] = " ".join(record["text"].split()) if kind.value in TEXT_TYPES else record["text"].strip()
+        # Format characters (a left-to-right mark before GTK's ``00∶43``) are never drawn.
+        text = "".join(ch for ch in record["text"] if unicodedata.category(ch) != "Cf")
+        record["text"] = " ".join(text.split()) if kind.value in TEXT_TYPES else text.strip()
     try:
         return Element.model_validate(record)
     except ValueError:
@@ -380,6 +405,9 @@ def _lines(c: Candidate, box: Box, image: Image.Image, origin: tuple[int, int]) 
         return [(c.text, box)]
     if len(bands) == 1:  # one line: the rules beside it (a group box's frame) are not part of it
         return [(c.text, bands[0])]
+    shown = [line for line in c.wrapped or () if line.strip()]
+    if len(shown) == len(bands):
+        return list(zip(shown, bands, strict=True))
     return list(zip(wrap_texts(c.text or "", bands), bands, strict=True))
 
 
@@ -418,6 +446,8 @@ def finish(candidates: Iterable[Candidate], windows: Sequence[XWindow], capture:
             # Part of its text is hidden (under a menu, scrolled out of its view): the text is no
             # longer what shows, and what shows is not known.
             c = replace(c, text=None, lines=None)
+        if c.type in CONTROL_TYPES and c.source in STRETCHED_ROLES:
+            box = drawn_span(image, box)
         parts: list[tuple[str | None, Box]] = [(c.text, box)]
         if c.cells:
             parts = [(None, cell) for cell in ink_cells(image, box)]
@@ -452,7 +482,25 @@ def finish(candidates: Iterable[Candidate], windows: Sequence[XWindow], capture:
             if element is not None:
                 seen.add(key)
                 out.append((element, c))
-    return _without_stray_icons(out)
+    return _toggles_with_their_names(_without_stray_icons(out), image)
+
+
+CONTROL_TYPES = frozenset({"checkbox", "radio"})
+# AT-SPI's roles (Tk's classes keep their boxes: Tk's check and radio buttons are boxed by Tk).
+STRETCHED_ROLES = frozenset({"check box", "radio button"})
+STRETCH = 1.5  # an allocation this many times as wide as what is drawn in it is stretched by its layout
+SPAN_PAD = 3  # px kept each side of what is drawn
+
+
+def drawn_span(image: Image.Image, box: Box) -> Box:
+    """A check box's or radio button's box across what it draws: GTK stretches a check button's
+    allocation over its grid column or box (a radio button 787 px wide round a 60 px circle and
+    word), and draws the indicator and label at its left; the detector, like every other source,
+    boxes the indicator and the label."""
+    drawn = ink_box(image, box)
+    if drawn is None or box[2] - box[0] <= STRETCH * (drawn[2] - drawn[0]) + 2 * SPAN_PAD:
+        return box
+    return (max(box[0], drawn[0] - SPAN_PAD), box[1], min(box[2], drawn[2] + SPAN_PAD), box[3])
 
 
 SLIDER_STEP = 30  # summed |RGB| a scrollbar's slider (or its trough's end) differs from the trough along it
@@ -515,3 +563,36 @@ def _without_stray_icons(labelled: list[tuple[Element, Candidate]]) -> list[tupl
             continue
         kept.append((e, c))
     return kept
+
+
+NAME_GAP_ROWS = 1.0  # the most blank, in row heights, between a toggle cell and the name cell beside it
+ROW_NAME_TYPES = frozenset({"tabled_text", "tree_item"})
+
+
+def _toggles_with_their_names(labelled: list[tuple[Element, Candidate]],
+                              image: Image.Image) -> list[tuple[Element, Candidate]]:
+    """One check box per checkable row, as every other source boxes it. Qt draws a checkable item's
+    box and name in one cell, a web page's label holds its box and words, and the generated pages box
+    the two together; GTK 3 draws a tree's or list's check box in a toggle cell of its own, beside
+    the cell with the row's name. Such a toggle cell (a nameless check box reported as a table cell)
+    and the name cell that starts within ``NAME_GAP_ROWS`` row heights right of it, on the same row,
+    become one check box: from the box's ink to the name's end, with the name as its text."""
+    names = [(i, e) for i, (e, _) in enumerate(labelled) if e.type.value in ROW_NAME_TYPES and e.text]
+    merged: dict[int, tuple[Element, Candidate]] = {}
+    taken: set[int] = set()
+    for i, (e, c) in enumerate(labelled):
+        if e.type is not ElementType.CHECKBOX or e.text or c.source != "table cell":
+            continue
+        _, y1, x2, y2 = e.bbox
+        middle = (y1 + y2) / 2
+        beside = [(n.bbox[0] - x2, j, n) for j, n in names if j not in taken
+                  and n.bbox[1] <= middle <= n.bbox[3] and -2 <= n.bbox[0] - x2 <= NAME_GAP_ROWS * (y2 - y1)]
+        if not beside:
+            continue
+        _, j, name = min(beside, key=lambda t: t[0])
+        drawn = ink_box(image, e.bbox) or e.bbox
+        box = (drawn[0], min(drawn[1], name.bbox[1]), name.bbox[2], max(drawn[3], name.bbox[3]))
+        element = e.model_copy(update={"bbox": box, "text": name.text})
+        merged[i] = (element, replace(c, text=name.text))
+        taken.add(j)
+    return [merged.get(i, pair) for i, pair in enumerate(labelled) if i not in taken]

@@ -158,7 +158,7 @@ def candidates(dump: dict[str, Any], windows: Sequence[XWindow]) -> list[Candida
         focused = bool(w.get("focused"))
         if cls in ("Label", "TLabel", "Message"):
             if text and text.strip():
-                add("text", box, text=text)
+                add("text", box, text=text, wrapped=w.get("wrapped"))
             elif w.get("image"):
                 add("icon", box)
         elif cls in ("Button", "TButton"):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tkinter
 from typing import Any
@@ -34,7 +35,12 @@ class Driver:
 
     # --- Tcl helpers ------------------------------------------------------------------------------
     def call(self, *args: Any) -> str:
-        return str(self.tk.call(*args))
+        result = self.tk.call(*args)
+        if isinstance(result, tuple):
+            # A Tcl list comes back as a tuple (a menubutton's variable set from a list: ``{Black}``);
+            # Tk draws its string form, which Tcl gives back as a string.
+            result = self.tk.call("format", "%s", result)
+        return str(result)
 
     def opt(self, w: str, name: str) -> str | None:
         try:
@@ -137,11 +143,41 @@ class Driver:
             self.notebook(w, r)
         elif cls == "Menu":
             self.menu(w, r)
+        elif cls in ("Label", "TLabel") and text:
+            wrapped = self.wrapped(w, text)
+            if wrapped is not None:
+                r["wrapped"] = wrapped
         elif cls in ("Labelframe", "TLabelframe"):
             font = self.opt(w, "-font") or "TkDefaultFont"
             r["label_width"] = int(self.call("font", "measure", font, text or ""))
             r["label_height"] = int(self.call("font", "metrics", font, "-linespace"))
         return r
+
+    def wrapped(self, w: str, text: str) -> list[str] | None:
+        """The lines a label with a wrap length breaks its text into, as Tk breaks them: at the
+        newlines, then after the last word that fits the wrap length (measured in the label's font);
+        a word longer than a line has a line of its own. None for a label that does not wrap."""
+        try:
+            length = float(self.call("winfo", "fpixels", w, self.opt(w, "-wraplength") or "0"))
+        except (tkinter.TclError, ValueError):
+            return None
+        if length <= 0:
+            return None
+        font = self.opt(w, "-font") or ("TkDefaultFont" if self.call("winfo", "class", w).startswith("T") else "")
+        if not font:
+            return None
+        lines: list[str] = []
+        for paragraph in text.split("\n"):
+            line, gap = "", ""
+            # Measured with the spaces as written: Tk keeps two after a full stop.
+            for word, space in re.findall(r"(\S+)(\s*)", paragraph):
+                wider = line + gap + word
+                if line and int(self.call("font", "measure", font, wider)) > length:
+                    lines.append(line)
+                    wider = word
+                line, gap = wider, space
+            lines.append(line)
+        return lines
 
     def range_of(self, w: str, cls: str, r: dict[str, Any]) -> None:
         """A scale's or progress bar's [current, from, to]."""

@@ -97,18 +97,24 @@ CARET_BELOW_PX = 2      # ... that reaches this far below the text's baseline
 BASELINE_SHARE = 0.5    # the share of a text's glyphs that reach its baseline
 
 
-def caret_columns(crop: np.ndarray) -> slice | None:
+def caret_columns(crop: np.ndarray, *, at: str = "end") -> slice | None:
     """The columns of a text caret at the end of the text in a field's crop (H × W × 3, border
-    cut away), or None. Read with the value, a caret becomes a letter (``Tiphani`` + caret read
-    ``Tiphanil``), and an agent that checks what it typed types it again.
+    cut away), or at its start (``at="start"``: the caret put before the value), or None. Read with
+    the value, a caret becomes a letter (``Tiphani`` + caret read ``Tiphanil``, a caret before
+    ``Templates`` read ``|Templates``), and an agent that checks what it typed types it again.
 
     Chromium draws the caret over the whole line box: from the top of the tallest glyphs down to
     the descenders, in one unbroken column. A final ``l`` or ``I`` stops at the baseline, so the
     caret is the thin unbroken column at the end of the ink that reaches as high as the rest and at
     least ``CARET_BELOW_PX`` below the value's baseline (the lowest row that half its glyphs
-    reach). A caret inside the text (after a click there) is left to the readers."""
+    reach). At the start, the same caret is looked for in the crop mirrored. A caret inside the
+    text (after a click there) is left to the readers."""
     import cv2  # the vision extra's, as for PP-OCR
 
+    if at == "start":
+        width = crop.shape[1]
+        mirrored = caret_columns(crop[:, ::-1])
+        return None if mirrored is None else slice(width - mirrored.stop, width - mirrored.start)
     if crop.shape[0] < 6 or crop.shape[1] < 4:
         return None
     diff = difference(crop, _background(crop), "max")
@@ -321,11 +327,12 @@ def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Imag
         if mask is not None:
             crop[mask] = _background(crop).astype(np.uint8)
             painted = True
-        # With the second text gone, the caret is the last thing on the line.
-        caret = caret_columns(crop)
-        if caret is not None:
-            crop[:, caret] = _background(crop).astype(np.uint8)
-            painted = True
+        # With the second text gone, the caret is the last thing on the line, or the first.
+        for at in ("end", "start"):
+            caret = caret_columns(crop, at=at)
+            if caret is not None:
+                crop[:, caret] = _background(crop).astype(np.uint8)
+                painted = True
         # A control at the field's end that is an element of its own (a spin box's ▲/▼ buttons)
         # is read as that element: only pixels no other box holds are painted.
         controls = trailing_controls(crop)

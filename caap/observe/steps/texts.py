@@ -317,11 +317,12 @@ _LEADING_ICON = re.compile(r"^(?:[\u2190-\u21ff\u25a0-\u25ff\u2700-\u27bf×^©®
 # - a check box's indicator drawn in a list or tree row, read as a bracket or bar (``] Ravi``,
 #   ``[Sound``): no name opens with a closing bracket or a bar, nor with an opening one it never closes;
 _LEADING_BRACKET = re.compile(r"^(?:[\]|]|\[(?=[^\]]*$))\s?(?=\w)")
-# - a caret standing before a field's value (``|Templates``): no typed value is taken to start so.
-_LEADING_CARET = re.compile(r"^\|(?=\w)")
 # - a frame's line running into its title from either side (``—Fully Editable—``, ``Controls -``).
 # (A spin box's steppers inside its field are no text: ``erase_foreign_ink`` paints them out.)
 _FRAME_LINE = re.compile(r"^[-–—]+\s*(?=[A-Z])|(?<=[A-Za-z)])\s*[-–—]+$")
+# - a menu entry's keyboard shortcut, drawn at the row's end and read onto its name (``SaveCtrl+S``,
+#   ``Open…Ctrl+O``): an entry's name never ends in one.
+_ACCELERATOR = re.compile(r"(?<=\S)\s*(?:(?:Ctrl|Shift|Alt|Meta|Super)\+)+\S{1,9}$")
 # Typed values (fields, text views) may start with anything, and keep what they hold.
 ICON_TEXT_TYPES = frozenset(t for t in ElementType if TEXT in attributes_of(t)) - {
     ElementType.INPUT_FIELD, ElementType.TEXT_AREA}
@@ -333,10 +334,10 @@ def without_drawn_marks(element_type: ElementType, text: str) -> str:
     if element_type in ICON_TEXT_TYPES:
         # A name has no blank at its ends; one left there is where an icon was read as blank.
         text = _LEADING_BRACKET.sub("", _LEADING_ICON.sub("", text)).strip()
-    if element_type == ElementType.INPUT_FIELD:
-        text = _LEADING_CARET.sub("", text)
     if element_type in FRAME_TITLE_TYPES:
         text = _FRAME_LINE.sub("", text)
+    if element_type == ElementType.TABLED_TEXT:
+        text = _ACCELERATOR.sub("", text)
     return text
 
 
