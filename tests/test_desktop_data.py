@@ -8,6 +8,7 @@ naming the Debian package, where an application or the accessibility stack is mi
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import random
 import shutil
 from pathlib import Path
@@ -177,6 +178,43 @@ def test_tk_demo_through_winfo(tmp_path):
     assert lines[:3] == ["Three different entries are displayed below. You can add characters",
                          "by pointing, clicking and typing. The normal Motif editing characters",
                          "are supported, along with many Emacs bindings. For example,"], lines
+
+
+@needs_x
+@needs_tk
+def test_a_tk_label_is_split_where_tk_wraps_it_unless_it_clips_its_lines(monkeypatch):
+    """The driver measures a wrapped label's lines in its own font, two spaces after a full stop
+    included; a label narrower than its wrap length (a small window) clips them: unknown."""
+    import re
+    import tkinter
+    import tkinter.font
+
+    from caap.bench.desktop.tk_driver import Driver
+    from caap.bench.display import VirtualDisplay
+
+    screen = VirtualDisplay(800, 600).start()
+    try:
+        monkeypatch.setenv("DISPLAY", screen.name)
+        root = tkinter.Tk()
+        driver = Driver.__new__(Driver)
+        driver.root, driver.tk = root, root.tk
+        text = "One two three four.  Five six seven eight nine ten eleven twelve."
+        label = tkinter.Label(root, text=text, wraplength=200, justify="left", font="TkDefaultFont")
+        label.place(x=0, y=0)
+        root.update()
+        lines = driver.wrapped(str(label), text)
+        font = tkinter.font.nametofont("TkDefaultFont")
+        assert lines is not None and " ".join(" ".join(lines).split()) == " ".join(text.split())
+        assert len(lines) >= 2 and all(font.measure(line) <= 200 for line in lines)
+        for a, b in itertools.pairwise(lines):  # each line full: with the next word (and its gap) it is not
+            gap = re.search(re.escape(a.split()[-1]) + r"(\s+)" + re.escape(b.split()[0]), text).group(1)
+            assert font.measure(a + gap + b.split()[0]) > 200
+        label.place(x=0, y=0, width=120)  # narrower than its lines: they are cut
+        root.update()
+        assert driver.wrapped(str(label), text) is None
+        root.destroy()
+    finally:
+        screen.close()
 
 
 def test_reserved_apps_never_go_into_a_training_set(tmp_path):

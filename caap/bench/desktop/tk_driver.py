@@ -156,7 +156,8 @@ class Driver:
     def wrapped(self, w: str, text: str) -> list[str] | None:
         """The lines a label with a wrap length breaks its text into, as Tk breaks them: at the
         newlines, then after the last word that fits the wrap length (measured in the label's font);
-        a word longer than a line has a line of its own. None for a label that does not wrap."""
+        a word longer than a line has a line of its own. None for a label that does not wrap, or
+        whose lines do not fit inside it."""
         try:
             length = float(self.call("winfo", "fpixels", w, self.opt(w, "-wraplength") or "0"))
         except (tkinter.TclError, ValueError):
@@ -177,7 +178,16 @@ class Driver:
                     wider = word
                 line, gap = wider, space
             lines.append(line)
-        return lines
+        widths = [int(self.call("font", "measure", font, line)) for line in lines]
+        try:
+            inner = int(self.call("winfo", "width", w)) - 2 * sum(
+                int(float(self.call("winfo", "fpixels", w, self.opt(w, option) or "0")))
+                for option in ("-borderwidth", "-padx", "-highlightthickness"))
+        except (tkinter.TclError, ValueError):
+            return None
+        # A label narrower than its wrap length clips its lines (a small window): what shows of
+        # them is not known here.
+        return lines if max(widths, default=0) <= inner else None
 
     def range_of(self, w: str, cls: str, r: dict[str, Any]) -> None:
         """A scale's or progress bar's [current, from, to]."""
