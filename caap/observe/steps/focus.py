@@ -8,7 +8,7 @@ is a run of pixels that are ink and background by turns; ``dotted_ring`` asks fo
 a row near the box's top and one near its bottom, over about the same columns.
 
 Only the focused field draws a text caret: ``text_caret`` finds one alone in an empty field or text
-view (a thin upright line, the only ink inside the border), or at either end of a field's value
+view (a thin upright line, the only ink inside the border), or at the end of a field's value
 (``caap.observe.steps.field_ink.caret_columns``). A caret blinks, so a screenshot may miss it.
 A caret alone is also what the readers read as ``|`` or ``1`` in an empty field:
 ``empty_caret_fields`` (its own step) says such a field holds nothing.
@@ -108,7 +108,7 @@ CARET_MAX_SHARE = 0.85  # ... and at most this share of the field's inside (a lo
 
 def text_caret(rgb: np.ndarray, box: Sequence[int]) -> bool:
     """Whether a text caret shows in a field or text view boxed at ``box``: alone inside its
-    border, or at either end of a one-line value."""
+    border, or at the end of a one-line value."""
     return _caret(rgb, box) is not None
 
 
@@ -119,7 +119,7 @@ def lone_caret(rgb: np.ndarray, box: Sequence[int]) -> bool:
 
 def _caret(rgb: np.ndarray, box: Sequence[int]) -> str | None:
     """Where a caret shows in the field boxed at ``box``: ``alone``, ``after`` its one-line
-    value, ``before`` it, or None."""
+    value, or None."""
     h, w = rgb.shape[:2]
     x1, y1 = max(int(box[0]) + BORDER_PX, 0), max(int(box[1]) + BORDER_PX, 0)
     x2, y2 = min(int(box[2]) - BORDER_PX, w), min(int(box[3]) - BORDER_PX, h)
@@ -142,19 +142,12 @@ def _caret(rgb: np.ndarray, box: Sequence[int]) -> str | None:
         rows = np.flatnonzero(inner[:, cols[0]:cols[-1] + 1].any(axis=1))
         length = rows[-1] - rows[0] + 1
         return "alone" if rows.size == length and CARET_MIN_PX <= length <= CARET_MAX_SHARE * ink.shape[0] else None
-    # Right after the value, or right before it: a line standing apart at the field's far end is a
-    # drop-down's divider.
     caret = caret_columns(crop)
-    if caret is not None:
-        before = cols[cols < caret.start]
-        if before.size and caret.start - before[-1] <= CARET_GAP_PX:
-            return "after"
-    caret = caret_columns(crop, at="start")
-    if caret is not None:
-        after = cols[cols >= caret.stop]
-        if after.size and after[0] - caret.stop < CARET_GAP_PX:
-            return "before"
-    return None
+    if caret is None:
+        return None
+    # Right after the value: a line standing apart at the field's far end is a drop-down's divider.
+    before = cols[cols < caret.start]
+    return "after" if before.size and caret.start - before[-1] <= CARET_GAP_PX else None
 
 
 FRAME_DARK = 80        # a highlight frame's pixels are at most this bright (brightest channel) ...

@@ -64,12 +64,6 @@ def test_a_caret_alone_in_an_empty_field_shows_its_focus():
     assert not text_caret(_field(True, 180), (0, 0, 200, 30))
 
 
-def test_a_caret_before_a_fields_value_shows_its_focus():
-    """A field clicked before its value (``|Templates`` as read) is the focused one."""
-    assert text_caret(_field(True, 6), (0, 0, 200, 30))
-    assert not text_caret(_field(True, None), (0, 0, 200, 30))
-
-
 def test_no_drawn_focus_on_a_plain_screen():
     image = Image.new("RGB", (300, 100), "white")
     ImageDraw.Draw(image).rectangle([10, 10, 110, 40], outline=(120, 120, 120), fill=(230, 230, 230))
