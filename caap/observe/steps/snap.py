@@ -12,7 +12,9 @@ most of the box. Underlines are not ink (two links side by side share one line o
 them otherwise), and a break in the underline within a blank gap ends a word (two links a
 tight space apart). A side moves by at most ``max_shift`` px, unless it drops a link beside plain
 text or plain text beside a link (another colour and another underline: a certain boundary, where
-a colour change alone may be a text selection's background); a box with no words (or only ink
+a colour change alone may be a text selection's background), or unless it cuts a word in two (the
+box of a long line stopping short: the side goes out to the word's end, up to ``CUT_WORD_HEIGHTS``
+line heights away); a box with no words (or only ink
 that does not look like text) is left as detected, and boxes that become the same box are merged.
 The tops and bottoms are the detector's. ``tools/snap_check.py`` measures the rules on a
 dataset's labelled boxes.
@@ -38,7 +40,8 @@ SNAPPED_TYPES = TEXT_ELEMENT_TYPES
 INK_DIFFERENCE = 60  # summed |RGB| difference from the line's background that counts as ink
 SAME_COLOUR = 0.95  # cosine between two words' ink colours (as differences from the background)
 COLOUR_GAP = 2  # px: the narrowest blank gap at which a change of ink colour separates two words
-REACH = 12  # px looked at beyond each side (a word the box cuts is found whole)
+REACH = 12  # px looked at beyond each side (a word the box cuts is found whole) ...
+CUT_WORD_HEIGHTS = 2.5  # ... or this many line heights, if more: a long word cut by a box stopping short
 UNDERLINE_RUN = 1.0  # line heights: a horizontal run of ink this long low in the line is an underline
 
 
@@ -134,6 +137,39 @@ def _words(band: np.ndarray, gap: int, beyond: tuple[np.ndarray, np.ndarray] | N
 BEYOND = 2  # px above and below a text box where a surface beside its words goes on and a glyph does not
 
 
+def _glyphs_at(band: np.ndarray, x: int, height: int) -> bool:
+    """Whether glyphs are inked in the middle third of the line's ``band`` within two columns of
+    ``x`` and blank rows lie above and below them there (a fill or a frame runs to the band's edge)."""
+    part = band[:, max(0, x - 2):x + 3].astype(np.int32)
+    ink = (np.abs(part - background_colour(band).astype(np.int32)).sum(axis=2) > INK_DIFFERENCE).any(axis=1)
+    third = max(1, height // 3)
+    return bool(ink[third:height - third].any() and not ink[0] and not ink[-1])
+
+
+def _word_edge(image: np.ndarray, box: Box, gap: int, side: int) -> int | None:
+    """The last inked column of the word a text box's right side (``side`` 1) or left side (-1)
+    cuts, followed outwards until a blank of ``gap`` px, at most ``CUT_WORD_HEIGHTS`` line heights;
+    None where the ink goes on further (no word's end within reach)."""
+    x1, y1, x2, y2 = box
+    reach = round(CUT_WORD_HEIGHTS * (y2 - y1))
+    if side > 0:
+        band = image[y1:y2, x2:min(image.shape[1], x2 + reach)]
+    else:
+        band = image[y1:y2, max(0, x1 - reach):x1][:, ::-1]
+    if band.shape[1] == 0:
+        return None
+    line = image[y1:y2, x1:x2]
+    ink = (np.abs(band.astype(np.int32) - background_colour(line).astype(np.int32)).sum(axis=2)
+           > INK_DIFFERENCE).any(axis=0)
+    blank = 0
+    for k, inked in enumerate(ink.tolist()):
+        blank = 0 if inked else blank + 1
+        if blank >= gap:
+            last = k - blank  # the word's last inked column, counted outwards from the side
+            return x2 + last if side > 0 else x1 - 1 - last
+    return None
+
+
 def _snap(image: np.ndarray, box: Box, max_shift: int) -> Box:
     x1, y1, x2, y2 = box
     height = y2 - y1
@@ -159,17 +195,28 @@ def _snap(image: np.ndarray, box: Box, max_shift: int) -> Box:
             runs[-1].append(word)
     at = max(range(len(runs)), key=lambda k: sum(min(w.end, x2) - max(w.start, x1) for w in runs[k]))
     best = runs[at]
-    # A word running into the edge of the band may go on beyond it: that side stays as detected.
+    # A word running into the edge of the band may go on beyond it: that side stays as detected,
+    # unless the box cuts the word in two (a long line's box stopping short): then it goes out to
+    # the word's end, up to CUT_WORD_HEIGHTS line heights away.
+    cut_left = cut_right = False
     nx1 = x1 if best[0].start <= left and left > 0 else best[0].start
+    if best[0].start <= left < x1 < best[0].end and left > 0 and _glyphs_at(band, x1 - left, height):
+        far = _word_edge(image, box, gap, -1)
+        if far is not None:
+            nx1, cut_left = far, True
     nx2 = x2 if best[-1].end >= right and right < image.shape[1] else best[-1].end + RIGHT_PAD
+    if best[-1].start < x2 < best[-1].end >= right and right < image.shape[1] and _glyphs_at(band, x2 - left, height):
+        far = _word_edge(image, box, gap, 1)
+        if far is not None:
+            nx2, cut_right = far + RIGHT_PAD, True
     # A side may move further where it drops a link beside plain text (or plain text beside a
     # link): another colour *and* another underline make that boundary certain, where a colour
     # change alone may be a selection's background.
     linked = any(w.underlined for w in best)
     far_left = at > 0 and all(w.underlined != linked for run in runs[:at] for w in run)
     far_right = at < len(runs) - 1 and all(w.underlined != linked for run in runs[at + 1:] for w in run)
-    if (abs(nx1 - x1) > max_shift and not (far_left and nx1 > x1)) or \
-            (abs(nx2 - x2) > max_shift and not (far_right and nx2 < x2)) or nx2 - nx1 < 2:
+    if (abs(nx1 - x1) > max_shift and not (far_left and nx1 > x1) and not cut_left) or \
+            (abs(nx2 - x2) > max_shift and not (far_right and nx2 < x2) and not cut_right) or nx2 - nx1 < 2:
         return box
     return (nx1, y1, nx2, y2)
 

@@ -122,6 +122,28 @@ def test_cut_word_is_taken_whole_and_neighbour_word_left_out() -> None:
     assert abs(snapped.bbox[0] - w1) <= 1 and abs(snapped.bbox[2] - w2) <= 1
 
 
+def test_a_long_word_a_box_stops_short_in_is_taken_to_its_end() -> None:
+    """tk-entry1: the detector's box of a long wrapped line stopped 26 px into ``characters``, and
+    both readers read ``charac``. A side that cuts a word past its middle goes out to its end, beyond the usual
+    reach; a side in a blank between words, or at a fill beside the line, stays."""
+    image, spans = _line([("editing", (0, 0, 0)), ("characters", (0, 0, 0)), ("by", (0, 0, 0))])
+    (e1, _), (c1, c2), _ = spans
+    # Past the word's middle (a box ending before it leaves the word to a neighbour, as it did).
+    cut = Element(type=ElementType.TEXT, bbox=(e1, 6, round(c1 + 0.7 * (c2 - c1)), 23), score=0.9)
+    (snapped,) = snap_text_boxes(image, [cut])
+    assert snapped.bbox[0] == e1 and abs(snapped.bbox[2] - c2) <= 1, (snapped.bbox, c2)
+    short = Element(type=ElementType.TEXT, bbox=(e1, 6, c1 - 2, 23), score=0.9)  # in the blank before it
+    (kept,) = snap_text_boxes(image, [short])
+    assert kept.bbox[2] < c1
+    # A fill along the line's bottom (the next row's selection) is no word to follow.
+    filled = Image.new("RGB", (200, 30), "white")
+    ImageDraw.Draw(filled).text((10, 4), "Theodora", font=_font(), fill=(0, 0, 0))
+    ImageDraw.Draw(filled).rectangle([0, 21, 199, 29], fill=(0, 100, 220))
+    row = Element(type=ElementType.TEXT, bbox=(9, 2, 120, 24), score=0.9)
+    (same,) = snap_text_boxes(filled, [row])
+    assert same.bbox[2] <= 120
+
+
 def test_other_types_blank_boxes_and_tall_boxes_are_left_alone() -> None:
     image, spans = _line([("Submit", (0, 0, 0))])
     button = Element(type=ElementType.BUTTON, bbox=(spans[0][0] + 3, 6, spans[0][1] - 3, 23))
