@@ -8,7 +8,6 @@ naming the Debian package, where an application or the accessibility stack is mi
 from __future__ import annotations
 
 import importlib.util
-import itertools
 import random
 import shutil
 from pathlib import Path
@@ -182,19 +181,20 @@ def test_tk_demo_through_winfo(tmp_path):
 
 @needs_x
 @needs_tk
-def test_a_tk_label_is_split_where_tk_wraps_it_unless_it_clips_its_lines(monkeypatch):
+def test_a_tk_label_is_split_where_tk_wraps_it_unless_it_clips_its_lines():
     """The driver measures a wrapped label's lines in its own font, two spaces after a full stop
-    included; a label narrower than its wrap length (a small window) clips them: unknown."""
-    import re
-    import tkinter
-    import tkinter.font
+    included; a label narrower than its wrap length (a small window) clips them: unknown. Tk runs
+    in a child process, as the driver does (a Tk root in the test process outlives its Xvfb)."""
+    import json
+    import os
+    import subprocess
+    import sys
 
-    from caap.bench.desktop.tk_driver import Driver
     from caap.bench.display import VirtualDisplay
 
-    screen = VirtualDisplay(800, 600).start()
-    try:
-        monkeypatch.setenv("DISPLAY", screen.name)
+    script = """if True:
+        import json, re, tkinter, tkinter.font
+        from caap.bench.desktop.tk_driver import Driver
         root = tkinter.Tk()
         driver = Driver.__new__(Driver)
         driver.root, driver.tk = root, root.tk
@@ -204,17 +204,29 @@ def test_a_tk_label_is_split_where_tk_wraps_it_unless_it_clips_its_lines(monkeyp
         root.update()
         lines = driver.wrapped(str(label), text)
         font = tkinter.font.nametofont("TkDefaultFont")
-        assert lines is not None and " ".join(" ".join(lines).split()) == " ".join(text.split())
-        assert len(lines) >= 2 and all(font.measure(line) <= 200 for line in lines)
-        for a, b in itertools.pairwise(lines):  # each line full: with the next word (and its gap) it is not
-            gap = re.search(re.escape(a.split()[-1]) + r"(\s+)" + re.escape(b.split()[0]), text).group(1)
-            assert font.measure(a + gap + b.split()[0]) > 200
-        label.place(x=0, y=0, width=120)  # narrower than its lines: they are cut
+        full = []
+        for a, b in zip(lines or [], (lines or [])[1:]):
+            gap = re.search(re.escape(a.split()[-1]) + r"(\\s+)" + re.escape(b.split()[0]), text).group(1)
+            full.append(font.measure(a + gap + b.split()[0]))
+        widths = [font.measure(line) for line in lines or []]
+        label.place(x=0, y=0, width=120)
         root.update()
-        assert driver.wrapped(str(label), text) is None
+        print(json.dumps({"text": text, "lines": lines, "widths": widths, "full": full,
+                          "clipped": driver.wrapped(str(label), text)}))
         root.destroy()
+    """
+    screen = VirtualDisplay(800, 600).start()
+    try:
+        done = subprocess.run([sys.executable, "-c", script], env={**os.environ, "DISPLAY": screen.name},
+                              capture_output=True, text=True, timeout=60, check=True)
     finally:
         screen.close()
+    got = json.loads(done.stdout)
+    lines = got["lines"]
+    assert lines is not None and " ".join(" ".join(lines).split()) == " ".join(got["text"].split())
+    assert len(lines) >= 2 and all(w <= 200 for w in got["widths"])
+    assert got["full"] and all(w > 200 for w in got["full"])  # each line full: the next word would not fit
+    assert got["clipped"] is None
 
 
 def test_reserved_apps_never_go_into_a_training_set(tmp_path):
