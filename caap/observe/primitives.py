@@ -155,6 +155,16 @@ def ink_mask(pixels: np.ndarray, background: np.ndarray | None = None, threshold
     return difference(pixels, bg, reduce) > threshold
 
 
+def frame_lines(ink: np.ndarray, depth: int, share: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+    """The rows and the columns of an ink mask, within ``depth`` px of one of its sides, inked
+    along at least ``share`` of their length: a frame's, a bevel's, a grid's or a focus ring's
+    lines round what is drawn inside."""
+    h, w = ink.shape
+    rows = np.flatnonzero(ink.mean(axis=1) >= share) if w else np.zeros(0, int)
+    cols = np.flatnonzero(ink.mean(axis=0) >= share) if h else np.zeros(0, int)
+    return (rows[(rows < depth) | (rows >= h - depth)], cols[(cols < depth) | (cols >= w - depth)])
+
+
 def grey_ink(grey: np.ndarray, threshold: int) -> np.ndarray:
     """Ink by grey level: pixels of a luminance array more than ``threshold`` levels from its most
     common level."""

@@ -418,19 +418,18 @@ def _icon_button(tree: _Tree, node: Node, box: Box, surface_relative: bool) -> b
     return w <= ICON_BUTTON_SIDE and text_width(node.name) > w - 4
 
 
-def without_mnemonic_mark(text: str) -> str:
-    """A GTK 4 label's text without the underscore that marks its mnemonic (``_Spinner``): the
-    underline is drawn only while Alt is held. Only a lone underscore before the first letter."""
-    if text.startswith("_") and text.count("_") == 1 and text[1:2].isalpha():
-        return text[1:]
-    return text
-
-
-# GTK 4 may name a control by its label's markup, mnemonic mark included (``_Spinner``, ``_Enable
-# grouping``): an underscore opening a word of a control's name is never drawn. (Texts, cells and
-# rows keep theirs: a file is called ``_draft.txt``.)
+# An underscore opening a word, before a letter: GTK's mnemonic mark (``_Spinner``, ``Save _As``).
+MNEMONIC_MARK = re.compile(r"(?<!\S)_(?=[^\W_])")
+# GTK 4 also names a control by its label's markup, mark included; texts, cells and rows keep an
+# underscore of their own name (a file called ``_draft.txt``).
 MNEMONIC_TYPES = frozenset({"button", "checkbox", "radio", "tab"})
-LONE_MNEMONIC = re.compile(r"(?<!\S)_(?=[^\W_])")
+
+
+def without_mnemonic_mark(text: str) -> str:
+    """A GTK 4 label's text or control's name without the underscore that marks its mnemonic
+    (``_Spinner``, ``_Enable grouping``): the underline is drawn only while Alt is held. Only a
+    text's one underscore, opening a word before a letter (``Use AA_Pixmaps`` keeps its own)."""
+    return MNEMONIC_MARK.sub("", text) if text.count("_") == 1 else text
 
 
 # Qt's item views tell a date-time cell's value in ISO 8601 (``2006-12-25T11:39:00.000``) and draw it
@@ -458,7 +457,7 @@ def _emit(tree: _Tree, node: Node, kind: str, box: Box, clips: list[Box], window
     inner = _texts_inside(tree, node) if kind in COMPOUND else []
     name = "" if GENERIC_NAME.fullmatch(node.name) else without_mnemonic_copy(node.name)
     if surface_relative and kind in MNEMONIC_TYPES:
-        name = LONE_MNEMONIC.sub("", name)
+        name = without_mnemonic_mark(name)
     if kind in ("button", "checkbox", "radio", "tab", "tabled_text", "tree_item", "hyperlink"):
         if node.role == "page tab" and inner:
             c.text = " ".join(inner)  # GTK 4 names every tab "Tab"; its label says what it shows

@@ -16,7 +16,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box, area
-from caap.observe.primitives import ink_extent, ink_mask
+from caap.observe.primitives import frame_lines, ink_extent, ink_mask
 from caap.taxonomy import ElementType
 
 WHOLE_CELL = 0.5  # a box whose text's ink takes less than this share of it is a whole cell
@@ -35,13 +35,8 @@ def cell_ink_box(image: Image.Image, box: Box, pad: int = 1, edge: int = 3) -> B
     if pixels.size == 0:
         return None
     ink = ink_mask(pixels)
-    h, w = ink.shape
-    for i in [*range(min(edge, h)), *range(max(0, h - edge), h)]:
-        if ink[i].sum() >= 0.5 * w:
-            ink[i] = False
-    for j in [*range(min(edge, w)), *range(max(0, w - edge), w)]:
-        if ink[:, j].sum() >= 0.5 * h:
-            ink[:, j] = False
+    ink[frame_lines(ink, edge)[0]] = False
+    ink[:, frame_lines(ink, edge)[1]] = False  # the columns looked at without the rows' lines
     return ink_extent(ink, box, pad)
 
 

@@ -25,7 +25,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.primitives import background_colour, difference, ink_mask, rgb_pixels
+from caap.observe.primitives import background_colour, difference, frame_lines, ink_mask, rgb_pixels
 from caap.taxonomy import ElementType
 
 FIELD_TYPES = frozenset({ElementType.INPUT_FIELD})
@@ -262,8 +262,7 @@ def inside_frame(crop: np.ndarray) -> tuple[int, int, int, int]:
     after an icon."""
     ink = ink_mask(crop, _background(crop), INK_DIFFERENCE, "max")
     height, width = ink.shape
-    framed_rows = np.flatnonzero(ink.mean(axis=1) >= FRAME_SHARE)
-    framed_columns = np.flatnonzero(ink.mean(axis=0) >= FRAME_SHARE)
+    framed_rows, framed_columns = frame_lines(ink, FRAME_DEPTH_PX, FRAME_SHARE)
     top = [int(r) + 1 for r in framed_rows if r < FRAME_DEPTH_PX]
     bottom = [int(r) for r in framed_rows if r >= height - FRAME_DEPTH_PX]
     left = [int(c) + 1 for c in framed_columns if c < FRAME_DEPTH_PX]

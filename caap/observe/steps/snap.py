@@ -32,7 +32,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box, as_box, iou_matrix
-from caap.observe.primitives import RIGHT_PAD, background_colour, rgb_pixels
+from caap.observe.primitives import RIGHT_PAD, background_colour, ink_mask, rgb_pixels
 from caap.observe.steps.boxes import SURE_SCORE, cut_across
 from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
 
@@ -140,8 +140,7 @@ BEYOND = 2  # px above and below a text box where a surface beside its words goe
 def _glyphs_at(band: np.ndarray, x: int, height: int) -> bool:
     """Whether glyphs are inked in the middle third of the line's ``band`` within two columns of
     ``x`` and blank rows lie above and below them there (a fill or a frame runs to the band's edge)."""
-    part = band[:, max(0, x - 2):x + 3].astype(np.int32)
-    ink = (np.abs(part - background_colour(band).astype(np.int32)).sum(axis=2) > INK_DIFFERENCE).any(axis=1)
+    ink = ink_mask(band[:, max(0, x - 2):x + 3], background_colour(band), INK_DIFFERENCE).any(axis=1)
     third = max(1, height // 3)
     return bool(ink[third:height - third].any() and not ink[0] and not ink[-1])
 
@@ -158,9 +157,7 @@ def _word_edge(image: np.ndarray, box: Box, gap: int, side: int) -> int | None:
         band = image[y1:y2, max(0, x1 - reach):x1][:, ::-1]
     if band.shape[1] == 0:
         return None
-    line = image[y1:y2, x1:x2]
-    ink = (np.abs(band.astype(np.int32) - background_colour(line).astype(np.int32)).sum(axis=2)
-           > INK_DIFFERENCE).any(axis=0)
+    ink = ink_mask(band, background_colour(image[y1:y2, x1:x2]), INK_DIFFERENCE).any(axis=0)
     blank = 0
     for k, inked in enumerate(ink.tolist()):
         blank = 0 if inked else blank + 1
