@@ -792,3 +792,28 @@ def test_refit_tool_gives_old_datasets_the_labellers_cell_boxes(tmp_path):
         assert not (tmp_path / "missing").exists()
     finally:
         sys.argv = argv
+
+
+def test_a_text_the_toolkit_elided_is_told_by_its_trailing_dots():
+    from PIL import Image, ImageDraw
+
+    from caap.bench.desktop.labels import ends_in_ellipsis
+    from caap.report.draw import label_font
+
+    def drawn(text: str, branch_lines: bool = False) -> tuple[Image.Image, tuple[int, int, int, int]]:
+        image = Image.new("RGB", (260, 24), "white")
+        draw = ImageDraw.Draw(image)
+        if branch_lines:  # a Qt tree's dotted branch lines left of the row
+            for y in range(2, 22, 2):
+                draw.point((3, y), fill="grey")
+            for x in range(5, 12, 2):
+                draw.point((x, 12), fill="grey")
+        draw.text((16, 4), text, fill="black", font=label_font(13))
+        return image, (0, 2, 200, 22)
+
+    for text in ("Using Co…", "Happy New Y...", "How to edit a form in Qt…"):
+        assert ends_in_ellipsis(*drawn(text)), text
+    assert ends_in_ellipsis(*drawn("Hist…", branch_lines=True))
+    for text in ("Using Containers", "Version 2.5", "Done.", "Ratio 3:2", "a.b", "Wait!", "Hist", "etc. ."):
+        assert not ends_in_ellipsis(*drawn(text)), text
+    assert not ends_in_ellipsis(Image.new("RGB", (40, 20), "white"), (0, 0, 40, 20))

@@ -22,7 +22,7 @@ from PIL import Image
 from caap.bench.desktop.session import XWindow
 from caap.elements import Element
 from caap.geometry import Box, area, intersect, uncovered_part
-from caap.observe.primitives import INK_SUM, background_colour, ink_mask
+from caap.observe.primitives import INK_SUM, background_colour, components, ink_mask
 from caap.observe.steps.cells import cell_ink_box
 from caap.observe.steps.figures import control_kind
 from caap.observe.steps.shape_fit import ink_box
@@ -411,6 +411,37 @@ def _lines(c: Candidate, box: Box, image: Image.Image, origin: tuple[int, int]) 
     return list(zip(wrap_texts(c.text or "", bands), bands, strict=True))
 
 
+ELLIPSIS = ("...", "…")
+DOT_SHARE = 0.25  # an ellipsis dot is at most this share of its line's height, or 3 px (anti-aliased)
+DOT_PITCH = 0.6  # and the dots stand at most this share of it apart
+
+
+def ends_in_ellipsis(image: Image.Image, box: Box) -> bool:
+    """Whether the ink in ``box`` ends in an ellipsis: three dots, each small, sitting on the
+    baseline of the letters before them, evenly spaced, with nothing drawn after them. A toolkit
+    draws one where it elides a text too long for its box; the name it reports stays whole."""
+    pixels = np.asarray(image.crop(box).convert("RGB"))
+    if pixels.size == 0:
+        return False
+    n, _, stats = components(ink_mask(pixels).astype(np.uint8))
+    parts = sorted((tuple(int(v) for v in stats[i][:4]) for i in range(1, n)), key=lambda s: s[0])
+    if len(parts) < 4:
+        return False
+    letters, dots = parts[:-3], parts[-3:]
+    if max(x + w for x, _, w, _ in letters) > dots[-1][0]:
+        return False  # a letter reaches past the last dot (a kerned Y may overhang the first): no trailing dots
+    # The line is measured on the letters: specks (a tree's dotted branch lines, an i's dot) are not.
+    tallest = max(h for _, _, _, h in letters)
+    letters = [s for s in letters if 3 * s[3] > tallest]
+    height = max(y + h for _, y, _, h in letters) - min(y for _, y, _, _ in letters)
+    baseline = float(np.median([y + h for _, y, _, h in letters]))
+    side = max(3, round(DOT_SHARE * height))
+    if any(w > side or h > side or abs(y + h - baseline) > 1 for _, y, w, h in dots):
+        return False
+    steps = [dots[k + 1][0] - dots[k][0] for k in range(2)]
+    return min(steps) > 1 and max(steps) - min(steps) <= 1 and max(steps) <= DOT_PITCH * height
+
+
 def _text_cut(image: Image.Image, box: Box, whole: Box, shown: Box, edge: int = 3) -> bool:
     """Whether clipping (to ``shown``, on the screen) cut into what ``whole`` draws: on a side that
     was cut, ink reaches the edge of what is left (``box``, in image pixels). Blank there means the
@@ -475,6 +506,8 @@ def finish(candidates: Iterable[Candidate], windows: Sequence[XWindow], capture:
                 continue
             if text is not None and c.type not in SCROLLED_TEXT_TYPES and not drawn_whole(text, part):
                 text = None  # elided or cut by its cell, or a name never drawn: what shows is not known
+            elif text is not None and not text.rstrip().endswith(ELLIPSIS) and ends_in_ellipsis(image, part):
+                text = None  # elided within what measures as room for it (a font narrower than the toolkit's)
             key = (c.type, part)
             if key in seen:
                 continue
