@@ -814,6 +814,6 @@ def test_a_text_the_toolkit_elided_is_told_by_its_trailing_dots():
     for text in ("Using Co…", "Happy New Y...", "How to edit a form in Qt…"):
         assert ends_in_ellipsis(*drawn(text)), text
     assert ends_in_ellipsis(*drawn("Hist…", branch_lines=True))
-    for text in ("Using Containers", "Version 2.5", "Done.", "Ratio 3:2", "a.b", "Wait!", "Hist", "etc. ."):
+    for text in ("Using Containers", "Version 2.5", "Done.", "Ratio 3:2", "a.b", "Wait!", "Hist", "etc. .", "Hist···", "Hist˙˙˙"):
         assert not ends_in_ellipsis(*drawn(text)), text
     assert not ends_in_ellipsis(Image.new("RGB", (40, 20), "white"), (0, 0, 40, 20))

@@ -94,6 +94,10 @@ MUTATIONS = (
     Mutation("check-centre", "a check box boxed with its label is clicked on its name, not its control",
              "caap/elements.py", "        if x2 - x1 >= CONTROL_WIDTHS * (y2 - y1):", "        if False:",
              ("tests/test_elements.py",)),
+    Mutation("dots-anywhere", "the desktop labeller takes any three trailing specks for an ellipsis",
+             "caap/bench/desktop/labels.py",
+             "    if any(w > side or h > side or abs(y + h - baseline) > 1 for _, y, w, h in dots):",
+             "    if any(w > side or h > side for _, y, w, h in dots):", ("tests/test_desktop_data.py",)),
 )
 
 
