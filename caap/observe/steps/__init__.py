@@ -114,7 +114,7 @@ STEPS: tuple[Step, ...] = (
     # read: the reader, PP-OCR where it is unsure, the text chooser
     Step("erase_foreign_ink", "read", "paint over what shows through a field besides its value (a second "
          "text, the caret, trailing controls)", reading.erase_foreign_ink, READER),
-    Step("narrow_reading_boxes", "read", "read a row or button from after the icon or controls before its text",
+    Step("narrow_reading_boxes", "read", "read a row or button from after the icon before its text",
          reading.narrow_reading_boxes, READER),
     Step("read_elements", "read", "read every box in one batch: type, text, states",
          reading.read_elements, READER),

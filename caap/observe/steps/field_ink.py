@@ -15,8 +15,6 @@ A row's text (a tree's file names, a list's labels) may start with a colourful i
 detector's box (a tree item is boxed with its icon). Read with it, a folder becomes a letter
 (``Briana`` read ``C Briana``); ``leading_icon`` finds it, and ``reading_boxes`` gives the reader
 the row's box without it (the icon stays where it is, for an element of its own to be read on).
-A checkable row read with its indicator and a tree's expander box fares the same (``Dennis`` read
-``名`Dennis``): ``leading_controls`` finds the square outlines before the first letter.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.primitives import background_colour, components, difference, frame_lines, ink_mask, rgb_pixels
+from caap.observe.primitives import background_colour, difference, frame_lines, ink_mask, rgb_pixels
 from caap.taxonomy import ElementType
 
 FIELD_TYPES = frozenset({ElementType.INPUT_FIELD})
@@ -253,66 +251,6 @@ def leading_icon(crop: np.ndarray) -> slice | None:
     return slice(0, end + 1 + int(text[0]) // 2 + 1)
 
 
-# Rows may draw controls before their text: a tree's expander box (Qt's ⊞) and a check box's
-# indicator, with the tree's dotted branch lines before them. The detector boxes a row with all of
-# it, as the labels do; the readers read its name from after the last of them.
-CONTROL_ROW_TYPES = frozenset({ElementType.TREE_ITEM, ElementType.TABLED_TEXT, ElementType.CHECKBOX,
-                               ElementType.RADIO})
-CONTROL_INK = 40          # a channel this far from the row's background is a control's outline
-CONTROL_SIDES = (8, 24)   # px: a control's square is this wide and high (a letter is narrower or round)
-CONTROL_OUTLINE = 0.85    # share of its square's edge a control's outline covers (an O or a D far less)
-LETTER_HEIGHT = 6         # px: ink at least this tall and no control is a letter (or an icon)
-CONTROL_GAP = 3           # px blank at least after a control (a letter's neighbour stands closer)
-
-
-def _outlined_square(shape: np.ndarray) -> bool:
-    """Whether a component's mask (its bounding box) is a square outline: every side inked along
-    ``CONTROL_OUTLINE`` of it, once the lines of a branch line touching it are left off (the least
-    inked side first, up to four lines)."""
-    edges = [0, 0, shape.shape[0], shape.shape[1]]  # top, left, bottom, right
-    for _ in range(5):
-        top, left, bottom, right = edges
-        square = shape[top:bottom, left:right]
-        h, w = square.shape
-        if min(h, w) < CONTROL_SIDES[0]:
-            return False
-        sides = [float(line.mean()) for line in (square[0], square[:, 0], square[-1], square[:, -1])]
-        worst = int(np.argmin(sides))
-        if sides[worst] >= CONTROL_OUTLINE:
-            return max(w, h) <= CONTROL_SIDES[1] and 0.75 <= w / h <= 1.33
-        edges[worst] += 1 if worst < 2 else -1
-    return False
-
-
-def leading_controls(crop: np.ndarray) -> slice | None:
-    """The columns from a row's left edge to just after the last square control (a check box's
-    indicator, an expander box) drawn before its first letter (H × W × 3), or None: a square
-    outline 8-24 px a side whose edges are ink all round, left of every letter, with letters after
-    it. Dotted branch lines and other specks before it go with it."""
-    if crop.shape[0] < CONTROL_SIDES[0] or crop.shape[1] < 2 * CONTROL_SIDES[0]:
-        return None
-    ink = ink_mask(crop, _background(crop), CONTROL_INK, "max").astype(np.uint8)
-    n, labels, stats = components(ink)
-    order = sorted(range(1, n), key=lambda k: int(stats[k][0]))
-    tall = [int(stats[k][0]) for k in order if stats[k][3] >= LETTER_HEIGHT]
-    cut, first_letter = None, crop.shape[1]
-    for k in order:
-        x, y, w, h = (int(v) for v in stats[k][:4])
-        after = [t for t in tall if t >= x + w]  # the next tall ink: specks and what is inside do not count
-        if x < first_letter and _outlined_square(labels[y:y + h, x:x + w] == k) \
-                and (not after or after[0] >= x + w + CONTROL_GAP):
-            cut = x + w
-            continue
-        if h >= LETTER_HEIGHT and (cut is None or x >= cut):  # a tick inside the square is no letter
-            first_letter = min(first_letter, x)
-    if cut is None or first_letter <= cut:
-        return None
-    if not ink[:, cut:].any():
-        return None
-    # The whole blank before the first letter stays: read from right at it, a first letter is lost.
-    return slice(0, cut + 1)
-
-
 FRAME_SHARE = 0.5  # a line of a button's crop this much ink is its frame, bevel or focus ring ...
 FRAME_DEPTH_PX = 6  # ... when it lies this close to the crop's edge
 
@@ -348,15 +286,10 @@ def reading_boxes(image: Image.Image, elements: Sequence[Element]) -> list[Eleme
                     x1, y1, _, y2 = (int(v) for v in element.bbox)
                     out[i] = element.model_copy(update={"bbox": (x1, y1, fx1 + controls.start, y2)})
             continue
-        x1, y1, x2, y2 = (int(v) for v in element.bbox)
-        x1, y1, x2, y2 = max(x1, 0), max(y1, 0), min(x2, image.width), min(y2, image.height)
-        if element.type in CONTROL_ROW_TYPES and x2 - x1 > 0 and y2 - y1 > 0:
-            controls = leading_controls(np.asarray(image.crop((x1, y1, x2, y2)).convert("RGB")))
-            if controls is not None:
-                x1 += controls.stop
-                out[i] = element.model_copy(update={"bbox": (x1, y1, x2, y2)})
         if element.type not in LEADING_ICON_TYPES:
             continue
+        x1, y1, x2, y2 = (int(v) for v in element.bbox)
+        x1, y1, x2, y2 = max(x1, 0), max(y1, 0), min(x2, image.width), min(y2, image.height)
         # A button's frame and bevel run along its box: looked for inside them.
         inset = BORDER_PX + 1 if element.type == ElementType.BUTTON else 0
         if x2 - x1 <= 2 * inset or y2 - y1 <= 2 * inset:

@@ -66,8 +66,7 @@ def erase_foreign_ink(look: Look, elements: list[Element]) -> list[Element]:
 
 
 def narrow_reading_boxes(look: Look, elements: list[Element]) -> list[Element]:
-    """The boxes the readers read in: a row's or button's starts after the icon or the controls
-    (expander, check box) before its text."""
+    """The boxes the readers read in: a row's or button's starts after the icon before its text."""
     look.reading_boxes = reading_boxes(look.image, elements)
     return elements
 

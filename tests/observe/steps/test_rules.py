@@ -19,7 +19,6 @@ from caap.observe.steps.field_ink import (
     blank_placeholders,
     caret_columns,
     foreign_ink,
-    leading_controls,
     leading_icon,
     reading_boxes,
     trailing_controls,
@@ -272,48 +271,6 @@ def test_an_icon_before_a_rows_text_is_not_read_with_it():
     boxes = reading_boxes(image, [item, icon, plain])
     assert 16 <= boxes[0].bbox[0] <= 20 and tuple(boxes[0].bbox[1:]) == (0, 90, 14)
     assert boxes[1:] == [icon, plain]
-
-
-def _checkable_row(name: str, *, expander: bool = True, check: bool = True) -> Image.Image:
-    """A Qt checkable tree row: dotted branch lines, an expander box (⊞) that a branch line runs
-    through, a check box's indicator and the name."""
-    font = ImageFont.load_default(size=12)
-    image = Image.new("RGB", (110, 16), "white")
-    draw = ImageDraw.Draw(image)
-    grey, x = (150, 150, 150), 2
-    if expander:
-        draw.point([(6, 0), (6, 14)] + [(x, 7) for x in range(13, 18, 2)], fill=grey)
-        draw.rectangle([2, 2, 11, 12], outline=grey)
-        draw.line([(4, 7), (9, 7)], fill=grey)
-        draw.line([(6, 4), (6, 10)], fill=grey)
-        x = 20
-    if check:
-        draw.rectangle([x, 2, x + 11, 13], outline=(20, 20, 20))
-        draw.line([(x + 3, 8), (x + 5, 10), (x + 9, 4)], fill=(20, 20, 20), width=2)
-        x += 17
-    draw.text((x, 1), name, fill=(20, 20, 20), font=font)
-    return image
-
-
-def test_the_controls_before_a_rows_name_are_not_read_with_it():
-    # The detector boxes a checkable row with its branch lines, expander and indicator, as the labels do.
-    for expander in (True, False):
-        cut = leading_controls(np.asarray(_checkable_row("Dennis", expander=expander)))
-        start = 37 if expander else 19
-        assert cut is not None and start - 5 <= cut.stop <= start, (expander, cut)
-    assert leading_controls(np.asarray(_checkable_row("Options", expander=False, check=False))) is None
-    assert leading_controls(np.asarray(_checkable_row("DOO", expander=False, check=False))) is None
-    late = _checkable_row("Ab", expander=False, check=False)  # a square after the first letters is no lead
-    ImageDraw.Draw(late).rectangle([30, 2, 41, 13], outline=(20, 20, 20))
-    ImageDraw.Draw(late).text((46, 1), "cd", fill=(20, 20, 20), font=ImageFont.load_default(size=12))
-    assert leading_controls(np.asarray(late)) is None
-    blank = Image.new("RGB", (40, 16), "white")  # a lone check box: nothing after it to read
-    ImageDraw.Draw(blank).rectangle([2, 2, 13, 13], outline=(20, 20, 20))
-    assert leading_controls(np.asarray(blank)) is None
-    image = _checkable_row("Dennis")
-    row, text = Element(type="tree_item", bbox=[0, 0, 110, 16]), Element(type="text", bbox=[0, 0, 110, 16])
-    narrowed, same = reading_boxes(image, [row, text])
-    assert 32 <= narrowed.bbox[0] <= 37 and same == text
 
 
 def test_a_search_typed_over_a_heading_reads_as_typed(observer):
