@@ -507,7 +507,7 @@ def finish(candidates: Iterable[Candidate], windows: Sequence[XWindow], capture:
             if text is not None and c.type not in SCROLLED_TEXT_TYPES and not drawn_whole(text, part):
                 text = None  # elided or cut by its cell, or a name never drawn: what shows is not known
             elif text is not None and not text.rstrip().endswith(ELLIPSIS) and ends_in_ellipsis(image, part):
-                text = None  # elided within what measures as room for it (a font narrower than the toolkit's)
+                text = None  # elided, though it measured as fitting: the box holds the row's icon and indicator too
             key = (c.type, part)
             if key in seen:
                 continue
