@@ -113,6 +113,33 @@ def test_qt_example_through_atspi(tmp_path):
     _find(elements, "scrollbar")
 
 
+def test_no_focus_is_labelled_outside_an_open_popup():
+    """With a menu open, Qt reports the text view under it as focused but draws no caret: every
+    control outside the popup gets focus unknown, the popup's own controls are not among them, and
+    nothing is asked of the desktop (no Tab would reach the window under a menu)."""
+    from caap.elements import Element
+    from caap.taxonomy import ElementType
+
+    main = XWindow(1, (0, 0, 640, 480), "Notepad", 10, False)
+    menu = XWindow(2, (0, 22, 166, 186), "", 10, True)
+    box = (0, 0, 640, 480)
+
+    def label(kind: ElementType, bbox, focused, window=None):
+        return (Element(type=kind, bbox=bbox, focused=focused), Candidate(kind.value, bbox, window=window))
+
+    labelled = [
+        label(ElementType.TEXT_AREA, (166, 57, 640, 480), True),            # the view, cut by the menu
+        label(ElementType.BUTTON, (200, 24, 230, 50), False),
+        label(ElementType.INPUT_FIELD, (10, 40, 150, 60), False, window=2),  # drawn in the popup
+        label(ElementType.BUTTON, (20, 150, 60, 170), False),                # its centre on the menu
+    ]
+    assert gen.under_popup(labelled, [main, menu], box) == [0, 1]
+    out = gen._focus_as_drawn(None, box, Image.new("RGB", (640, 480), "white"), labelled,  # type: ignore[arg-type]
+                              [main, menu])
+    assert [e.focused for e, _ in out] == [None, False, False, False]
+    assert gen.under_popup(labelled, [main], box) == []  # no popup: nothing changes
+
+
 @needs_atspi
 @needs_qt
 @pytest.mark.display

@@ -446,10 +446,34 @@ def _caret_off(session: DesktopSession, box: Box, before: np.ndarray,
     return off
 
 
+def under_popup(labelled: Sequence[tuple[Element, Candidate]], windows: Sequence[XWindow], box: Box) -> list[int]:
+    """The labelled controls outside the open popups (menus, drop-down lists, popovers: the
+    override-redirect windows) while one is open; none when no popup is open. A popup takes the
+    keyboard, and the window under it may stop drawing its focus (Qt hides the caret of a text view
+    under an open menu) while the toolkit still reports the control it will return to as focused:
+    their focus is labelled unknown."""
+    popups = [w for w in windows if w.override_redirect]
+    if not popups:
+        return []
+    ids = {w.id for w in popups}
+    out = []
+    for i, (e, c) in enumerate(labelled):
+        if c.window is not None:
+            inside = c.window in ids
+        else:  # drawn in the topmost window under it: look where its centre is on the screen
+            cx, cy = box[0] + (e.bbox[0] + e.bbox[2]) / 2, box[1] + (e.bbox[1] + e.bbox[3]) / 2
+            inside = any(w.box[0] <= cx < w.box[2] and w.box[1] <= cy < w.box[3] for w in popups)
+        if not inside:
+            out.append(i)
+    return out
+
+
 def _focus_as_drawn(session: DesktopSession, box: Box, image: Image.Image,
-                    labelled: list[tuple[Element, Candidate]]) -> list[tuple[Element, Candidate]]:
+                    labelled: list[tuple[Element, Candidate]],
+                    windows: Sequence[XWindow]) -> list[tuple[Element, Candidate]]:
     """The labels with ``focused`` unknown (None) where the capture does not show the focus.
 
+    - While a popup is open, no control outside it shows the focus (``under_popup``).
     - GTK 3 shows focus rings only once the focus has been moved with the keyboard (a Shift or an
       unbound key does not do it), so AT-SPI's focus is often invisible. Tab and Shift+Tab move the
       focus away and back, which shows the rings: a focused control whose pixels then change had
@@ -458,9 +482,13 @@ def _focus_as_drawn(session: DesktopSession, box: Box, image: Image.Image,
       pixels besides the caret change while the focus is away (a ring, Tk's dark frame). A text
       view takes Tab as text, so one caught off is unknown outright.
     Other fields are left as they are: GTK selects a field's text when the keyboard focuses it."""
+    out = list(labelled)
+    for i in under_popup(out, windows, box):
+        if out[i][0].focused:
+            out[i] = (out[i][0].model_copy(update={"focused": None}), out[i][1])
+    labelled = out
     before = np.asarray(image, dtype=np.int16)
     off = _caret_off(session, box, before, labelled)
-    out = list(labelled)
     for i in [i for i in off if out[i][0].type == ElementType.TEXT_AREA]:
         out[i] = (out[i][0].model_copy(update={"focused": None}), out[i][1])
         del off[i]
@@ -536,7 +564,7 @@ def _episode(session: DesktopSession, dataset: Dataset, app: App, split: str, ep
             image = session.settle(box)
             windows = session.windows()  # what settled
             labelled = finish(running.candidates(windows), windows, box, image)
-            labelled = _focus_as_drawn(session, box, image, labelled)
+            labelled = _focus_as_drawn(session, box, image, labelled, windows)
             if not labelled or _bare_window(labelled, windows, box):
                 stats.unlabelled += 1
             else:
