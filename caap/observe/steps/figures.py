@@ -242,13 +242,16 @@ RING_PX = 2          # the band along a control's box where a focus ring is draw
 RING_INSET = 4       # px: the control's inside, left out of the ring's band
 RING_SATURATION = 60  # a pixel whose channels spread this much is coloured (an accent), not grey
 RING_SHARE = 0.25    # of the band coloured: a ring (desktop-val, focused controls 0.46-0.98, others ≤ 0.1)
-RING_FILL = 0.2      # of the inside coloured at most: a ring round a plain face, not a coloured button
+RING_FILL = 0.2      # of the face's edge inside the ring coloured at most: a plain face, not a coloured button
+GREY_FACE_SPREAD = 4  # the most a grey face's channels spread (median); Fusion's default button: 8-9
 
 
-def focus_ring(rgb: np.ndarray, box: Sequence[int]) -> bool:
+def focus_ring(rgb: np.ndarray, box: Sequence[int], *, grey_face: bool = False) -> bool:
     """Whether a control is drawn with a coloured ring round a face that is not coloured: the focus
     ring GTK, Qt and browsers draw in their accent colour. A coloured button (its face coloured too)
-    is not ringed."""
+    is not ringed. ``grey_face``: the face next to the ring must also be untinted, as a focused
+    button's is, where Qt's Fusion tints the default button's and a web page's outlined buttons
+    have a pale colour of their own."""
     x1, y1, x2, y2 = (int(v) for v in box)
     h, w = rgb.shape[:2]
     x1, y1, x2, y2 = max(0, x1), max(0, y1), min(w, x2), min(h, y2)
@@ -259,8 +262,15 @@ def focus_ring(rgb: np.ndarray, box: Sequence[int]) -> bool:
     band = np.zeros(coloured.shape, bool)
     band[:RING_PX] = band[-RING_PX:] = True
     band[:, :RING_PX] = band[:, -RING_PX:] = True
-    inside = coloured[RING_INSET:-RING_INSET, RING_INSET:-RING_INSET]
-    return float(coloured[band].mean()) >= RING_SHARE and float(inside.mean()) < RING_FILL
+    # The face just inside the ring: a coloured button is coloured up to its edge, where a field's
+    # selected text (coloured too) keeps the field's padding from it.
+    face = np.zeros(coloured.shape, bool)
+    i, j = RING_INSET, RING_INSET + RING_PX
+    face[i:j, i:-i] = face[-j:-i, i:-i] = True
+    face[i:-i, i:j] = face[i:-i, -j:-i] = True
+    if not (float(coloured[band].mean()) >= RING_SHARE and float(coloured[face].mean()) < RING_FILL):
+        return False
+    return not grey_face or float(np.median((crop.max(axis=2) - crop.min(axis=2))[face])) <= GREY_FACE_SPREAD
 
 
 def _with_focus(rgb: np.ndarray, element: Element) -> Element | None:

@@ -17,8 +17,9 @@ Tk draws a one-pixel black line round the focused button or field (its highlight
 window's colour round the others): ``dark_frame``.
 
 ``drawn_focus`` is the step: where the state head read no element of the screen focused, the one
-focusable element that shows a dotted ring, or else a caret, or else a ring in an accent colour
-(``caap.observe.steps.figures.focus_ring``), or else a dark frame, is. A screen shows one keyboard
+focusable element that shows a dotted ring, or else a caret, or else a field's ring in an accent
+colour (``caap.observe.steps.figures.focus_ring``), or else a dark frame, or else a button's
+accent ring, is. A screen shows one keyboard
 focus, so where elements in two places show the same sign the step says nothing (overlapping boxes
 of one control are one place). It looks at the screen as taken (``Look.screen``): the read stage
 paints a field's caret out for the readers.
@@ -49,9 +50,19 @@ DOT_MIN_RUN = 16       # px: the shortest dotted run that counts ...
 DOT_RUN_SHARE = 0.35   # ... and at least this share of the box's width
 DOT_OVERLAP = 0.8      # the top and bottom runs share this share of the longer one's columns (a
                        # frame's rounded corner may join one of them at an end)
-# Qt's Fusion frames the default button (the one Enter presses) in its accent colour too: a
-# coloured ring tells focus on fields, drop-downs and text views only.
+# Qt's Fusion frames the default button (the one Enter presses) in its accent colour too, so a
+# coloured ring tells focus on fields, drop-downs and text views first; a ringed button only where
+# nothing else shows the focus and its face is grey (``ringed_button``).
 RING_TYPES = frozenset({ElementType.INPUT_FIELD, ElementType.DROPDOWN, ElementType.TEXT_AREA})
+RINGED_BUTTONS = frozenset({ElementType.BUTTON})
+
+
+def ringed_button(rgb: np.ndarray, box: Sequence[int]) -> bool:
+    """Whether a button shows its focus by an accent ring round a grey face (GTK 4, Qt's Fusion):
+    Fusion rings the default button too but tints its face, and an outlined web button has a pale
+    face of its own colour."""
+    return focus_ring(rgb, box, grey_face=True)
+
 CARET_TYPES = frozenset({ElementType.INPUT_FIELD, ElementType.TEXT_AREA})
 MIN_BOX = (24, 14)     # px (width, height): smaller boxes hold no dotted ring
 
@@ -153,8 +164,10 @@ def _caret(rgb: np.ndarray, box: Sequence[int]) -> str | None:
 FRAME_DARK = 80        # a highlight frame's pixels are at most this bright (brightest channel) ...
 FRAME_CONTRAST = 90    # ... and at least this much darker than the window round the control
 FRAME_SHARE = 0.9      # share of a side's line that must be that dark
-FRAME_REACH_PX = 6     # px either side of the box's edge where the frame's line may lie (detected
-                       # boxes of Tk's fields stop short of the frame)
+FRAME_REACH_PX = 6     # px above and below the box where the frame's top and bottom lines may lie
+FRAME_SIDE_REACH = 0.1  # of the box's width: how far left and right of it the frame's sides may lie
+                        # (at least FRAME_REACH_PX): the detector may box a Tk entry on its text and
+                        # stop short of its frame by 8 px on the left or 30 px on the right
 
 
 def dark_frame(rgb: np.ndarray, box: Sequence[int]) -> bool:
@@ -162,24 +175,24 @@ def dark_frame(rgb: np.ndarray, box: Sequence[int]) -> bool:
     round the focused button or field (drawn in the window's colour round the others). A raised
     or sunken bevel is dark on two sides only."""
     h, w = rgb.shape[:2]
-    r = FRAME_REACH_PX
-    x1, y1 = max(int(box[0]) - r, 0), max(int(box[1]) - r, 0)
-    x2, y2 = min(int(box[2]) + r, w), min(int(box[3]) + r, h)
-    if x2 - x1 < MIN_BOX[0] + 4 * r or y2 - y1 < MIN_BOX[1] + 2 * r:
+    ry = FRAME_REACH_PX
+    rx = max(FRAME_REACH_PX, round(FRAME_SIDE_REACH * (int(box[2]) - int(box[0]))))
+    x1, y1 = max(int(box[0]) - rx, 0), max(int(box[1]) - ry, 0)
+    x2, y2 = min(int(box[2]) + rx, w), min(int(box[3]) + ry, h)
+    if x2 - x1 < MIN_BOX[0] + 4 * rx or y2 - y1 < MIN_BOX[1] + 2 * ry:
         return False
     bright = rgb[y1:y2, x1:x2].max(axis=2).astype(np.int16)
     edge = np.concatenate([bright[0], bright[-1], bright[:, 0], bright[:, -1]])
     dark = (bright <= FRAME_DARK) & (int(np.median(edge)) - bright >= FRAME_CONTRAST)
-    # Each side's line across the middle of the box's span, so that a corner's rounding or an
-    # inexact box does not cut it.
-    rows, cols = dark[:, 2 * r:-2 * r], dark[r:-r, :]
-    reach = 2 * r + 1
+    # The top and bottom lines across the middle of the box's span, so that a corner's rounding
+    # or an inexact box does not cut them; the sides over the box's height.
+    rows, cols = dark[:, 2 * rx:-2 * rx], dark[ry:-ry, :]
 
     def lined(lines: np.ndarray) -> bool:
         return bool(lines.size and (lines.mean(axis=1) >= FRAME_SHARE).any())
 
-    return (lined(rows[:reach]) and lined(rows[-reach:]) and lined(cols[:, :reach].T)
-            and lined(cols[:, -reach:].T))
+    return (lined(rows[:2 * ry + 1]) and lined(rows[-(2 * ry + 1):]) and lined(cols[:, :2 * rx + 1].T)
+            and lined(cols[:, -(2 * rx + 1):].T))
 
 
 SAME_PLACE = 0.5  # two boxes sharing this share of the smaller one's area see the same sign
@@ -200,7 +213,7 @@ def drawn_focus(image: Image.Image, elements: list[Element]) -> list[Element]:
         return elements
     rgb = rgb_pixels(image)
     for sign, types in ((dotted_ring, None), (text_caret, CARET_TYPES), (focus_ring, RING_TYPES),
-                        (dark_frame, None)):
+                        (dark_frame, None), (ringed_button, RINGED_BUTTONS)):
         shown = [i for i in focusable if (types is None or elements[i].type in types) and sign(rgb, elements[i].bbox)]
         if _one_place(shown, elements):
             best = max(shown, key=lambda i: elements[i].score or 0.0)

@@ -10,7 +10,16 @@ import pytest
 from PIL import Image, ImageDraw
 
 from caap.elements import Element
-from caap.observe.steps.focus import dark_frame, dotted_ring, drawn_focus, empty_caret_fields, lone_caret, text_caret
+from caap.observe.steps.figures import focus_ring
+from caap.observe.steps.focus import (
+    dark_frame,
+    dotted_ring,
+    drawn_focus,
+    empty_caret_fields,
+    lone_caret,
+    ringed_button,
+    text_caret,
+)
 
 DESKTOP = Path(__file__).resolve().parents[2] / "fixtures" / "desktop"
 
@@ -93,6 +102,57 @@ def test_tks_dark_highlight_frame_shows_the_focused_field():
     draw.line([(10, 50), (150, 50), (150, 10)], fill=(0, 0, 0), width=2)
     draw.line([(10, 50), (10, 10), (150, 10)], fill=(255, 255, 255), width=2)
     assert not dark_frame(np.asarray(image), (10, 10, 151, 51))
+
+
+def test_a_dark_frame_beyond_a_short_box_still_shows_the_focus():
+    """The detector boxed Tk's search field on its inside, 8 px short of the frame on the left; a
+    field's frame may lie a tenth of its width beyond the box, a panel's frame further is no sign."""
+    image, gold = _screen("tk-entry-boxed-short")
+    rgb = np.asarray(image)
+    assert [dark_frame(rgb, e.bbox) for e in gold] == [True]
+    image = Image.new("RGB", (420, 100), (217, 217, 217))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((20, 20, 380, 44), fill=(255, 255, 255), outline=(0, 0, 0))
+    rgb = np.asarray(image)
+    assert dark_frame(rgb, (21, 21, 350, 44))      # 30 px short of the right side: within 0.1 x 329
+    assert not dark_frame(rgb, (21, 21, 200, 44))  # 180 px short: another control's frame, or a panel's
+
+
+def test_a_fields_accent_ring_shows_round_its_selected_text():
+    """GTK 3's dark theme (zenity): the focused field's accent ring round its value, selected (its
+    blue covers a third of the field). The face next to the ring is plain, unlike a coloured
+    button's, which stays unringed."""
+    image, gold = _screen("gtk3-dark-field-selected")
+    rgb = np.asarray(image)
+    assert [focus_ring(rgb, e.bbox) for e in gold] == [bool(e.focused) for e in gold]
+    unread = [e.model_copy(update={"focused": None}) for e in gold]
+    assert [bool(e.focused) for e in drawn_focus(image, unread)] == [bool(e.focused) for e in gold]
+    button = Image.new("RGB", (120, 40), (250, 250, 250))
+    ImageDraw.Draw(button).rounded_rectangle((2, 2, 117, 37), radius=4, fill=(53, 132, 228), outline=(30, 90, 180),
+                                            width=2)
+    assert not focus_ring(np.asarray(button), (2, 2, 118, 38))
+
+
+def test_a_ringed_button_holds_the_focus_where_its_face_is_grey_and_nothing_else_shows_it():
+    """Qt's Fusion rings the focused push button in its accent colour round a grey face: where no
+    field, drop-down or text view shows the focus, that button is focused, and two such buttons say
+    nothing. Fusion also rings a dialog's default button, tinting its face: no sign of focus, which
+    here is the field's (its own ring)."""
+    image, gold = _screen("qt5-fusion-focused-button")
+    unread = [e.model_copy(update={"focused": None}) for e in gold]
+    assert [bool(e.focused) for e in drawn_focus(image, unread)] == [bool(e.focused) for e in gold]
+    twice = Image.new("RGB", (2 * image.width, image.height))
+    twice.paste(image, (0, 0))
+    twice.paste(image, (image.width, 0))
+    beside = [e.model_copy(update={"bbox": (e.bbox[0] + image.width, e.bbox[1], e.bbox[2] + image.width, e.bbox[3])})
+              for e in unread]
+    assert not any(e.focused for e in drawn_focus(twice, [*unread, *beside]))
+    image, gold = _screen("qt5-fusion-default-button")
+    rgb = np.asarray(image)
+    default = next(e for e in gold if e.type.value == "button" and e.text == "Find")
+    assert focus_ring(rgb, default.bbox) and not ringed_button(rgb, default.bbox)
+    unread = [e.model_copy(update={"focused": None}) for e in gold]
+    assert [bool(e.focused) for e in drawn_focus(image, unread)] == [bool(e.focused) for e in gold]
 
 
 def test_two_boxes_of_one_text_view_see_its_one_caret():
