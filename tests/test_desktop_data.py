@@ -582,6 +582,13 @@ def test_table_cells_are_boxed_on_their_text_not_the_whole_cell():
     # A format character in a name (GTK's file chooser marks its times left-to-right) is not drawn.
     marked = [Candidate("tabled_text", (10, 10, 111, 41), text="\u200eLunch")]
     assert [e.text for e, _ in finish(marked, [_win(1, (0, 0, 300, 60))], (0, 0, 300, 60), image)] == ["Lunch"]
+    # Characters drawn as plainer ones are labelled as those: GTK's ratio sign in a time is the
+    # colon it looks like, a text view's line separator a line break.
+    from caap.bench.desktop.labels import _element
+
+    assert _element(Candidate("tabled_text", (0, 0, 60, 20), text="\u200e12\u223653"), (0, 0, 60, 20)).text == "12:53"
+    area = _element(Candidate("text_area", (0, 0, 200, 60), text="123 Main Street\u2028Market Town"), (0, 0, 200, 60))
+    assert area.text == "123 Main Street\nMarket Town"
 
 
 def _tree_image():

@@ -37,6 +37,11 @@ INK_DIFFERENCE = INK_SUM  # summed |RGB| difference from the background that cou
 TEXT_TYPES = frozenset(t.value for t in TEXT_ELEMENT_TYPES if t is not ElementType.TABLED_TEXT)
 
 
+# Characters a toolkit draws as a plainer one, labelled as what a reader sees: GTK writes times with
+# the ratio sign (``12∶53``), which looks like a colon, and a text view's line separator breaks the
+# line.
+DRAWN_AS = {"\u2236": ":", "\u2028": "\n", "\u2029": "\n"}
+
 @dataclass
 class Candidate:
     """One widget as the toolkit reports it, in screen pixels."""
@@ -276,8 +281,9 @@ def _element(c: Candidate, box: Box) -> Element | None:
         if name in values and name in ATTRIBUTES:
             record[name] = values[name]
     if "text" in allowed and isinstance(record.get("text"), str):
-        # Format characters (a left-to-right mark before GTK's ``00∶43``) are never drawn.
-        text = "".join(ch for ch in record["text"] if unicodedata.category(ch) != "Cf")
+        # Format characters (a left-to-right mark before GTK's ``00∶43``) are never drawn; a few
+        # others are drawn as a plainer one a reader sees (``DRAWN_AS``).
+        text = "".join(DRAWN_AS.get(ch, ch) for ch in record["text"] if unicodedata.category(ch) != "Cf")
         record["text"] = " ".join(text.split()) if kind.value in TEXT_TYPES else text.strip()
     try:
         return Element.model_validate(record)
