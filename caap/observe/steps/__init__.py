@@ -37,6 +37,7 @@ from caap.observe.steps.grips import resize_grips
 from caap.observe.steps.label_stacks import centred_label_stacks
 from caap.observe.steps.levels import read_levels
 from caap.observe.steps.missed_text import missed_lines
+from caap.observe.steps.mnemonics import without_mnemonic_underlines
 from caap.observe.steps.scrollbars import arrow_scrollbars, trough_scrollbars
 from caap.observe.steps.segments import drawn_lines
 from caap.observe.steps.selection import rounded_faces
@@ -56,6 +57,12 @@ def _detect(look: Look, elements: list[Element]) -> list[Element]:
 def _missed_lines(look: Look, elements: list[Element]) -> list[Element]:
     assert look.parts.ocr is not None  # the step needs PP-OCR
     return missed_lines(look.image, elements, look.parts.ocr)
+
+
+def _erase_mnemonic_underlines(look: Look, elements: list[Element]) -> list[Element]:
+    if look.parts.screens == "desktop":
+        look.replace_image(without_mnemonic_underlines(look.image, elements))
+    return elements
 
 
 READER = ("reader",)
@@ -114,6 +121,8 @@ STEPS: tuple[Step, ...] = (
     # read: the reader, PP-OCR where it is unsure, the text chooser
     Step("erase_foreign_ink", "read", "paint over what shows through a field besides its value (a second "
          "text, the caret, trailing controls)", reading.erase_foreign_ink, READER),
+    Step("erase_mnemonic_underlines", "read", "desktop: paint over the line a toolkit draws under the letter "
+         "Alt presses (Qt's F of Find read E)", _erase_mnemonic_underlines, READER),
     Step("narrow_reading_boxes", "read", "read a row or button from after the icon before its text",
          reading.narrow_reading_boxes, READER),
     Step("read_elements", "read", "read every box in one batch: type, text, states",
