@@ -98,6 +98,17 @@ MUTATIONS = (
              "caap/bench/desktop/labels.py",
              "    if any(w > side or h > side or abs(y + h - baseline) > 1 for _, y, w, h in dots):",
              "    if any(w > side or h > side for _, y, w, h in dots):", ("tests/test_desktop_data.py",)),
+    Mutation("mnemonic-any-line", "a line under a letter counts as a mnemonic underline without the blank row "
+             "between them", "caap/observe/steps/mnemonics.py",
+             "        if gap < 1 or ink[gap, around].any() or (line_bottom < h and ink[line_bottom, around].any()):",
+             "        if gap < 1 or (line_bottom < h and ink[line_bottom, around].any()):",
+             ("tests/observe/steps/test_mnemonics.py",)),
+    Mutation("focus-under-popup", "the desktop labeller keeps the focus of controls under an open menu",
+             "caap/data/desktop/generate.py", "    popups = [w for w in windows if w.override_redirect]",
+             "    popups: list[XWindow] = []", ("tests/test_desktop_data.py",)),
+    Mutation("tinted-ring-focus", "any button with an accent ring takes the focus (Fusion's default button too)",
+             "caap/observe/steps/focus.py", "    return focus_ring(rgb, box, grey_face=True)",
+             "    return focus_ring(rgb, box)", ("tests/observe/steps/test_focus.py",)),
 )
 
 

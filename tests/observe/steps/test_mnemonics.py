@@ -41,6 +41,10 @@ def test_underscores_link_underlines_and_bottom_strokes_are_not():
     assert mnemonic_underline(underscore) is None
     assert mnemonic_underline(_word(under_all=True)) is None   # a link's line under the whole text
     assert mnemonic_underline(_word((8, 13), gap_row=False)) is None  # touching the letter: its own stroke
+    tail = _word()  # a g's tail: its descender runs down into the foot under it
+    tail[12:14, 12] = True
+    tail[13, 8:13] = True
+    assert mnemonic_underline(tail) is None
     box = np.zeros((16, 40), bool)  # a check box before a label: its bottom edge meets its sides
     box[2:14, 0] = box[2:14, 11] = box[2, 0:12] = box[13, 0:12] = True
     box[4:12, 15:17] = box[4:12, 20:22] = True
