@@ -69,6 +69,20 @@ def rgb_pixels(image: Image.Image) -> np.ndarray:
     return rgb
 
 
+def true_runs(mask: np.ndarray, gap: int = 0) -> list[tuple[int, int]]:
+    """The runs of true in a 1-D mask, as (first, last), joined across gaps of up to ``gap``."""
+    idx = np.flatnonzero(mask)
+    if not len(idx):
+        return []
+    runs = [[int(idx[0]), int(idx[0])]]
+    for i in idx[1:]:
+        if i - runs[-1][1] <= gap + 1:
+            runs[-1][1] = int(i)
+        else:
+            runs.append([int(i), int(i)])
+    return [(a, b) for a, b in runs]
+
+
 def components(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
     """OpenCV's 8-connected components of a uint8 mask: their count, the label image and the
     stats; inside ``one_screen``, computed once per mask."""

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from caap.elements import Element
-from caap.observe.primitives import background_colour, components, difference
+from caap.observe.primitives import background_colour, components, difference, true_runs
 from caap.taxonomy import ElementType
 
 END_TRIM = 2          # px at least cut off each end of a bar: its frame or rounded cap, not its fill
@@ -111,20 +111,6 @@ def thumb_fraction(pixels: np.ndarray, surround: np.ndarray) -> float | None:
     return float(np.clip(lo / (length - width), 0.0, 1.0))
 
 
-def _runs(mask: np.ndarray, gap: int) -> list[tuple[int, int]]:
-    """The runs of true in a 1-D mask, as (first, last), joined across gaps of up to ``gap``."""
-    idx = np.flatnonzero(mask)
-    if not len(idx):
-        return []
-    runs = [[int(idx[0]), int(idx[0])]]
-    for i in idx[1:]:
-        if i - runs[-1][1] <= gap + 1:
-            runs[-1][1] = int(i)
-        else:
-            runs.append([int(i), int(i)])
-    return [(a, b) for a, b in runs]
-
-
 def block_fraction(pixels: np.ndarray, surround: np.ndarray) -> float | None:
     """Where the thumb stands on a slider whose thumb is no thicker than its trough but drawn in
     another colour (Tk's raised block): the one run of the trough's profile that differs from the
@@ -135,7 +121,7 @@ def block_fraction(pixels: np.ndarray, surround: np.ndarray) -> float | None:
     if not per_row.any():
         return None
     top = int(np.argmax(per_row))
-    rows = next(r for r in _runs(per_row >= 0.6 * per_row.max(), 0) if r[0] <= top <= r[1])
+    rows = next(r for r in true_runs(per_row >= 0.6 * per_row.max()) if r[0] <= top <= r[1])
     lo_row, hi_row = rows[0] + (rows[1] - rows[0] >= 3), rows[1] - (rows[1] - rows[0] >= 3)  # not its frame
     cols = np.flatnonzero(drawn[rows[0]:rows[1] + 1].any(axis=0))
     first, last = int(cols[0]), int(cols[-1])
@@ -145,7 +131,7 @@ def block_fraction(pixels: np.ndarray, surround: np.ndarray) -> float | None:
         return None
     trough = np.median(profile, axis=0)
     away = np.abs(profile - trough).sum(axis=1) > MIN_SPLIT
-    runs = [r for r in _runs(away[1:-1], max(2, n // 30)) if r[1] - r[0] + 1 >= 3]
+    runs = [r for r in true_runs(away[1:-1], max(2, n // 30)) if r[1] - r[0] + 1 >= 3]
     if not runs:
         return None
     a, b = max(runs, key=lambda r: r[1] - r[0])

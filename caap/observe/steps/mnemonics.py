@@ -23,7 +23,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.primitives import background_colour, difference, frame_lines, rgb_pixels
+from caap.observe.primitives import background_colour, difference, frame_lines, rgb_pixels, true_runs
 from caap.taxonomy import ElementType
 
 # The labels and controls whose names carry a mnemonic (a field's value or a link does not).
@@ -46,9 +46,8 @@ BODY_SHARE = 0.35      # a row inked over this share of the most inked row's col
 
 
 def _runs(row: np.ndarray) -> list[tuple[int, int]]:
-    """The ``[start, end)`` stretches of True in a 1-D mask."""
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], row.astype(np.int8), [0]])))
-    return list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
+    """The ``[start, end)`` stretches of ink in one row."""
+    return [(first, last + 1) for first, last in true_runs(row)]
 
 
 def mnemonic_underline(ink: np.ndarray) -> tuple[int, int, int, int] | None:
@@ -113,17 +112,18 @@ def mnemonic_underline(ink: np.ndarray) -> tuple[int, int, int, int] | None:
 def without_mnemonic_underlines(image: Image.Image, elements: Sequence[Element]) -> Image.Image:
     """``image`` with the mnemonic underline of every label and control that shows one painted in
     the colour round it (``image`` itself when none does)."""
-    rgb: np.ndarray | None = None
-    for e in elements:
-        if e.type not in MNEMONIC_TYPES:
-            continue
+    named = [e for e in elements if e.type in MNEMONIC_TYPES]
+    if not named:
+        return image
+    pixels = rgb_pixels(image)
+    rgb: np.ndarray | None = None  # a copy, once a line is to be painted
+    for e in named:
         x1, y1, x2, y2 = (int(v) for v in e.bbox)
         x1, y1 = max(x1, 0), max(y1, 0)
         x2, y2 = min(x2, image.width), min(y2 + 1, image.height)  # a tight box may end on the line
         if x2 - x1 < MIN_WIDTH or y2 - y1 < MIN_TEXT_PX:
             continue
-        pixels = rgb_pixels(image) if rgb is None else rgb
-        crop = pixels[y1:y2, x1:x2]
+        crop = (pixels if rgb is None else rgb)[y1:y2, x1:x2]
         bg = background_colour(crop)
         line = mnemonic_underline(difference(crop, bg, "max") > INK)
         if line is None:
