@@ -20,7 +20,11 @@ from pathlib import Path
 
 def read_apps(path: Path) -> set[str]:
     """App names, one per line; blank lines and ``#`` comments are skipped."""
-    lines = (line.split("#", 1)[0].strip() for line in path.read_text(encoding="utf-8").splitlines())
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        sys.exit(f"{path}: cannot read the list of apps ({exc})")
+    lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
     return {line for line in lines if line}
 
 
