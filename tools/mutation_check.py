@@ -109,6 +109,10 @@ MUTATIONS = (
     Mutation("tinted-ring-focus", "any button with an accent ring takes the focus (Fusion's default button too)",
              "caap/observe/steps/focus.py", "    return focus_ring(rgb, box, grey_face=True)",
              "    return focus_ring(rgb, box)", ("tests/observe/steps/test_focus.py",)),
+    Mutation("icon-before-any-prefix", "whatever PP-OCR reads before the shared name counts as an icon's ink",
+             "caap/observe/steps/texts.py",
+             "    return name if (_icon_ink(before_theirs) if before_theirs else _foreign(before_mine)) else None",
+             "    return name", ("tests/observe/test_text_choice.py",)),
 )
 
 

@@ -261,6 +261,22 @@ def test_a_controls_glyph_read_before_a_label_is_left_out():
     assert not glyph_before("C Radio button", "Radio button 2")  # the rest differs
 
 
+def test_an_icon_each_reader_reads_its_own_way_is_left_out_of_the_name():
+    """Desktop tree rows: a check box and an icon before the name (readings of validation screens)."""
+    from caap.observe.steps.texts import icon_before
+
+    assert icon_before("名`mDisplay", "□Display") == "Display"
+    assert icon_before("l Ken", "∇Ken") == "Ken" and icon_before("♥ Projects", "▶Projects") == "Projects"
+    assert icon_before("e.ロCamera", "Camera") == "Camera"  # PP-OCR left the icon out, the reader wrote it foreign
+    assert icon_before("tFilters", "Filters") is None  # a lone ASCII letter may be the name's (iPhone)
+    assert icon_before("jWJj", "WJj") is None  # a MiniWoB random name PP-OCR read short
+    assert icon_before("-Password Entry-", "Password Entry-") is None  # a frame's line is no icon
+    assert icon_before("+43", "43") is None and icon_before("Radio", "Radio") is None
+    assert icon_before("名`Ab", "□Ab") is None  # too few letters to be sure of
+    assert icon_before("$ Total", "$ Total") is None  # nothing read apart
+    assert icon_before("x Music", "(Music") is None  # a bracket opens names
+
+
 def test_choosers_per_kind_of_screen_and_the_one_chooser_file(tmp_path):
     n = len(FEATURES)
     take, keep = (TextChooser([0.0] * n, b, [0.0] * n, [1.0] * n) for b in (5.0, -5.0))

@@ -13,6 +13,7 @@ chooser, ``caap.observe.text_choice``, picks one; a reader without a chooser giv
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import numpy as np
 from PIL import Image
@@ -65,6 +66,42 @@ def glyph_before(reader_text: str, ocr_text: str) -> bool:
     """The reader's text is PP-OCR's after a first word of at most ``GLYPH_BEFORE_MAX`` characters."""
     head, _, rest = reader_text.strip().partition(" ")
     return len(ocr_text.strip()) >= 3 and rest.strip() == ocr_text.strip() and 1 <= len(head) <= GLYPH_BEFORE_MAX
+
+# Punctuation a name may truly start with; PP-OCR's other marks before a name are an icon's ink.
+_TEXT_START_MARKS = frozenset("+-−$#@(['\"…./:*%&<{_~!?,;=")
+ICON_BEFORE_MIN = 3  # letters of the name the two readings end with
+
+
+def _icon_ink(text: str) -> bool:
+    """What PP-OCR writes for an icon or a box before a name: marks outside ASCII (□ ☑ ▶ 田)."""
+    return bool(text) and all(not c.isspace() and not (c.isascii() and (c.isalnum() or c in _TEXT_START_MARKS))
+                              for c in text)
+
+
+def _foreign(text: str) -> bool:
+    """The reader's writing for an icon: a letter, digit or symbol from outside ASCII (名 ロ ë)."""
+    return any(not c.isascii() and unicodedata.category(c)[0] in "LSN" for c in text)
+
+
+def icon_before(reader_text: str, ocr_text: str) -> str | None:
+    """The name both readings end with, where each reads an icon before it its own way: a desktop
+    tree row's check box and icon come out as ``名`mDisplay`` from the reader and ``□Display`` from
+    PP-OCR. The shared end must start with a capital and hold ``ICON_BEFORE_MIN`` letters; what
+    PP-OCR reads before it is marks outside ASCII, or nothing where the reader's is foreign
+    writing. None: the rule does not apply."""
+    mine, theirs = normalise(reader_text).strip(), normalise(ocr_text).strip()
+    n = 0
+    while n < min(len(mine), len(theirs)) and mine[-1 - n] == theirs[-1 - n]:
+        n += 1
+    name = mine[len(mine) - n:].lstrip()
+    if not name[:1].isupper() or sum(c.isalpha() for c in name) < ICON_BEFORE_MIN:
+        return None
+    before_mine = mine[:len(mine) - len(name)].strip()
+    before_theirs = theirs[:len(theirs) - len(name)].strip()
+    if not before_mine:
+        return None
+    return name if (_icon_ink(before_theirs) if before_theirs else _foreign(before_mine)) else None
+
 
 LOST_CAPITAL_OCR = 0.9  # PP-OCR's confidence, at least, for its capital to stand
 
@@ -264,6 +301,9 @@ def reread_doubtful_texts(look: Look, elements: list[Element]) -> list[Element]:
         elif (i in headless or (i in doubtful and parts.screens == "desktop")) \
                 and lost_capital(out[i].text or "", theirs, confidence):
             text = theirs
+        elif parts.screens == "desktop" and (i in headless or i in doubtful) \
+                and (name := icon_before(out[i].text or "", theirs)) is not None:
+            text = name
         elif i not in doubtful:
             continue
         elif blank_button(out[i]):
