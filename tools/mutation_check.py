@@ -111,8 +111,9 @@ MUTATIONS = (
              "    return focus_ring(rgb, box)", ("tests/observe/steps/test_focus.py",)),
     Mutation("icon-before-any-prefix", "whatever PP-OCR reads before the shared name counts as an icon's ink",
              "caap/observe/steps/texts.py",
-             "    return name if (_icon_ink(before_theirs) if before_theirs else _foreign(before_mine)) else None",
-             "    return name", ("tests/observe/test_text_choice.py",)),
+             "    if _name(name) and before_mine and (_icon_ink(before_theirs) if before_theirs else "
+             "_foreign(before_mine)):",
+             "    if _name(name) and before_mine:", ("tests/observe/test_text_choice.py",)),
 )
 
 

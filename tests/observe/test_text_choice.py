@@ -262,19 +262,25 @@ def test_a_controls_glyph_read_before_a_label_is_left_out():
 
 
 def test_an_icon_each_reader_reads_its_own_way_is_left_out_of_the_name():
-    """Desktop tree rows: a check box and an icon before the name (readings of validation screens)."""
+    """Desktop tree rows: an expander, a check box or an icon before the name (readings of
+    validation screens)."""
     from caap.observe.steps.texts import icon_before
 
-    assert icon_before("名`mDisplay", "□Display") == "Display"
-    assert icon_before("l Ken", "∇Ken") == "Ken" and icon_before("♥ Projects", "▶Projects") == "Projects"
-    assert icon_before("e.ロCamera", "Camera") == "Camera"  # PP-OCR left the icon out, the reader wrote it foreign
-    assert icon_before("tFilters", "Filters") is None  # a lone ASCII letter may be the name's (iPhone)
-    assert icon_before("jWJj", "WJj") is None  # a MiniWoB random name PP-OCR read short
-    assert icon_before("-Password Entry-", "Password Entry-") is None  # a frame's line is no icon
-    assert icon_before("+43", "43") is None and icon_before("Radio", "Radio") is None
-    assert icon_before("名`Ab", "□Ab") is None  # too few letters to be sure of
-    assert icon_before("$ Total", "$ Total") is None  # nothing read apart
-    assert icon_before("x Music", "(Music") is None  # a bracket opens names
+    sure, unsure = 0.98, 0.6
+    assert icon_before("名`mDisplay", "□Display", unsure) == "Display"
+    assert icon_before("l Ken", "∇Ken", unsure) == "Ken" and icon_before("♥ Projects", "▶Projects", unsure) == "Projects"
+    assert icon_before("e.ロCamera", "Camera", unsure) == "Camera"  # PP-OCR left the icon out; the reader's is foreign
+    # The reader misread the name too: PP-OCR's after its icon, where PP-OCR is sure.
+    assert icon_before("^Tesks", "▶Tasks", sure) == "Tasks" and icon_before("^Tesks", "▶Tasks", unsure) is None
+    assert icon_before("Tasks", "▶Tasks", sure) is None  # the reader's own reading: left to the chooser
+    assert icon_before("tFilters", "Filters", sure) is None  # a lone ASCII letter may be the name's (iPhone)
+    assert icon_before("jWJj", "WJj", sure) is None  # a MiniWoB random name PP-OCR read short
+    # A frame's line through its title is no icon.
+    assert icon_before("-Password Entry-", "Password Entry-", sure) is None
+    assert icon_before("–Fully Editable", "—Fully Editable—", sure) is None
+    assert icon_before("+43", "43", sure) is None and icon_before("Radio", "Radio", sure) is None
+    assert icon_before("名`Ab", "□Ab", sure) is None  # too few letters to be sure of
+    assert icon_before("x Music", "(Music", sure) is None  # a bracket opens names
 
 
 def test_choosers_per_kind_of_screen_and_the_one_chooser_file(tmp_path):

@@ -67,14 +67,15 @@ def glyph_before(reader_text: str, ocr_text: str) -> bool:
     head, _, rest = reader_text.strip().partition(" ")
     return len(ocr_text.strip()) >= 3 and rest.strip() == ocr_text.strip() and 1 <= len(head) <= GLYPH_BEFORE_MAX
 
-# Punctuation a name may truly start with; PP-OCR's other marks before a name are an icon's ink.
-_TEXT_START_MARKS = frozenset("+-−$#@(['\"…./:*%&<{_~!?,;=")
+
+_LINE_MARKS = frozenset({"Pd", "Pi", "Pf", "Po"})  # dashes, quotes, ellipses and the like
 ICON_BEFORE_MIN = 3  # letters of the name the two readings end with
 
 
 def _icon_ink(text: str) -> bool:
-    """What PP-OCR writes for an icon or a box before a name: marks outside ASCII (□ ☑ ▶ 田)."""
-    return bool(text) and all(not c.isspace() and not (c.isascii() and (c.isalnum() or c in _TEXT_START_MARKS))
+    """What PP-OCR writes for an icon or a box before a name: marks outside ASCII (□ ☑ ▶ 田), but
+    not dashes, quotes or ellipses (a frame's line through its title reads as a dash)."""
+    return bool(text) and all(not c.isspace() and not c.isascii() and unicodedata.category(c) not in _LINE_MARKS
                               for c in text)
 
 
@@ -83,24 +84,32 @@ def _foreign(text: str) -> bool:
     return any(not c.isascii() and unicodedata.category(c)[0] in "LSN" for c in text)
 
 
-def icon_before(reader_text: str, ocr_text: str) -> str | None:
-    """The name both readings end with, where each reads an icon before it its own way: a desktop
-    tree row's check box and icon come out as ``名`mDisplay`` from the reader and ``□Display`` from
-    PP-OCR. The shared end must start with a capital and hold ``ICON_BEFORE_MIN`` letters; what
-    PP-OCR reads before it is marks outside ASCII, or nothing where the reader's is foreign
-    writing. None: the rule does not apply."""
+def _name(text: str) -> bool:
+    return text[:1].isupper() and sum(c.isalpha() for c in text) >= ICON_BEFORE_MIN
+
+
+def icon_before(reader_text: str, ocr_text: str, ocr_confidence: float) -> str | None:
+    """A desktop name without the icon each reader read before it its own way: a tree row's
+    expander, check box or icon comes out as ``名`mDisplay`` from the reader and ``□Display`` from
+    PP-OCR. The name is the end both readings share, where what PP-OCR reads before it is icon
+    ink (``_icon_ink``), or nothing where the reader's is foreign writing; or else PP-OCR's text
+    after its icon ink, where PP-OCR is sure (``GLYPH_BEFORE_OCR``) and the reader misread the
+    name too (``▶Tasks`` against ``^Tesks``). A name starts with a capital and holds
+    ``ICON_BEFORE_MIN`` letters. None: the rule does not apply."""
     mine, theirs = normalise(reader_text).strip(), normalise(ocr_text).strip()
     n = 0
     while n < min(len(mine), len(theirs)) and mine[-1 - n] == theirs[-1 - n]:
         n += 1
     name = mine[len(mine) - n:].lstrip()
-    if not name[:1].isupper() or sum(c.isalpha() for c in name) < ICON_BEFORE_MIN:
-        return None
     before_mine = mine[:len(mine) - len(name)].strip()
     before_theirs = theirs[:len(theirs) - len(name)].strip()
-    if not before_mine:
-        return None
-    return name if (_icon_ink(before_theirs) if before_theirs else _foreign(before_mine)) else None
+    if _name(name) and before_mine and (_icon_ink(before_theirs) if before_theirs else _foreign(before_mine)):
+        return name
+    start = next((i for i, c in enumerate(theirs) if c.isascii() and c.isalnum()), len(theirs))
+    ink, name = theirs[:start].strip(), theirs[start:]
+    if ocr_confidence >= GLYPH_BEFORE_OCR and _icon_ink(ink) and _name(name) and name != mine:
+        return name
+    return None
 
 
 LOST_CAPITAL_OCR = 0.9  # PP-OCR's confidence, at least, for its capital to stand
@@ -302,7 +311,7 @@ def reread_doubtful_texts(look: Look, elements: list[Element]) -> list[Element]:
                 and lost_capital(out[i].text or "", theirs, confidence):
             text = theirs
         elif parts.screens == "desktop" and (i in headless or i in doubtful) \
-                and (name := icon_before(out[i].text or "", theirs)) is not None:
+                and (name := icon_before(out[i].text or "", theirs, confidence)) is not None:
             text = name
         elif i not in doubtful:
             continue
