@@ -114,6 +114,10 @@ MUTATIONS = (
              "    if _name(name) and before_mine and (_icon_ink(before_theirs) if before_theirs else "
              "_foreign(before_mine)):",
              "    if _name(name) and before_mine:", ("tests/observe/test_text_choice.py",)),
+    Mutation("spaces-between-digits", "the reader's space splits a number PP-OCR read whole",
+             "caap/observe/steps/texts.py",
+             "    gaps = theirs | {k for k in _gaps(reader_text) if not (chars[k - 1].isdigit() and chars[k].isdigit())}",
+             "    gaps = theirs | _gaps(reader_text)", ("tests/observe/test_text_choice.py",)),
 )
 
 

@@ -283,6 +283,16 @@ def test_an_icon_each_reader_reads_its_own_way_is_left_out_of_the_name():
     assert icon_before("x Music", "(Music", sure) is None  # a bracket opens names
 
 
+def test_pp_ocrs_text_keeps_the_spaces_the_reader_read():
+    from caap.observe.steps.texts import spaced_as
+
+    assert spaced_as("CaseInsensitive", "Case Insensitive") == "Case Insensitive"
+    assert spaced_as("4KB", "4 KB") == "4 KB" and spaced_as("Where are we?", "Where are we ?") == "Where are we ?"
+    assert spaced_as("This is the", "Thisis the") == "This is the"  # PP-OCR's own spaces stay
+    assert spaced_as("11", "1 1") == "11"  # no space between two digits
+    assert spaced_as("Drafts", "Dr efts") == "Drafts"  # other letters: PP-OCR's text as it reads
+
+
 def test_choosers_per_kind_of_screen_and_the_one_chooser_file(tmp_path):
     n = len(FEATURES)
     take, keep = (TextChooser([0.0] * n, b, [0.0] * n, [1.0] * n) for b in (5.0, -5.0))

@@ -112,6 +112,29 @@ def icon_before(reader_text: str, ocr_text: str, ocr_confidence: float) -> str |
     return None
 
 
+def _gaps(text: str) -> set[int]:
+    """The indices, among the text's non-space characters, that a space comes before."""
+    gaps, k = set(), 0
+    for c in text.strip():
+        if c == " ":
+            gaps.add(k)
+        else:
+            k += 1
+    return gaps
+
+
+def spaced_as(ocr_text: str, reader_text: str) -> str:
+    """PP-OCR's text with a space wherever the reader's has one, where the two differ in spaces
+    alone: PP-OCR drops the narrow spaces of small UI fonts (``CaseInsensitive``, ``4KB``), which
+    the reader keeps. Not between two digits (``1 1`` is the reader splitting ``11``)."""
+    chars = ocr_text.replace(" ", "")
+    if chars != reader_text.replace(" ", "") or ocr_text == reader_text:
+        return ocr_text
+    theirs = _gaps(ocr_text)
+    gaps = theirs | {k for k in _gaps(reader_text) if not (chars[k - 1].isdigit() and chars[k].isdigit())}
+    return "".join((" " + c) if k in gaps else c for k, c in enumerate(chars))
+
+
 LOST_CAPITAL_OCR = 0.9  # PP-OCR's confidence, at least, for its capital to stand
 
 
@@ -265,7 +288,7 @@ def chosen_text(parts: Parts, readings: Readings | None, element: Element, ocr_t
         return None
     wins = chooser.choose(mine, element.text_confidence or 0.0, theirs, ocr_confidence, frames, reader.alphabet,
                           reader.lm, element.type.value)
-    return theirs if wins else None
+    return spaced_as(theirs, mine) if wins else None
 
 
 # --- the steps ------------------------------------------------------------------------------------
