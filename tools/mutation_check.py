@@ -116,7 +116,8 @@ MUTATIONS = (
              "    if _name(name) and before_mine:", ("tests/observe/test_text_choice.py",)),
     Mutation("spaces-between-digits", "the reader's space splits a number PP-OCR read whole",
              "caap/observe/steps/texts.py",
-             "    gaps = theirs | {k for k in _gaps(reader_text) if not (chars[k - 1].isdigit() and chars[k].isdigit())}",
+             "    gaps = theirs | {k for k in _gaps(reader_text) if not (chars[k - 1].isdigit() "
+             "and chars[k].isdigit())}",
              "    gaps = theirs | _gaps(reader_text)", ("tests/observe/test_text_choice.py",)),
 )
 
