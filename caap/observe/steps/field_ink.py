@@ -270,10 +270,38 @@ def inside_frame(crop: np.ndarray) -> tuple[int, int, int, int]:
     return (max(left, default=0), max(top, default=0), min(right, default=width), min(bottom, default=height))
 
 
-def reading_boxes(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
+# A key of a keypad: one to three glyphs small in a large framed button (galculator's ``7``). Both
+# readers take the frame's sides for glyphs (``[4]``, ``1。``) and squeeze the glyph to a few pixels;
+# read in the ink's own box they read it.
+LONE_GLYPH_SHARE = 0.5  # the ink spans at most this share of the inside, across and down ...
+LONE_GLYPH_WIDTH = 2.5  # ... and is at most this many of its heights wide
+LONE_GLYPH_PAD = 0.35   # the box read: the ink and this many of its heights around it (3 px at least)
+
+
+def lone_glyphs(crop: np.ndarray) -> tuple[int, int, int, int] | None:
+    """The box, in a button's inside (H × W × 3), of the few small glyphs it holds; None where it
+    holds a text of its size or none."""
+    if crop.shape[0] < 3 or crop.shape[1] < 3:  # frame lines all the way (a sliver of a button)
+        return None
+    ink = ink_mask(crop, _background(crop), INK_DIFFERENCE, "max")
+    rows, columns = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    if not len(rows):
+        return None
+    height, width = int(rows[-1] - rows[0] + 1), int(columns[-1] - columns[0] + 1)
+    if height > LONE_GLYPH_SHARE * crop.shape[0] or width > LONE_GLYPH_SHARE * crop.shape[1] \
+            or width > LONE_GLYPH_WIDTH * height:
+        return None
+    pad = max(3, round(LONE_GLYPH_PAD * height))
+    return (max(0, int(columns[0]) - pad), max(0, int(rows[0]) - pad),
+            min(crop.shape[1], int(columns[-1]) + 1 + pad), min(crop.shape[0], int(rows[-1]) + 1 + pad))
+
+
+def reading_boxes(image: Image.Image, elements: Sequence[Element], *, keys: bool = False) -> list[Element]:
     """The elements with the boxes the readers read them in: a row's or button's box starts after
     the icon drawn before its text (``leading_icon``), a field's ends before the controls at its end
-    that are elements of their own (``trailing_controls``); every other box is the element's own."""
+    that are elements of their own (``trailing_controls``), and with ``keys`` (desktop windows) a
+    button holding a few small glyphs is read in their box (``lone_glyphs``); every other box is
+    the element's own."""
     out = list(elements)
     for i, element in enumerate(elements):
         if element.type in FIELD_TYPES:
@@ -299,6 +327,10 @@ def reading_boxes(image: Image.Image, elements: Sequence[Element]) -> list[Eleme
         icon = leading_icon(crop[top:bottom, left:right])
         if icon is not None:
             out[i] = element.model_copy(update={"bbox": (x1 + inset + left + icon.stop, y1, x2, y2)})
+        elif keys and inset and (glyphs := lone_glyphs(crop[top:bottom, left:right])) is not None:
+            gx1, gy1, gx2, gy2 = glyphs
+            ox, oy = x1 + inset + left, y1 + inset + top
+            out[i] = element.model_copy(update={"bbox": (ox + gx1, oy + gy1, ox + gx2, oy + gy2)})
     return out
 
 

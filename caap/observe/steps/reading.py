@@ -66,8 +66,9 @@ def erase_foreign_ink(look: Look, elements: list[Element]) -> list[Element]:
 
 
 def narrow_reading_boxes(look: Look, elements: list[Element]) -> list[Element]:
-    """The boxes the readers read in: a row's or button's starts after the icon before its text."""
-    look.reading_boxes = reading_boxes(look.image, elements)
+    """The boxes the readers read in: a row's or button's starts after the icon before its text;
+    on desktop windows a keypad key's is its glyphs' own."""
+    look.reading_boxes = reading_boxes(look.image, elements, keys=look.parts.screens == "desktop")
     return elements
 
 

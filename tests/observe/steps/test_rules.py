@@ -920,3 +920,32 @@ def test_a_control_drawn_with_a_coloured_ring_is_focused():
               Element(type=ElementType.INPUT_FIELD, bbox=(210, 10, 391, 41), focused=False),
               Element(type=ElementType.BUTTON, bbox=(10, 60, 121, 96), focused=False)]
     assert [e.focused for e in focus_rings(image, fields)] == [True, False, False]
+
+
+def test_a_keypads_keys_are_read_in_their_glyphs_box():
+    """galculator's dark keypad: one to three glyphs small in large framed keys. Read whole, both
+    readers take the frames' sides for glyphs (``[4]``, ``1。``); in the glyphs' own box PP-OCR reads
+    most of them. Words, and keys whose glyphs fill them, keep their boxes, and so does every key
+    without ``keys`` (web pages)."""
+    from caap.observe.ocr.ppocr import PPOCR
+
+    labels = json.loads((DESKTOP / "galculator-dark-keypad.json").read_text())
+    keys = [Element(**e) for e in labels["elements"]]
+    image = Image.open(DESKTOP / "galculator-dark-keypad.png").convert("RGB")
+    narrowed = reading_boxes(image, keys, keys=True)
+    assert reading_boxes(image, keys) == keys
+    for key, box in zip(keys, narrowed, strict=True):
+        x1, y1, x2, y2 = box.bbox
+        if key.text in ("MS", "MR", "M+"):  # a word and a drop-down arrow: read whole
+            assert box == key, key.text
+        elif key.text != "-":  # (a dash's ink is a line, wider than a glyph's share)
+            assert key.bbox[0] < x1 < x2 < key.bbox[2] and key.bbox[1] < y1 < y2 < key.bbox[3], key.text
+            assert (x2 - x1) * (y2 - y1) < 0.25 * (key.bbox[2] - key.bbox[0]) * (key.bbox[3] - key.bbox[1]), key.text
+    ocr = PPOCR()
+    whole = sum(r.text == k.text for r, k in zip(ocr.read(image, [k.bbox for k in keys]), keys, strict=True))
+    glyphs = sum(r.text == k.text for r, k in zip(ocr.read(image, [b.bbox for b in narrowed]), keys, strict=True))
+    assert whole <= 10 and glyphs >= 20, (whole, glyphs)
+    from caap.observe.steps.field_ink import lone_glyphs
+
+    assert lone_glyphs(np.zeros((2, 40, 3), np.uint8)) is None  # a sliver inside frame lines: nothing to read
+    assert lone_glyphs(np.full((30, 60, 3), 255, np.uint8)) is None  # a blank key
