@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw
 from typer.testing import CliRunner
 
 from caap.bench.desktop.apps import APPS, EVALUATION_APPS, QT_EXAMPLES, RESERVED_APPS, TRAINING_APPS, App
@@ -138,6 +138,40 @@ def test_no_focus_is_labelled_outside_an_open_popup():
                               [main, menu])
     assert [e.focused for e, _ in out] == [None, False, False, False]
     assert gen.under_popup(labelled, [main], box) == []  # no popup: nothing changes
+
+
+def test_a_field_that_shows_no_focus_and_does_not_blink_is_labelled_unknown(monkeypatch):
+    """A Qt window that is not the active one draws no caret: AT-SPI says its field is focused,
+    nothing blinks, and nothing changes when Tab takes the focus away, so the label says unknown.
+    A field framed by a focus ring (gone while the focus is away) stays focused."""
+    from caap.elements import Element
+    from caap.taxonomy import ElementType
+
+    monkeypatch.setattr(gen, "BLINK_INTERVAL_S", 0.0)
+    box = (0, 0, 200, 100)
+    plain = Image.new("RGB", (200, 100), "white")
+    ringed = plain.copy()
+    ImageDraw.Draw(ringed).rectangle((8, 48, 152, 72), outline=(48, 140, 198), width=2)
+
+    class Desktop:  # the frames a desktop shows: the capture until Tab, then ``away``
+        def __init__(self, shown: Image.Image) -> None:
+            self.frame, self.keys = shown, []
+
+        def capture(self, _box):
+            return self.frame if not self.keys or self.keys[-1] == "shift+Tab" else plain
+
+        def settle(self, _box):
+            return self.capture(_box)
+
+        def xdotool(self, *args):
+            self.keys.append(args[-1])
+
+    field = Element(type=ElementType.INPUT_FIELD, bbox=(10, 50, 150, 70), focused=True)
+    labelled = [(field, Candidate("input_field", field.bbox))]
+    for shown, want in ((plain, None), (ringed, True)):
+        desktop = Desktop(shown)
+        out = gen._focus_as_drawn(desktop, box, shown, labelled, [])  # type: ignore[arg-type]
+        assert out[0][0].focused is want and desktop.keys == ["Tab", "shift+Tab"]
 
 
 @needs_atspi

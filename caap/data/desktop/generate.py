@@ -413,22 +413,23 @@ CARET_TYPES = (*TEXT_FIELDS, ElementType.DROPDOWN)  # what may show a caret (an 
 
 
 def _caret_off(session: DesktopSession, box: Box, before: np.ndarray,
-               labelled: list[tuple[Element, Candidate]]) -> dict[int, np.ndarray]:
+               labelled: list[tuple[Element, Candidate]]) -> tuple[dict[int, np.ndarray], list[int]]:
     """The focused fields whose pixels blink and whose capture (``before``, int16) caught the caret
-    off, each with the caret's pixels (a mask over its box). The capture shows the caret where
-    those pixels stand further from the field's background (its median colour) than in the frame
-    that differs most from it. Only fields are watched: 1.4 s of frames per screen."""
+    off, each with the caret's pixels (a mask over its box), and the focused fields in which
+    nothing blinks. The capture shows the caret where those pixels stand further from the field's
+    background (its median colour) than in the frame that differs most from it. Only fields are
+    watched: 1.4 s of frames per screen."""
     asked = [i for i, (e, _) in enumerate(labelled) if e.focused and e.type in CARET_TYPES]
     if not asked:
-        return {}
+        return {}, []
     frames = []
     for _ in range(BLINK_FRAMES):
         time.sleep(BLINK_INTERVAL_S)
         frame = np.asarray(session.capture(box), dtype=np.int16)
         if frame.shape != before.shape:
-            return {}
+            return {}, []
         frames.append(frame)
-    off = {}
+    off, steady = {}, []
     for i in asked:
         x1, y1, x2, y2 = labelled[i][0].bbox
         shown = before[y1:y2, x1:x2]
@@ -437,13 +438,14 @@ def _caret_off(session: DesktopSession, box: Box, before: np.ndarray,
         moved = [np.abs(f[y1:y2, x1:x2] - shown).max(axis=2) > FOCUS_CHANGED_LEVEL for f in frames]
         k = int(np.argmax([int(m.sum()) for m in moved]))
         if int(moved[k].sum()) < BLINK_MIN_PIXELS:
-            continue  # nothing blinks: whatever shows the focus (or nothing) is steady
+            steady.append(i)  # nothing blinks: whatever shows the focus (or nothing) is steady
+            continue
         background = np.median(shown.reshape(-1, 3), axis=0)
         ink_shown = np.abs(shown[moved[k]] - background).sum(axis=1).mean()
         ink_other = np.abs(frames[k][y1:y2, x1:x2][moved[k]] - background).sum(axis=1).mean()
         if ink_shown < ink_other:
             off[i] = moved[k]
-    return off
+    return off, steady
 
 
 def under_popup(labelled: Sequence[tuple[Element, Candidate]], windows: Sequence[XWindow], box: Box) -> list[int]:
@@ -481,6 +483,9 @@ def _focus_as_drawn(session: DesktopSession, box: Box, image: Image.Image,
     - A field whose caret the capture caught off (``_caret_off``) shows its focus only if its
       pixels besides the caret change while the focus is away (a ring, Tk's dark frame). A text
       view takes Tab as text, so one caught off is unknown outright.
+    - A one-line field in which nothing blinks shows its focus only if its pixels change while the
+      focus is away: a ring or a steady caret does, while a Qt window that is not the active one
+      draws no caret at all.
     Other fields are left as they are: GTK selects a field's text when the keyboard focuses it."""
     out = list(labelled)
     for i in under_popup(out, windows, box):
@@ -488,12 +493,13 @@ def _focus_as_drawn(session: DesktopSession, box: Box, image: Image.Image,
             out[i] = (out[i][0].model_copy(update={"focused": None}), out[i][1])
     labelled = out
     before = np.asarray(image, dtype=np.int16)
-    off = _caret_off(session, box, before, labelled)
+    off, steady = _caret_off(session, box, before, labelled)
     for i in [i for i in off if out[i][0].type == ElementType.TEXT_AREA]:
         out[i] = (out[i][0].model_copy(update={"focused": None}), out[i][1])
         del off[i]
+    steady = [i for i in steady if out[i][0].type != ElementType.TEXT_AREA]  # Tab would be typed into it
     asked = [i for i, (e, _) in enumerate(out) if e.focused and e.type not in TEXT_FIELDS and i not in off]
-    if not asked and not off:
+    if not asked and not off and not steady:
         return out
     session.xdotool("key", "Tab")
     time.sleep(0.3)
@@ -526,6 +532,10 @@ def _focus_as_drawn(session: DesktopSession, box: Box, image: Image.Image,
     for i, caret in off.items():
         e, c = out[i]
         if moved(away, e, caret) <= FOCUS_CHANGED_PIXELS:  # nothing but the caret shows the focus
+            out[i] = (e.model_copy(update={"focused": None}), c)
+    for i in steady:
+        e, c = out[i]
+        if moved(away, e) <= FOCUS_CHANGED_PIXELS:  # nothing shows the focus
             out[i] = (e.model_copy(update={"focused": None}), c)
     return out
 
