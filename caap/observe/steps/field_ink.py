@@ -278,7 +278,7 @@ LONE_GLYPH_WIDTH = 2.5  # ... and is at most this many of its heights wide
 LONE_GLYPH_PAD = 0.35   # the box read: the ink and this many of its heights around it (3 px at least)
 
 
-def lone_glyphs(crop: np.ndarray) -> tuple[int, int, int, int] | None:
+def keypad_glyphs(crop: np.ndarray) -> tuple[int, int, int, int] | None:
     """The box, in a button's inside (H × W × 3), of the few small glyphs it holds; None where it
     holds a text of its size or none."""
     if crop.shape[0] < 3 or crop.shape[1] < 3:  # frame lines all the way (a sliver of a button)
@@ -300,7 +300,7 @@ def reading_boxes(image: Image.Image, elements: Sequence[Element], *, keys: bool
     """The elements with the boxes the readers read them in: a row's or button's box starts after
     the icon drawn before its text (``leading_icon``), a field's ends before the controls at its end
     that are elements of their own (``trailing_controls``), and with ``keys`` (desktop windows) a
-    button holding a few small glyphs is read in their box (``lone_glyphs``); every other box is
+    button holding a few small glyphs is read in their box (``keypad_glyphs``); every other box is
     the element's own."""
     out = list(elements)
     for i, element in enumerate(elements):
@@ -327,7 +327,7 @@ def reading_boxes(image: Image.Image, elements: Sequence[Element], *, keys: bool
         icon = leading_icon(crop[top:bottom, left:right])
         if icon is not None:
             out[i] = element.model_copy(update={"bbox": (x1 + inset + left + icon.stop, y1, x2, y2)})
-        elif keys and inset and (glyphs := lone_glyphs(crop[top:bottom, left:right])) is not None:
+        elif keys and inset and (glyphs := keypad_glyphs(crop[top:bottom, left:right])) is not None:
             gx1, gy1, gx2, gy2 = glyphs
             ox, oy = x1 + inset + left, y1 + inset + top
             out[i] = element.model_copy(update={"bbox": (ox + gx1, oy + gy1, ox + gx2, oy + gy2)})

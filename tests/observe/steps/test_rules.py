@@ -19,6 +19,7 @@ from caap.observe.steps.field_ink import (
     blank_placeholders,
     caret_columns,
     foreign_ink,
+    keypad_glyphs,
     leading_icon,
     reading_boxes,
     trailing_controls,
@@ -945,7 +946,5 @@ def test_a_keypads_keys_are_read_in_their_glyphs_box():
     whole = sum(r.text == k.text for r, k in zip(ocr.read(image, [k.bbox for k in keys]), keys, strict=True))
     glyphs = sum(r.text == k.text for r, k in zip(ocr.read(image, [b.bbox for b in narrowed]), keys, strict=True))
     assert whole <= 10 and glyphs >= 20, (whole, glyphs)
-    from caap.observe.steps.field_ink import lone_glyphs
-
-    assert lone_glyphs(np.zeros((2, 40, 3), np.uint8)) is None  # a sliver inside frame lines: nothing to read
-    assert lone_glyphs(np.full((30, 60, 3), 255, np.uint8)) is None  # a blank key
+    assert keypad_glyphs(np.zeros((2, 40, 3), np.uint8)) is None  # a sliver inside frame lines: nothing to read
+    assert keypad_glyphs(np.full((30, 60, 3), 255, np.uint8)) is None  # a blank key
