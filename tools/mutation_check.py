@@ -125,9 +125,6 @@ MUTATIONS = (
     Mutation("steady-field-focus", "the desktop labeller keeps the focus of a field that shows none and does not "
              "blink", "caap/data/desktop/generate.py", "    for i in steady:\n", "    for i in steady[:0]:\n",
              ("tests/test_desktop_data.py",)),
-    Mutation("no-default-button-focus", "a wizard's default button never holds the focus (no other sign shown)",
-             "caap/observe/steps/focus.py", ", (ringed_button, RINGED_BUTTONS), (default_button, RINGED_BUTTONS)):",
-             ", (ringed_button, RINGED_BUTTONS)):", ("tests/observe/steps/test_focus.py",)),
 )
 
 

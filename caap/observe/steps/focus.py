@@ -63,14 +63,6 @@ def ringed_button(rgb: np.ndarray, box: Sequence[int]) -> bool:
     face of its own colour."""
     return focus_ring(rgb, box, grey_face=True)
 
-
-def default_button(rgb: np.ndarray, box: Sequence[int]) -> bool:
-    """Whether a button is drawn as Fusion's default button: an accent ring round a tinted face.
-    Fusion draws the default button the same, pixel for pixel, when it holds the focus (a wizard's
-    Next), so this is the last sign looked for: where none of the others shows anywhere, the
-    focus is on the default button."""
-    return focus_ring(rgb, box) and not focus_ring(rgb, box, grey_face=True)
-
 CARET_TYPES = frozenset({ElementType.INPUT_FIELD, ElementType.TEXT_AREA})
 MIN_BOX = (24, 14)     # px (width, height): smaller boxes hold no dotted ring
 
@@ -221,7 +213,7 @@ def drawn_focus(image: Image.Image, elements: list[Element]) -> list[Element]:
         return elements
     rgb = rgb_pixels(image)
     for sign, types in ((dotted_ring, None), (text_caret, CARET_TYPES), (focus_ring, RING_TYPES),
-                        (dark_frame, None), (ringed_button, RINGED_BUTTONS), (default_button, RINGED_BUTTONS)):
+                        (dark_frame, None), (ringed_button, RINGED_BUTTONS)):
         shown = [i for i in focusable if (types is None or elements[i].type in types) and sign(rgb, elements[i].bbox)]
         if _one_place(shown, elements):
             best = max(shown, key=lambda i: elements[i].score or 0.0)

@@ -13,7 +13,6 @@ from caap.elements import Element
 from caap.observe.steps.figures import focus_ring
 from caap.observe.steps.focus import (
     dark_frame,
-    default_button,
     dotted_ring,
     drawn_focus,
     empty_caret_fields,
@@ -154,24 +153,6 @@ def test_a_ringed_button_holds_the_focus_where_its_face_is_grey_and_nothing_else
     assert focus_ring(rgb, default.bbox) and not ringed_button(rgb, default.bbox)
     unread = [e.model_copy(update={"focused": None}) for e in gold]
     assert [bool(e.focused) for e in drawn_focus(image, unread)] == [bool(e.focused) for e in gold]
-
-
-def test_fusions_default_button_holds_the_focus_where_no_other_sign_shows():
-    """A Qt wizard (Fusion): Next is the default button and holds the focus, drawn pixel for pixel
-    as the default Find button of the dialog whose field has the focus (the test above). With no
-    other sign on the screen the default button is focused; beside a ringed field it is not."""
-    image, gold = _screen("qt5-fusion-wizard-next")
-    rgb = np.asarray(image)
-    nxt = next(e for e in gold if e.text == "Next >")
-    assert default_button(rgb, nxt.bbox) and not ringed_button(rgb, nxt.bbox)
-    assert not any(default_button(rgb, e.bbox) for e in gold if e is not nxt)
-    unread = [e.model_copy(update={"focused": None}) for e in gold]
-    assert [bool(e.focused) for e in drawn_focus(image, unread)] == [bool(e.focused) for e in gold]
-    dialog, labels = _screen("qt5-fusion-default-button")
-    find = next(e for e in labels if e.text == "Find")
-    assert default_button(np.asarray(dialog), find.bbox)
-    said = drawn_focus(dialog, [e.model_copy(update={"focused": None}) for e in labels])
-    assert [e.text for e in said if e.focused] == [""]  # the field's ring, not the default button
 
 
 def test_two_boxes_of_one_text_view_see_its_one_caret():
