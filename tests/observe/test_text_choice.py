@@ -273,6 +273,8 @@ def test_an_icon_each_reader_reads_its_own_way_is_left_out_of_the_name():
     # The reader misread the name too: PP-OCR's after its icon, where PP-OCR is sure.
     assert icon_before("^Tesks", "▶Tasks", sure) == "Tasks" and icon_before("^Tesks", "▶Tasks", unsure) is None
     assert icon_before("Tasks", "▶Tasks", sure) is None  # the reader's own reading: left to the chooser
+    # Both read the same marks before it: words in another script (generated UIs' mixed labels).
+    assert icon_before("搜索 Done", "搜索 Done", sure) is None and icon_before("グインCity", "ログイン City", sure) is None
     assert icon_before("tFilters", "Filters", sure) is None  # a lone ASCII letter may be the name's (iPhone)
     assert icon_before("jWJj", "WJj", sure) is None  # a MiniWoB random name PP-OCR read short
     # A frame's line through its title is no icon.

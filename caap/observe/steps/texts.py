@@ -93,8 +93,9 @@ def icon_before(reader_text: str, ocr_text: str, ocr_confidence: float) -> str |
     expander, check box or icon comes out as ``名`mDisplay`` from the reader and ``□Display`` from
     PP-OCR. The name is the end both readings share, where what PP-OCR reads before it is icon
     ink (``_icon_ink``), or nothing where the reader's is foreign writing; or else PP-OCR's text
-    after its icon ink, where PP-OCR is sure (``GLYPH_BEFORE_OCR``) and the reader misread the
-    name too (``▶Tasks`` against ``^Tesks``). A name starts with a capital and holds
+    after its icon ink, where PP-OCR is sure (``GLYPH_BEFORE_OCR``) and the reader misread the name
+    too (``▶Tasks`` against ``^Tesks``). Marks both read are written there (words in another
+    script, ``ログイン City``): not an icon. A name starts with a capital and holds
     ``ICON_BEFORE_MIN`` letters. None: the rule does not apply."""
     mine, theirs = normalise(reader_text).strip(), normalise(ocr_text).strip()
     n = 0
@@ -103,13 +104,21 @@ def icon_before(reader_text: str, ocr_text: str, ocr_confidence: float) -> str |
     name = mine[len(mine) - n:].lstrip()
     before_mine = mine[:len(mine) - len(name)].strip()
     before_theirs = theirs[:len(theirs) - len(name)].strip()
-    if _name(name) and before_mine and (_icon_ink(before_theirs) if before_theirs else _foreign(before_mine)):
+    # Where both read some of the same marks, they are written there: words in another script.
+    if _name(name) and before_mine and not set(before_theirs) & set(before_mine) \
+            and (_icon_ink(before_theirs) if before_theirs else _foreign(before_mine)):
         return name
-    start = next((i for i, c in enumerate(theirs) if c.isascii() and c.isalnum()), len(theirs))
-    ink, name = theirs[:start].strip(), theirs[start:]
-    if ocr_confidence >= GLYPH_BEFORE_OCR and _icon_ink(ink) and _name(name) and name != mine:
+    ink, name = _split_ink(theirs)
+    if ocr_confidence >= GLYPH_BEFORE_OCR and _icon_ink(ink) and _name(name) and name != mine \
+            and not set(ink) & set(_split_ink(mine)[0]):
         return name
     return None
+
+
+def _split_ink(text: str) -> tuple[str, str]:
+    """A text cut before its first ASCII letter or digit: (what comes before, stripped; the rest)."""
+    start = next((i for i, c in enumerate(text) if c.isascii() and c.isalnum()), len(text))
+    return text[:start].strip(), text[start:]
 
 
 def _gaps(text: str) -> set[int]:
