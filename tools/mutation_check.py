@@ -118,7 +118,7 @@ MUTATIONS = (
              "    gaps = theirs | {k for k in _gaps(reader_text) if not (chars[k - 1].isdigit() "
              "and chars[k].isdigit())}",
              "    gaps = theirs | _gaps(reader_text)", ("tests/observe/test_text_choice.py",)),
-    Mutation("lone-glyph-any-width", "a button's word is read in its ink's box as a keypad's glyph is",
+    Mutation("keypad-glyph-any-width", "a button's word is read in its ink's box as a keypad's glyph is",
              "caap/observe/steps/field_ink.py", "            or width > LONE_GLYPH_WIDTH * height:",
              "            or width > 99 * height:", ("tests/observe/steps/test_rules.py",)),
     Mutation("steady-field-focus", "the desktop labeller keeps the focus of a field that shows none and does not "
