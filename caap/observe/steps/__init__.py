@@ -123,7 +123,8 @@ STEPS: tuple[Step, ...] = (
          "text, the caret, trailing controls)", reading.erase_foreign_ink, READER),
     Step("erase_mnemonic_underlines", "read", "desktop: paint over the line a toolkit draws under the letter "
          "Alt presses (Qt's F of Find read E)", _erase_mnemonic_underlines, READER),
-    Step("narrow_reading_boxes", "read", "read a row or button from after the icon before its text",
+    Step("narrow_reading_boxes", "read", "read a row or button from after the icon before its text, a keypad's "
+         "key in its glyphs' box (desktop)",
          reading.narrow_reading_boxes, READER),
     Step("read_elements", "read", "read every box in one batch: type, text, states",
          reading.read_elements, READER),
