@@ -119,8 +119,8 @@ MUTATIONS = (
              "and chars[k].isdigit())}",
              "    gaps = theirs | _gaps(reader_text)", ("tests/observe/test_text_choice.py",)),
     Mutation("keypad-glyph-any-width", "a button's word is read in its ink's box as a keypad's glyph is",
-             "caap/observe/steps/field_ink.py", "            or width > LONE_GLYPH_WIDTH * height:",
-             "            or width > 99 * height:", ("tests/observe/steps/test_rules.py",)),
+             "caap/observe/steps/field_ink.py", " or width > KEYPAD_WIDTH * height:",
+             " or width > 99 * height:", ("tests/observe/steps/test_rules.py",)),
     Mutation("steady-field-focus", "the desktop labeller keeps the focus of a field that shows none and does not "
              "blink", "caap/data/desktop/generate.py", "    for i in steady:\n", "    for i in steady[:0]:\n",
              ("tests/test_desktop_data.py",)),

@@ -25,7 +25,8 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.primitives import background_colour, difference, frame_lines, ink_mask, rgb_pixels
+from caap.geometry import Box
+from caap.observe.primitives import background_colour, difference, frame_lines, ink_extent, ink_mask, rgb_pixels
 from caap.taxonomy import ElementType
 
 FIELD_TYPES = frozenset({ElementType.INPUT_FIELD})
@@ -273,27 +274,24 @@ def inside_frame(crop: np.ndarray) -> tuple[int, int, int, int]:
 # A key of a keypad: one to three glyphs small in a large framed button (galculator's ``7``). Both
 # readers take the frame's sides for glyphs (``[4]``, ``1。``) and squeeze the glyph to a few pixels;
 # read in the ink's own box they read it.
-LONE_GLYPH_SHARE = 0.5  # the ink spans at most this share of the inside, across and down ...
-LONE_GLYPH_WIDTH = 2.5  # ... and is at most this many of its heights wide
-LONE_GLYPH_PAD = 0.35   # the box read: the ink and this many of its heights around it (3 px at least)
+KEYPAD_SHARE = 0.5  # the ink spans at most this share of the inside, across and down ...
+KEYPAD_WIDTH = 2.5  # ... and is at most this many of its heights wide
+KEYPAD_PAD = 0.35   # the box read: the ink and this many of its heights around it (3 px at least)
 
 
-def keypad_glyphs(crop: np.ndarray) -> tuple[int, int, int, int] | None:
-    """The box, in a button's inside (H × W × 3), of the few small glyphs it holds; None where it
-    holds a text of its size or none."""
+def keypad_glyphs(crop: np.ndarray, box: Box) -> Box | None:
+    """The box of the few small glyphs a button's inside holds (``crop``, H × W × 3, the pixels of
+    ``box``); None where it holds a text of its size or none."""
     if crop.shape[0] < 3 or crop.shape[1] < 3:  # frame lines all the way (a sliver of a button)
         return None
     ink = ink_mask(crop, _background(crop), INK_DIFFERENCE, "max")
-    rows, columns = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
-    if not len(rows):
+    tight = ink_extent(ink, box, 0)
+    if tight is None:
         return None
-    height, width = int(rows[-1] - rows[0] + 1), int(columns[-1] - columns[0] + 1)
-    if height > LONE_GLYPH_SHARE * crop.shape[0] or width > LONE_GLYPH_SHARE * crop.shape[1] \
-            or width > LONE_GLYPH_WIDTH * height:
+    width, height = tight[2] - tight[0], tight[3] - tight[1]
+    if height > KEYPAD_SHARE * crop.shape[0] or width > KEYPAD_SHARE * crop.shape[1] or width > KEYPAD_WIDTH * height:
         return None
-    pad = max(3, round(LONE_GLYPH_PAD * height))
-    return (max(0, int(columns[0]) - pad), max(0, int(rows[0]) - pad),
-            min(crop.shape[1], int(columns[-1]) + 1 + pad), min(crop.shape[0], int(rows[-1]) + 1 + pad))
+    return ink_extent(ink, box, max(3, round(KEYPAD_PAD * height)))
 
 
 def reading_boxes(image: Image.Image, elements: Sequence[Element], *, keys: bool = False) -> list[Element]:
@@ -327,10 +325,9 @@ def reading_boxes(image: Image.Image, elements: Sequence[Element], *, keys: bool
         icon = leading_icon(crop[top:bottom, left:right])
         if icon is not None:
             out[i] = element.model_copy(update={"bbox": (x1 + inset + left + icon.stop, y1, x2, y2)})
-        elif keys and inset and (glyphs := keypad_glyphs(crop[top:bottom, left:right])) is not None:
-            gx1, gy1, gx2, gy2 = glyphs
-            ox, oy = x1 + inset + left, y1 + inset + top
-            out[i] = element.model_copy(update={"bbox": (ox + gx1, oy + gy1, ox + gx2, oy + gy2)})
+        elif keys and inset and (glyphs := keypad_glyphs(crop[top:bottom, left:right], (
+                x1 + inset + left, y1 + inset + top, x1 + inset + right, y1 + inset + bottom))) is not None:
+            out[i] = element.model_copy(update={"bbox": glyphs})
     return out
 
 

@@ -98,7 +98,7 @@ def icon_before(reader_text: str, ocr_text: str, ocr_confidence: float) -> str |
     script, ``ログイン City``): not an icon. A name starts with a capital and holds
     ``ICON_BEFORE_MIN`` letters. None: the rule does not apply."""
     mine, theirs = normalise(reader_text).strip(), normalise(ocr_text).strip()
-    n = 0
+    n = 0  # the length of the end both share
     while n < min(len(mine), len(theirs)) and mine[-1 - n] == theirs[-1 - n]:
         n += 1
     name = mine[len(mine) - n:].lstrip()

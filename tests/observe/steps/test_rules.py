@@ -946,11 +946,11 @@ def test_a_keypads_keys_are_read_in_their_glyphs_box():
     whole = sum(r.text == k.text for r, k in zip(ocr.read(image, [k.bbox for k in keys]), keys, strict=True))
     glyphs = sum(r.text == k.text for r, k in zip(ocr.read(image, [b.bbox for b in narrowed]), keys, strict=True))
     assert whole <= 10 and glyphs >= 20, (whole, glyphs)
-    assert keypad_glyphs(np.zeros((2, 40, 3), np.uint8)) is None  # a sliver inside frame lines: nothing to read
+    assert keypad_glyphs(np.zeros((2, 40, 3), np.uint8), (0, 0, 40, 2)) is None  # a sliver inside frame lines: nothing to read
     wide = Image.new("RGB", (240, 48), (246, 246, 246))  # a word small in a wide button: read whole
     draw = ImageDraw.Draw(wide)
     draw.rectangle((0, 0, 239, 47), outline=(120, 120, 120))
     draw.text((90, 18), "Apply now", fill=(0, 0, 0))
     button = Element(type="button", bbox=[0, 0, 240, 48], text="Apply now")
     assert reading_boxes(wide, [button], keys=True) == [button]
-    assert keypad_glyphs(np.full((30, 60, 3), 255, np.uint8)) is None  # a blank key
+    assert keypad_glyphs(np.full((30, 60, 3), 255, np.uint8), (0, 0, 60, 30)) is None  # a blank key
