@@ -9,6 +9,7 @@ The JSON form is the contract of ``caap observe --json`` (DESIGN §7): ``{"eleme
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,24 @@ def click_point(element: Element, elements: Sequence[Element] | None) -> tuple[i
     if min(part[2] - part[0], part[3] - part[1]) < STACKED_MIN_PX:
         return element.centre
     return centre(part)
+
+
+VALUED_TYPES = frozenset({ElementType.SLIDER, ElementType.PROGRESS_BAR})
+_NUMBER = re.compile(r"[-+−]?\d+(?:[.,]\d+)?\s*%?")
+
+
+def value_labels(element: Element, elements: Sequence[Element] | None) -> list[Element]:
+    """The texts that show a slider's or progress bar's value beside it: a lone number (``40``,
+    ``0.5``, ``75 %``) starting within one bar thickness (at least 24 px) of its box, as GTK's scales draw
+    their value above or beside the trough, zenity's and Qt's examples beside it. Moving the bar
+    redraws them, which is part of acting on the bar, not a change elsewhere on the screen."""
+    if element.type not in VALUED_TYPES:
+        return []
+    x1, y1, x2, y2 = element.bbox
+    reach = max(24, min(x2 - x1, y2 - y1))
+    near = (x1 - reach, y1 - reach, x2 + reach, y2 + reach)
+    return [e for e in elements or () if e is not element and e.type == ElementType.TEXT and e.text
+            and _NUMBER.fullmatch(e.text.strip()) and intersection(e.bbox, near) > 0]
 
 
 def quote(text: str) -> str:

@@ -401,3 +401,48 @@ def test_an_episode_that_ends_mid_drag_lets_go_of_the_button():
     agent, _ = loop_agent(ListPlanner([drag, "Action_4=(Action: functions.done, Argument: {})"]))
     agent.run(TASK)
     assert [n for n, _ in agent.executor.calls] == ["mouse_down", "mouse_up"]  # no second release
+
+
+class SliderApp(ScriptedApp):
+    """A slider with its value drawn beside it, past its box (zenity's scale): Right moves the thumb
+    and redraws the number, which is part of the slider, not a change elsewhere."""
+
+    def __init__(self) -> None:
+        super().__init__({}, {}, "40", size=(320, 120))
+        self.value = 40
+
+    @property
+    def states(self):
+        x = 20 + 2 * self.value
+        return {str(self.value): [el("slider", [10, 40, 230, 70], value=self.value / 100),
+                                   el("button", [x, 42, x + 10, 68], "|"),  # the thumb, drawn where the value is
+                                   el("text", [246, 48, 270, 62], str(self.value)),
+                                   el("button", [200, 90, 260, 115], "OK")]}
+
+    @states.setter
+    def states(self, _value) -> None:
+        pass
+
+
+class SliderExecutor(AppExecutor):
+    def press_keys(self, keys):
+        super().press_keys(keys)
+        if list(keys) == ["right"]:
+            self.app.value += 1
+            self.app.state = str(self.app.value)
+
+
+def test_a_slider_s_value_drawn_beside_it_is_part_of_the_slider():
+    """Pressing Right on a slider redraws the number beside it; the rest of the plan still fits, so
+    all three presses run on one answer (before, the number's change dropped the plan after the first)."""
+    app = SliderApp()
+    planner = ListPlanner(["Action_1=(Action: functions.click_element, Argument: {element_id: 1})\n"
+                           + "".join(f"Action_{i}=(Action: functions.press_key, Argument: {{key: right}})\n"
+                                     for i in (2, 3, 4)),
+                           "Action_5=(Action: functions.done, Argument: {reason: \"set\"})"])
+    agent = Agent(screen=app, observer=AppObserver(app), executor=SliderExecutor(app), planner=planner,
+                  prompter=CaapPrompter(PromptOptions(mode="text")), config=AgentConfig())
+    result = agent.run("Set the slider to 43.")
+    assert result.status == "done" and app.value == 43
+    assert len(planner.prompts) == 2
+    assert [a.dropped for a in result.actions[:4]] == [0, 0, 0, 0]

@@ -28,7 +28,7 @@ from caap.decide.demos import Demonstration
 from caap.decide.llm import LLMError, LLMReply
 from caap.decide.parser import action_line, bind_all, parse_reply
 from caap.decide.prompter import CaapPrompter, HistoryEntry, PromptContext, PromptOptions
-from caap.elements import Element, element_at
+from caap.elements import Element, element_at, value_labels
 from caap.memory.cache import ActionCache, cache_key
 from caap.memory.session import Memory
 from caap.observe.capture.screen import FrameChange, Screen, ScreenError, changed_within
@@ -413,12 +413,13 @@ class Agent:
         fits the screen. A menu, a dialog or a new page changes elsewhere and the plan is stale."""
         held = self._button_held or action.spec.button is not None  # in a drag, a point is where it drops
         under = [] if held else elements
-        boxes = [box] if (box := _target_box(action, under)) is not None else []
-        last = next((b for h in reversed(history) if (b := _target_box(h.action, under)) is not None), None)
+        targets = [t] if (t := _target(action, under)) is not None else []
+        last = next((t for h in reversed(history) if (t := _target(h.action, under)) is not None), None)
         if last is not None:
-            boxes.append(last)
-        if not boxes:
+            targets.append(last)
+        if not targets:
             return True
+        boxes = [b for t in targets for b in (t.bbox, *(v.bbox for v in value_labels(t, elements)))]
         return change.outside(boxes) > self.config.change_threshold_px
 
     def _emit(self, record: StepRecord) -> None:
@@ -429,13 +430,12 @@ class Agent:
             self.on_step(record)
 
 
-def _target_box(action: PlannedAction, elements: list[Element]) -> tuple[int, int, int, int] | None:
-    """The box an action acted on: its element's, or for a click at a point the smallest element
+def _target(action: PlannedAction, elements: list[Element]) -> Element | None:
+    """The element an action acted on: its own, or for a click at a point the smallest element
     the point lies in (a field clicked near its left end to place the caret), else None."""
     if action.element is not None:
-        return action.element.bbox
-    under = element_at(elements, action.point) if action.point is not None else None
-    return under.bbox if under is not None else None
+        return action.element
+    return element_at(elements, action.point) if action.point is not None else None
 
 
 def _act_failure(exc: Exception) -> tuple[EpisodeStatus, str]:

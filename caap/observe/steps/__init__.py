@@ -15,7 +15,7 @@ from caap.elements import Element
 from caap.observe.pipeline import Look, Step
 from caap.observe.primitives import rgb_pixels
 from caap.observe.steps import reading, texts
-from caap.observe.steps.boxes import drop_spanning_rows, merge_duplicates, merge_overlapping_words
+from caap.observe.steps.boxes import drop_spanning_rows, merge_duplicates, merge_nested_bars, merge_overlapping_words
 from caap.observe.steps.cells import fit_cells
 from caap.observe.steps.disclosure import disclosure_triangles
 from caap.observe.steps.dither import dithered_faces
@@ -72,6 +72,8 @@ STEPS: tuple[Step, ...] = (
          _detect, ("detector",)),
     Step("merge_duplicate_boxes", "detect", "keep the most confident of boxes that cover one thing, whatever "
          "class each has", lambda look, els: merge_duplicates(els)),
+    Step("merge_nested_bars", "detect", "keep the outer of two slider, progress bar or scrollbar boxes one "
+         "inside the other", lambda look, els: merge_nested_bars(els)),
     Step("drop_spanning_rows", "detect", "drop a row box that spans two rows the detector also found",
          lambda look, els: drop_spanning_rows(els)),
     # fit: the detector's boxes fitted to the pixels

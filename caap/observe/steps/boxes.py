@@ -10,7 +10,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.geometry import Box, as_box, iou_matrix
+from caap.geometry import Box, area, as_box, intersection, iou_matrix
 from caap.observe.primitives import rgb_pixels
 from caap.taxonomy import ElementType
 
@@ -103,6 +103,26 @@ def merge_overlapping_words(elements: list[Element]) -> list[Element]:
         # The union may reach a third box: look again from the same place.
         merged[i] = (a if (a.score or 0.0) >= (b.score or 0.0) else b).model_copy(update={"bbox": box})
     return merged
+
+
+BAR_TYPES = frozenset({ElementType.SLIDER, ElementType.PROGRESS_BAR, ElementType.SCROLLBAR})
+NESTED_SHARE = 0.9  # a bar box this much inside another bar box is part of that bar
+
+
+def merge_nested_bars(elements: list[Element]) -> list[Element]:
+    """One box for a slider, progress bar or scrollbar boxed twice, the whole and a part inside it
+    (a scale's trough, or its filled part, boxed again inside the scale). No toolkit draws a bar
+    inside a bar, and the outer box is the one that spans the thumb's whole travel, which is where
+    the bar's value is read: the inner one goes, whatever its class, where the outer one is at
+    least as confident. A less confident box round a bar is more often the bar with its label or a
+    neighbour's end, and then the bar's own box stays."""
+    bars = [e for e in elements if e.type in BAR_TYPES]
+    if len(bars) < 2:
+        return elements
+    drop = {id(e) for e in bars
+            if any(o is not e and area(o.bbox) > area(e.bbox) and (o.score or 0.0) >= (e.score or 0.0)
+                   and intersection(e.bbox, o.bbox) >= NESTED_SHARE * area(e.bbox) for o in bars)}
+    return [e for e in elements if id(e) not in drop]
 
 
 ROW_TYPES = (ElementType.TABLED_TEXT,)

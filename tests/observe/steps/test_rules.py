@@ -14,7 +14,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from caap.elements import Element
 from caap.observe.primitives import dominant_colour, on_page_colour
-from caap.observe.steps.boxes import drop_spanning_rows, merge_overlapping_words
+from caap.observe.steps.boxes import drop_spanning_rows, merge_nested_bars, merge_overlapping_words
 from caap.observe.steps.field_ink import (
     blank_placeholders,
     caret_columns,
@@ -79,6 +79,23 @@ def test_a_box_over_two_rows_goes_and_the_rows_stay():
     # A sure row stays whatever unsure boxes lie inside it (the evaluation asks for every box above 0.001).
     sure = row("Theodora Catherine", [4, 63, 136, 92], score=0.95)
     assert drop_spanning_rows([a, sure, b, c]) == [a, sure, b, c]
+
+
+def test_a_bar_boxed_again_inside_itself_is_one_bar():
+    """zenity's scale with the detector of stop 62: the scale, its trough boxed again as a slider and
+    the trough's filled part as a progress bar. One slider stays, the outer one; bars side by side,
+    a bar overlapping another by less, and a text inside a bar stay."""
+    scale = Element(type="slider", bbox=[23, 48, 268, 71], score=0.83)
+    trough = Element(type="slider", bbox=[29, 52, 255, 66], score=0.63)
+    filled = Element(type="progress_bar", bbox=[43, 50, 255, 59], score=0.29)
+    value = Element(type="text", bbox=[40, 52, 60, 66], text="10")
+    assert merge_nested_bars([trough, scale, filled, value]) == [scale, value]
+    # A less sure box round a sure bar (the bar and its neighbour's end) takes nothing away.
+    wide = Element(type="slider", bbox=[20, 46, 400, 73], score=0.5)
+    assert merge_nested_bars([scale, wide]) == [scale, wide]
+    apart = Element(type="progress_bar", bbox=[23, 80, 268, 90])
+    across = Element(type="scrollbar", bbox=[250, 40, 266, 200])
+    assert merge_nested_bars([scale, apart, across]) == [scale, apart, across]
 
 
 def test_page_colour_and_a_row_on_it():
