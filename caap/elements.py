@@ -101,7 +101,7 @@ class Element(BaseModel):
         """``{type: button, X: 50 [2-98], Y: 114 [99-130], text: "Submit", focused: False}``.
 
         Attributes the type carries but whose value is unknown (null) are left out, so the model
-        never reads a guess; so are ``enabled: True``, ``indeterminate: False`` and a button's
+        never reads a guess; so are ``enabled: True``, ``indeterminate: False`` and a button's or icon's
         ``checked: False``, the usual case (``taxonomy.prompt_shows``). A value is a fraction with two decimals.
         """
         x1, y1, x2, y2 = self.bbox

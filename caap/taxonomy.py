@@ -78,8 +78,8 @@ FRACTION_ATTRIBUTES: tuple[str, ...] = (VALUE,)
 # Booleans whose usual value the prompt leaves out (almost every control is enabled and not
 # indeterminate): only the exception is worth the model's attention and the prompt's length.
 PROMPT_ONLY_IF: dict[str, bool] = {ENABLED: False, INDETERMINATE: True}
-# The same for one type's attribute: nearly every button is a push button, never held down.
-TYPE_PROMPT_ONLY_IF: dict[tuple[str, str], bool] = {("button", CHECKED): True}
+# The same for one type's attribute: nearly every button or icon is a push button, never held down.
+TYPE_PROMPT_ONLY_IF: dict[tuple[str, str], bool] = {("button", CHECKED): True, ("icon", CHECKED): True}
 
 TYPE_ATTRIBUTES: dict[ElementType, tuple[str, ...]] = {
     ElementType.TEXT: (TEXT, HIGHLIGHTED),
@@ -130,8 +130,8 @@ def attributes_of(element_type: ElementType | str) -> tuple[str, ...]:
 
 def prompt_default(element_type: ElementType | str, name: str) -> bool | None:
     """The value the prompt leaves unsaid, and so implies when it says nothing (``PROMPT_ONLY_IF``,
-    ``TYPE_PROMPT_ONLY_IF``): True for ``enabled``, False for ``indeterminate`` and a button's
-    ``checked``; None where every known value is said."""
+    ``TYPE_PROMPT_ONLY_IF``): True for ``enabled``, False for ``indeterminate`` and a button's or
+    icon's ``checked``; None where every known value is said."""
     only = TYPE_PROMPT_ONLY_IF.get((ElementType(element_type).value, name), PROMPT_ONLY_IF.get(name))
     return None if only is None else not only
 

@@ -125,11 +125,14 @@ MUTATIONS = (
              "blink", "caap/data/desktop/generate.py", "    for i in steady:\n", "    for i in steady[:0]:\n",
              ("tests/test_desktop_data.py",)),
     Mutation("value-label-elsewhere", "the number a slider shows beside it counts as a change elsewhere (the plan "
-             "is dropped after each key)", "caap/agent/loop.py", "(t.bbox, *(v.bbox for v in value_labels(t, elements)))",
-             "(t.bbox,)", ("tests/test_agent.py",)),
+             "is dropped after each key)", "caap/agent/loop.py",
+             "(t.bbox, *(v.bbox for v in value_labels(t, elements)))", "(t.bbox,)", ("tests/test_agent.py",)),
     Mutation("nested-bars-kept", "a bar boxed again inside itself stays as two bars", "caap/observe/steps/boxes.py",
              "drop = {id(e) for e in bars\n", "drop = {id(e) for e in bars[:0]\n",
              ("tests/observe/steps/test_rules.py",)),
+    Mutation("pressed-without-flat-neighbour", "an icon on a shaded face is held down whatever its row looks like",
+             "caap/observe/steps/pressed.py", "for j in flat):", "for j in [*flat, i]):",
+             ("tests/observe/steps/test_pressed.py",)),
 )
 
 

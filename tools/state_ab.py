@@ -44,7 +44,8 @@ from caap.train.eval_reader import PRESSED, scored_as, toolkit_of
 SCORED = (*BOOLEAN_ATTRIBUTES, PRESSED)  # a labelled button's checked is scored apart, as caap eval reader does
 
 RULES = ("read_control_marks", "read_focus_rings")
-DRAWN = ("read_disclosure_triangles", "read_drawn_focus", "read_selection_faces", "read_dithered_faces")
+DRAWN = ("read_disclosure_triangles", "read_drawn_focus", "read_selection_faces", "read_dithered_faces",
+         "read_pressed_faces")
 # what desktop windows draw, read over the head
 VARIANTS: dict[str, tuple[str, ...]] = {
     "reader": ("read_states", *RULES, *DRAWN),

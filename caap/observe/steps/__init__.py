@@ -38,6 +38,7 @@ from caap.observe.steps.label_stacks import centred_label_stacks
 from caap.observe.steps.levels import read_levels
 from caap.observe.steps.missed_text import missed_lines
 from caap.observe.steps.mnemonics import without_mnemonic_underlines
+from caap.observe.steps.pressed import pressed_faces
 from caap.observe.steps.scrollbars import arrow_scrollbars, trough_scrollbars
 from caap.observe.steps.segments import drawn_lines
 from caap.observe.steps.selection import rounded_faces
@@ -159,6 +160,9 @@ STEPS: tuple[Step, ...] = (
     Step("read_dithered_faces", "settle", "desktop: a button, check box or icon with a dithered face (Windows "
          "style) is held down", lambda look, els: els if look.parts.screens != "desktop"
          else dithered_faces(look.screen, els), READER),
+    Step("read_pressed_faces", "settle", "desktop: an icon on a shaded face among flat ones is held down, a flat "
+         "one is not", lambda look, els: els if look.parts.screens != "desktop" else pressed_faces(look.screen, els),
+         READER),
     Step("read_levels", "settle", "a slider's or progress bar's value from where its thumb or fill stands",
          lambda look, els: read_levels(rgb_pixels(look.image), els), READER),  # a state: read with the rest
     Step("unhighlight_plain_rows", "settle", "a row on the page's own colour is not highlighted",
