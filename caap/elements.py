@@ -22,6 +22,7 @@ from caap.taxonomy import (
     BOOLEAN_ATTRIBUTES,
     FRACTION_ATTRIBUTES,
     SUBTYPE,
+    VALUE,
     ElementType,
     attributes_of,
     prompt_shows,
@@ -170,22 +171,21 @@ def click_point(element: Element, elements: Sequence[Element] | None) -> tuple[i
     return centre(part)
 
 
-VALUED_TYPES = frozenset({ElementType.SLIDER, ElementType.PROGRESS_BAR})
-_NUMBER = re.compile(r"[-+−]?\d+(?:[.,]\d+)?\s*%?")
+NUMBER = re.compile(r"[-−+]?\d+(?:[.,]\d+)?")  # a number as a label shows it: 40, -9, 0.5, 3,14
 
 
 def value_labels(element: Element, elements: Sequence[Element] | None) -> list[Element]:
-    """The texts that show a slider's or progress bar's value beside it: a lone number (``40``,
-    ``0.5``, ``75 %``) starting within one bar thickness (at least 24 px) of its box, as GTK's scales draw
-    their value above or beside the trough, zenity's and Qt's examples beside it. Moving the bar
-    redraws them, which is part of acting on the bar, not a change elsewhere on the screen."""
-    if element.type not in VALUED_TYPES:
+    """The texts that show the value of an element that has one (a slider, a progress bar) beside it: a lone
+    number (``40``, ``0.5``, ``75 %``) starting within one bar thickness (at least 24 px) of its box, as
+    GTK's scales draw their value above or beside the trough, zenity's and Qt's examples beside it. Moving
+    the bar redraws them, which is part of acting on the bar, not a change elsewhere on the screen."""
+    if VALUE not in attributes_of(element.type):
         return []
     x1, y1, x2, y2 = element.bbox
     reach = max(24, min(x2 - x1, y2 - y1))
     near = (x1 - reach, y1 - reach, x2 + reach, y2 + reach)
     return [e for e in elements or () if e is not element and e.type == ElementType.TEXT and e.text
-            and _NUMBER.fullmatch(e.text.strip()) and intersection(e.bbox, near) > 0]
+            and NUMBER.fullmatch(e.text.strip().removesuffix("%").rstrip()) and intersection(e.bbox, near) > 0]
 
 
 def quote(text: str) -> str:

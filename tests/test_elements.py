@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from caap.elements import Element, ElementFileError, dump_elements, load_elements, parse_elements
+from caap.elements import Element, ElementFileError, dump_elements, load_elements, parse_elements, value_labels
 from caap.observe.order import reading_order
 from caap.observe.tracking import IdTracker
 from caap.taxonomy import DETECTOR_CLASSES, ElementType, attributes_of
@@ -191,3 +191,13 @@ def test_a_check_box_boxed_with_its_label_is_clicked_on_its_control():
     assert click_point(alone, [alone]) == alone.centre
     button = Element(id=4, type="button", bbox=[138, 1, 188, 22], text="Mei")
     assert click_point(button, [button]) == button.centre
+
+
+def test_the_number_beside_a_bar_is_its_value_label():
+    bar = Element(type="progress_bar", bbox=[10, 40, 230, 50])
+    near = Element(type="text", bbox=[236, 38, 266, 52], text="75 %")
+    word = Element(type="text", bbox=[10, 20, 60, 32], text="Volume")
+    far = Element(type="text", bbox=[400, 40, 420, 52], text="12")
+    assert value_labels(bar, [bar, near, word, far]) == [near]
+    # Only what has a value has a value label.
+    assert value_labels(Element(type="button", bbox=[10, 40, 230, 50], text="OK"), [near]) == []

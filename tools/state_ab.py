@@ -11,7 +11,8 @@ fitting, proposals, reader, PP-OCR); the rest of the pipeline then runs four way
   disclosure triangles and drawn focus);
 - ``head``: the state head alone (the rules stand down where it has read; the desktop ones off);
 - ``head+drawn``: the observer with every step on: the head, then on desktop windows the disclosure
-  triangles and the drawn focus where the head read none.
+  triangles, the drawn focus where the head read none, and the faces of selected rows and held-down
+  buttons and tool-bar icons.
 
 Every variant's elements are matched to the labelled ones (IoU ≥ 0.5, as ``caap eval reader``) and
 each state is scored where the label knows it: accuracy (a state not read counts as false, and as

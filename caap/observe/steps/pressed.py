@@ -25,7 +25,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.primitives import dominant_colour, rgb_pixels
+from caap.observe.primitives import SAME_COLOUR, dominant_colour, rgb_pixels
 from caap.taxonomy import ElementType
 
 RING = (1, 4)  # px outside the box, from and to, whose colour is the bar's round the icon
@@ -33,8 +33,7 @@ MIN_SIDE = 8  # px: smaller boxes show too little face to tell
 FLAT = 12  # largest channel difference between face and bar, below which the face is the bar's
 PRESSED_DIFFERENCE = (12, 64)  # a held-down face is this much darker than the bar (largest channel)
 GREY = 16  # a held-down face's channels spread at most this much
-FACE_SHARE = 0.3  # share of the box in the face's colour (within ``SAME_COLOUR``)
-SAME_COLOUR = 6
+FACE_SHARE = 0.3  # share of the box in the face's colour (within ``primitives.SAME_COLOUR``)
 ROW_PX = 4  # icons whose middles are this close in height ...
 ROW_GAP = 4.0  # ... and that stand at most this many heights of the held-down one apart are one row
 

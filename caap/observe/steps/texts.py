@@ -18,7 +18,7 @@ import unicodedata
 import numpy as np
 from PIL import Image
 
-from caap.elements import Element
+from caap.elements import NUMBER, Element
 from caap.observe.pipeline import Look, Parts
 from caap.observe.primitives import rgb_pixels
 from caap.observe.read.ctc import normalise
@@ -155,7 +155,6 @@ def lost_capital(reader_text: str, ocr_text: str, ocr_confidence: float) -> bool
             and (ocr_text[0].isupper() or ocr_text[0].isdigit()))
 
 
-_NUMBER = re.compile(r"^[-−+]?\d+(?:[.,]\d+)?$")
 _STEPPERS = ({"▲", "▴", "⏶", "+"}, {"▼", "▾", "⏷", "-", "−"})
 
 
@@ -172,13 +171,13 @@ def spin_value(reader_text: str, ocr_text: str) -> str | None:
     box the minus touches the focus ring, and a reader fine-tuned on many toolkits reads that
     stroke as the box's border (``9`` for ``-9``, sure of it); PP-OCR keeps it."""
     mine, theirs = normalise(reader_text), normalise(ocr_text)
-    if _NUMBER.match(mine):
+    if NUMBER.fullmatch(mine):
         lost_minus = theirs[:1] in "-−" and mine[:1] not in "-−" and theirs[1:] == mine.lstrip("+")
         return theirs if lost_minus else None
-    if _NUMBER.match(theirs):
+    if NUMBER.fullmatch(theirs):
         return theirs
     for text in (theirs, mine):
-        if text and _NUMBER.match(digits := text.translate(_DIGIT_LOOKALIKES)):
+        if text and NUMBER.fullmatch(digits := text.translate(_DIGIT_LOOKALIKES)):
             return digits
     return None
 
