@@ -566,6 +566,28 @@ def test_a_gtk3_tree_labels_each_row_once_as_a_tree_item():
         ("tree_item", "Assistant", None, False), ("tree_item", "Benchmark", False, True)]
 
 
+def test_a_gtk3_tree_row_deeper_than_every_expandable_one_is_a_tree_item():
+    """GTK 3 reports each level of a tree column a step further right, all ending at the column's
+    right edge: a leaf two levels down starts where no expandable row does, and is a tree row all
+    the same, not a cell of another column (which showed as a box on its name's last letters)."""
+    def cell(i, name, x, y, w, states=()):
+        return {"id": i, "parent": 2, "depth": 3, "role": "table cell", "name": name,
+                "states": ["showing", "visible", *states], "box": [x, y, w, 21], "text": name}
+
+    tree = {"toolkits": ["gtk 3.24.38"], "nodes": [
+        {"id": 0, "parent": None, "depth": 0, "role": "application", "name": "demo", "states": [], "box": None},
+        {"id": 1, "parent": 0, "depth": 1, "role": "frame", "name": "Demo", "states": ["showing"], "box": [0, 0, 400, 300]},
+        {"id": 2, "parent": 1, "depth": 2, "role": "tree table", "name": "", "states": ["showing"], "box": [0, 6, 223, 290]},
+        cell(3, "Brushes", 40, 76, 94, ("expanded", "expandable")), cell(4, "Linus", 162, 76, 59),
+        cell(5, "Layers", 58, 99, 76, ("expanded", "expandable")), cell(6, "Ken", 162, 99, 59),
+        cell(7, "Amara", 76, 122, 58), cell(8, "Lars", 162, 122, 59),  # two levels down, a leaf
+    ]}
+    found = atspi_candidates(tree, [_win(1, (0, 0, 400, 300))])
+    kinds = {c.text: c.type for c in found}
+    assert kinds == {"Brushes": "tree_item", "Layers": "tree_item", "Amara": "tree_item",
+                     "Linus": "tabled_text", "Ken": "tabled_text", "Lars": "tabled_text"}, kinds
+
+
 def test_a_window_without_labels_keeps_its_screen_out():
     from caap.elements import Element
 
@@ -644,21 +666,24 @@ def _tree_image():
     return image
 
 
-def test_tree_rows_are_boxed_on_what_they_draw_not_the_whole_row():
-    from caap.bench.desktop.labels import finish
+def test_tree_rows_are_boxed_as_their_line_not_the_whole_row():
+    from caap.bench.desktop.labels import ROW_PAD, finish
 
     rows = [Candidate("tree_item", (0, 10, 200, 29), text="Widgets", expanded=True),
             Candidate("tree_item", (0, 30, 200, 49), text="Buttons", highlighted=True),
             Candidate("tree_item", (0, 50, 200, 59), text="Hidden"),  # scrolled away: nothing drawn
             Candidate("tree_item", (46, 60, 200, 79), text="Cursors")]
     out = {e.text: e.bbox for e, _ in finish(rows, [_win(1, (0, 0, 240, 80))], (0, 0, 240, 80), _tree_image())}
+    # From the expander to the word's end, ROW_PAD px either side, and the row's height: a generated
+    # tree item's box (its line), not the 200 px row nor the letters' height alone.
     x1, y1, x2, y2 = out["Widgets"]
-    assert 12 <= x1 <= 14 and 76 <= x2 <= 84 and y1 >= 12 and y2 <= 28, out  # expander to the word's end
+    assert 12 - ROW_PAD <= x1 <= 14 - ROW_PAD and 76 + ROW_PAD <= x2 <= 84 + ROW_PAD, out
+    assert (y1, y2) == (10, 29), out
     x1, _, x2, _ = out["Buttons"]
-    assert 42 <= x1 <= 44 and x2 <= 98, out  # the word, on the selection's colour
+    assert 42 - ROW_PAD <= x1 <= 44 - ROW_PAD and x2 <= 98 + ROW_PAD, out  # the word, on the selection's colour
     assert "Hidden" not in out
     # Its cut letters and the expander before them, as the generated tree items are boxed.
-    assert 12 <= out["Cursors"][0] <= 14 and out["Cursors"][2] >= 64, out
+    assert 12 - ROW_PAD <= out["Cursors"][0] <= 14 - ROW_PAD and out["Cursors"][2] >= 64, out
 
 
 def test_a_rows_expander_is_boxed_with_it_and_far_ink_is_not():
@@ -667,7 +692,7 @@ def test_a_rows_expander_is_boxed_with_it_and_far_ink_is_not():
     or a word, is no expander."""
     from PIL import Image, ImageDraw
 
-    from caap.bench.desktop.labels import finish
+    from caap.bench.desktop.labels import ROW_PAD, finish
     from caap.report.draw import label_font
 
     font = label_font(13)
@@ -683,8 +708,8 @@ def test_a_rows_expander_is_boxed_with_it_and_far_ink_is_not():
             Candidate("tree_item", (34, 20, 200, 39), text="Brushes"),
             Candidate("tree_item", (50, 40, 200, 59), text="Layers")]
     out = {e.text: e.bbox for e, _ in finish(rows, [_win(1, (0, 0, 240, 60))], (0, 0, 240, 60), image)}
-    assert 6 <= out["Projects"][0] <= 8, out
-    assert 33 <= out["Brushes"][0] <= 35 and 49 <= out["Layers"][0] <= 51, out
+    assert 6 - ROW_PAD <= out["Projects"][0] <= 8 - ROW_PAD, out
+    assert 33 - ROW_PAD <= out["Brushes"][0] <= 35 - ROW_PAD and 49 - ROW_PAD <= out["Layers"][0] <= 51 - ROW_PAD, out
 
 
 def test_a_toggle_cell_and_the_name_beside_it_are_one_check_box():
@@ -828,6 +853,8 @@ def test_a_gtk4_sliders_box_grows_from_its_trough_to_its_knob():
 def test_refit_tool_gives_old_datasets_the_labellers_cell_boxes(tmp_path):
     import sys
 
+    from caap.bench.desktop.labels import ROW_PAD
+
     spec = importlib.util.spec_from_file_location("refit_cells", Path(__file__).parents[1] / "tools" / "refit_cells.py")
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
@@ -851,7 +878,7 @@ def test_refit_tool_gives_old_datasets_the_labellers_cell_boxes(tmp_path):
         [(_, new), (_, new_tree)] = list(open_dataset(tmp_path / "d"))
         assert [(e.type.value, e.text) for e in new.elements] == [("tabled_text", "Lunch"), ("button", "-14")]
         assert new.elements[0].bbox[2] <= 52 and new.elements[1].bbox == (110, 10, 211, 41)
-        assert new_tree.elements[0].bbox[0] >= 12 and new_tree.elements[0].bbox[2] <= 84
+        assert new_tree.elements[0].bbox[0] >= 12 - ROW_PAD and new_tree.elements[0].bbox[2] <= 84 + ROW_PAD
         assert (tmp_path / "d" / tool.BACKUP / "app" / "a-0.json").is_file()
         assert tool.main() == 0  # a second run derives the same labels from the toolkit's boxes
         assert [a for _, a in open_dataset(tmp_path / "d")] == [new, new_tree]

@@ -236,17 +236,30 @@ def _view_of(tree: _Tree, node: Node) -> int | None:
     return next((a.id for a in tree.ancestors(node) if a.role in VIEW_ROLES), None)
 
 
-def _tree_columns(tree: _Tree) -> dict[int, set[int]]:
-    """Views that are trees (some row can expand) → the left edges of their tree column."""
-    out: dict[int, set[int]] = {}
+TreeColumns = dict[int, set[tuple[int, int]]]  # a tree view's id → the (left, right) edges of its tree column's rows
+
+
+def _tree_columns(tree: _Tree) -> TreeColumns:
+    """Views that are trees (some row can expand) → the left and right edges of their tree column's
+    expandable rows."""
+    out: TreeColumns = {}
     for n in tree.nodes:
         if "expandable" in n.states and n.box is not None:
             row = next((a for a in [n, *tree.ancestors(n)] if a.role in ROW_ROLES), None)
             view = _view_of(tree, row) if row is not None else None
             if row is None or view is None or row.box is None:
                 continue
-            out.setdefault(view, set()).add(row.box[0])
+            out.setdefault(view, set()).add((row.box[0], row.box[2]))
     return out
+
+
+def _in_tree_column(box: Box, edges: tuple[int, int]) -> bool:
+    """Whether a cell lies in a tree's tree column, whose expandable rows span ``edges``. The cells
+    of that column start where their depth puts them (GTK 3 reports each level a step further right)
+    and all end at the column's right edge; a row deeper than every expandable one starts nowhere an
+    expandable row does."""
+    left, right = edges
+    return abs(box[0] - left) <= 2 or (box[0] >= left - 2 and abs(box[2] - right) <= 2)
 
 
 def _texts_inside(tree: _Tree, node: Node) -> list[str]:
@@ -281,7 +294,7 @@ class _Place:
     popup: bool = False
 
 
-def _visit(tree: _Tree, node: Node, clips: list[Box], consumed_by: Box | None, trees: dict[int, set[int]],
+def _visit(tree: _Tree, node: Node, clips: list[Box], consumed_by: Box | None, trees: TreeColumns,
            surface_relative: bool, place: _Place | None = None) -> None:
     top = tree.top_of(node)
     if node.id in tree.popovers:
@@ -335,7 +348,7 @@ def _visit(tree: _Tree, node: Node, clips: list[Box], consumed_by: Box | None, t
         _visit(tree, child, child_clips, owner, trees, surface_relative, place)
 
 
-def _kind(tree: _Tree, node: Node, trees: dict[int, set[int]], surface_relative: bool, box: Box) -> str | None:
+def _kind(tree: _Tree, node: Node, trees: TreeColumns, surface_relative: bool, box: Box) -> str | None:
     role = node.role
     kind = ROLE_TYPES.get(role)
     if kind is None:
@@ -354,7 +367,7 @@ def _kind(tree: _Tree, node: Node, trees: dict[int, set[int]], surface_relative:
             return "checkbox"
         view = _view_of(tree, node)
         columns = trees.get(view) if view is not None else None
-        if columns and node.box is not None and any(abs(node.box[0] - x) <= 2 for x in columns):
+        if columns and node.box is not None and any(_in_tree_column(node.box, edges) for edges in columns):
             return "tree_item"
         if role == "tree item":
             return "tree_item"
