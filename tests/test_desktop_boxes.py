@@ -236,6 +236,21 @@ def test_framed_title_buttons_are_icons_and_the_title_box_gives_way():
     assert framed_icons(image, out) == out                     # held now
 
 
+def test_a_bold_letter_at_a_titles_end_is_no_framed_glyph():
+    """A bold ``n`` 10 px square: its arch, its stems and its two feet ink 0.7 of each side, as a
+    frame's sides do; its foot is two runs, a frame's side one. The title keeps its last letter."""
+    pytest.importorskip("cv2", reason="needs the vision extra (pip install 'caap[vision]')")
+    image = Image.new("RGB", (120, 30), (239, 239, 239))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([10, 10, 60, 19], fill=(30, 30, 30))          # the title's other letters
+    draw.rectangle([64, 10, 73, 12], fill=(0, 0, 0))             # the arch
+    draw.rectangle([64, 10, 67, 19], fill=(0, 0, 0))             # the left stem, its foot 4 px
+    draw.rectangle([71, 10, 73, 19], fill=(0, 0, 0))             # the right stem, its foot 3 px
+    draw.point([(68, 19), (70, 19)], fill=(0, 0, 0))             # serifs reaching in: 0.9 of the foot inked
+    title = Element(type="text", bbox=(8, 8, 76, 22), score=0.9)
+    assert framed_icons(image, [title]) == [title]
+
+
 def test_a_marker_boxed_with_its_label_is_cut_out_of_the_text_box():
     pytest.importorskip("cv2", reason="needs the vision extra (pip install 'caap[vision]')")
     from caap.observe.steps.figures import small_figures

@@ -365,6 +365,26 @@ def test_wrapped_text_is_shared_out_over_its_lines():
     assert wrap_texts(words, [(0, 0, 300, 15), (0, 18, 8, 33)]) == [None, None]  # no wrap fits: unknown
 
 
+def test_a_toolkits_wrap_that_does_not_measure_up_to_what_it_drew_is_found_by_measuring():
+    """Tk keeps a word on a line that its font's measure pushes to the next one (``look,``): the
+    driver's lines then disagree with the ink by a word, and the lines are found from the bands."""
+    from caap.bench.desktop.labels import finish
+    from caap.report.draw import label_font
+
+    font = label_font(13)
+    first, second = "changes the way that the menu buttons themselves look,", "and that the central menu button is styled"
+    image = Image.new("RGB", (420, 48), "white")
+    draw = ImageDraw.Draw(image)
+    draw.text((2, 2), first, fill="black", font=font)
+    draw.text((2, 24), second, fill="black", font=font)
+    shifted = ["changes the way that the menu buttons themselves", "look, and that the central menu button is styled"]
+    window = [_win(1, (0, 0, 420, 48))]
+    c = Candidate("text", (0, 0, 420, 48), text=f"{first} {second}", wrapped=shifted)
+    assert [e.text for e, _ in finish([c], window, (0, 0, 420, 48), image)] == [first, second]
+    right = Candidate("text", (0, 0, 420, 48), text=f"{first} {second}", wrapped=[first, second])
+    assert [e.text for e, _ in finish([right], window, (0, 0, 420, 48), image)] == [first, second]
+
+
 def test_roles_map_to_the_taxonomy_and_gtk4_boxes_move_to_the_screen():
     def node(i, parent, depth, role, name="", box=None, states=("showing", "visible"), **extra):
         return {"id": i, "parent": parent, "depth": depth, "role": role, "name": name, "states": list(states),

@@ -10,6 +10,7 @@ fitted to their ink and dropped where nothing is drawn) and kept only if it is s
 
 from __future__ import annotations
 
+import itertools
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -377,39 +378,67 @@ def text_width(text: str) -> float:
     return float(label_font(13).getlength(text))
 
 
+def _line_misfit(band: float) -> float:
+    """How far a line's measured width (in its band's scale) may miss the ``band`` px its ink spans:
+    a few px, or a few per cent of a long line (kerning, two spaces after a full stop)."""
+    return max(6.0, 0.08 * band)
+
+
 def wrap_texts(text: str, bands: Sequence[Box]) -> list[str | None]:
     """Which words of ``text`` each line band shows, found by measuring: the paragraphs (lines of
-    ``text``) are laid over the bands in order, each wrapped where its measured width fills a band.
-    A band whose words do not measure up to its width (within a few px) gets None rather than a
-    guess."""
+    ``text``) are laid over the bands in order, each broken where the lines' measured widths best
+    match their bands' (least squares over every place a line may break, in the scale that makes
+    the whole text as wide as the bands together). Where even the best split leaves a line off
+    its band by more than ``_line_misfit``, every band gets None rather than a guess."""
     unknown: list[str | None] = [None] * len(bands)
-    paragraphs = [" ".join(p.split()) for p in text.split("\n") if p.strip()]
-    if not paragraphs or not bands:
+    paragraphs = [" ".join(p.split()).split(" ") for p in text.split("\n") if p.strip()]
+    if not paragraphs or not bands or len(paragraphs) > len(bands):
         return unknown
     if len(paragraphs) == len(bands):
-        return list(paragraphs)
-    widths = [b[2] - b[0] for b in bands]
-    scale = sum(widths) / max(1.0, sum(text_width(p) for p in paragraphs))
-    out: list[str | None] = []
-    band = 0
-    for p_index, paragraph in enumerate(paragraphs):
-        words = paragraph.split(" ")
-        left = len(paragraphs) - p_index - 1  # paragraphs after this one, each needs a band
-        while words:
-            if band >= len(bands) - left and left:
-                return unknown
-            if band >= len(bands):
-                return unknown
-            line: list[str] = []
-            while words and (not line or scale * text_width(" ".join([*line, words[0]])) <= widths[band] + 0.5 * scale
-                             * text_width(words[0])):
-                line.append(words.pop(0))
-            got = scale * text_width(" ".join(line))
-            if abs(got - widths[band]) > max(6.0, 0.08 * widths[band]):
-                return unknown  # the words do not fill their band: the wrap is not where we think
-            out.append(" ".join(line))
-            band += 1
-    return out if len(out) == len(bands) else unknown
+        return [" ".join(words) for words in paragraphs]
+    widths = [float(b[2] - b[0]) for b in bands]
+    scale = sum(widths) / max(1.0, sum(text_width(" ".join(words)) for words in paragraphs))
+    # best[k][i]: the least cost of laying the first i words (all paragraphs as one run) on k bands
+    words = [w for para in paragraphs for w in para]
+    ends = set(itertools.accumulate(len(p) for p in paragraphs))  # a line never runs past these
+    starts = {0, *ends}
+    n, m = len(words), len(bands)
+    inf = float("inf")
+    best = [[inf] * (n + 1) for _ in range(m + 1)]
+    back = [[-1] * (n + 1) for _ in range(m + 1)]
+    best[0][0] = 0.0
+    for k in range(m):
+        for i in range(n):
+            if best[k][i] == inf or (i not in starts and k == 0):
+                continue
+            for j in range(i + 1, n + 1):
+                if any(e in ends for e in range(i + 1, j)):
+                    break  # the line would hold a paragraph's end and the next one's start
+                miss = scale * text_width(" ".join(words[i:j])) - widths[k]
+                cost = best[k][i] + miss * miss
+                if cost < best[k + 1][j]:
+                    best[k + 1][j], back[k + 1][j] = cost, i
+                if miss > _line_misfit(widths[k]):
+                    break  # longer lines only miss by more
+    if best[m][n] == inf:
+        return unknown
+    cuts = [n]
+    for k in range(m, 0, -1):
+        cuts.append(back[k][cuts[-1]])
+    cuts.reverse()
+    out = [" ".join(words[a:b]) for a, b in itertools.pairwise(cuts)]
+    if any(abs(scale * text_width(line) - w) > _line_misfit(w) for line, w in zip(out, widths, strict=True)):
+        return unknown
+    return list(out)
+
+
+def lines_fit(lines: Sequence[str], bands: Sequence[Box]) -> bool:
+    """Whether each of ``lines`` measures its band's width (in the scale of the whole), within
+    ``_line_misfit``: a toolkit's own word wrap checked against what it drew."""
+    widths = [float(b[2] - b[0]) for b in bands]
+    scale = sum(widths) / max(1.0, sum(text_width(" ".join(line.split())) for line in lines))
+    return all(abs(scale * text_width(" ".join(line.split())) - w) <= _line_misfit(w)
+               for line, w in zip(lines, widths, strict=True))
 
 
 def _lines(c: Candidate, box: Box, image: Image.Image, origin: tuple[int, int]) -> list[tuple[str | None, Box]]:
@@ -428,8 +457,10 @@ def _lines(c: Candidate, box: Box, image: Image.Image, origin: tuple[int, int]) 
         return [(c.text, box)]
     if len(bands) == 1:  # one line: the rules beside it (a group box's frame) are not part of it
         return [(c.text, bands[0])]
+    # Tk's lines as the driver measures them, unless they do not measure up to what Tk drew (its
+    # wrap may keep a word the measure pushes to the next line): then the lines are found by measuring.
     shown = [line for line in c.wrapped or () if line.strip()]
-    if len(shown) == len(bands):
+    if len(shown) == len(bands) and lines_fit(shown, bands):
         return list(zip(shown, bands, strict=True))
     return list(zip(wrap_texts(c.text or "", bands), bands, strict=True))
 

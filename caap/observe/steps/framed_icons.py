@@ -23,7 +23,7 @@ from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
 
 SIDES = (9, 24)       # px: the frame's side (Fusion's dock buttons: 11)
 SQUARE = 2            # px the two sides may differ by
-SIDE_DRAWN = 0.7      # least share of each side of the frame in ink (rounded corners leave 2 px out)
+SIDE_DRAWN = 0.7      # least share of each side of the frame in one run of ink (rounded corners leave 2 px out)
 INSIDE_INK = (0.05, 0.8)  # share of the inside (2 px in from the frame) that the glyph inks
 RING = 2              # px round the frame that must be background
 RING_INK = 0.1        # ... at most this share of it inked
@@ -31,6 +31,17 @@ HELD = 0.3            # a box holding this share of the frame has it already
 END_PX = 3            # a text box ending within this many px past the frame's right side ends there
 TEXT_AREAS = 4        # a text box giving way is at least this many frames big (not the glyph's own box)
 PASSES = 3            # a row of buttons at a title's end gives way one button per pass
+
+
+def _longest_run(line: np.ndarray) -> float:
+    """The longest unbroken run of ink along ``line``, as a share of its length. A frame's side is
+    one line, short of its rounded corners; a bold ``n``'s foot is two stems with a gap between,
+    though together they ink as much of it."""
+    best = run = 0
+    for v in line:
+        run = run + 1 if v else 0
+        best = max(best, run)
+    return best / max(len(line), 1)
 
 
 def _frames(ink: np.ndarray) -> list[Box]:
@@ -44,7 +55,8 @@ def _frames(ink: np.ndarray) -> list[Box]:
         if not (lo <= bw <= hi and lo <= bh <= hi and abs(bw - bh) <= SQUARE):
             continue
         piece = labels[y:y + bh, x:x + bw] == k
-        if min(piece[0].mean(), piece[-1].mean(), piece[:, 0].mean(), piece[:, -1].mean()) < SIDE_DRAWN:
+        if min(_longest_run(piece[0]), _longest_run(piece[-1]), _longest_run(piece[:, 0]),
+               _longest_run(piece[:, -1])) < SIDE_DRAWN:
             continue
         inside = ink[y + 2:y + bh - 2, x + 2:x + bw - 2].mean()
         if not INSIDE_INK[0] <= inside <= INSIDE_INK[1]:
