@@ -139,24 +139,7 @@ def drawn_box(kind: str, text: str | None, image: Image.Image, box: Box) -> Box 
         # An empty cell: the cell is what there is to click. (One whose text is not known, cut by
         # its view, is boxed on what shows of it, as the detector sees it.)
         return None if has_text else box
-    if kind != "tree_item":
-        return fitted
-    return row_line(_grow_left(image, box, fitted), box, image.size)
-
-
-ROW_PAD = 4  # px a tree row's line reaches past its expander and its name (the generated trees' padding)
-ROW_LINE = 0.45  # of the ink's height, the most a tree row's line reaches above and below its ink
-
-
-def row_line(ink: Box, row: Box, size: tuple[int, int]) -> Box:
-    """A tree row boxed as its line, as the generated trees box a row: from its expander to the end
-    of its name with ``ROW_PAD`` px either side, and its ink's height with up to ``ROW_LINE`` of it
-    above and below, within the row the toolkit reports. (On the ink alone, a row is a box half as
-    tall as the one the generated pages teach.)"""
-    x1, y1, x2, y2 = ink
-    reach = max(2, round(ROW_LINE * (y2 - y1)))
-    return (max(0, x1 - ROW_PAD), max(min(row[1], y1), y1 - reach),
-            min(size[0], x2 + ROW_PAD), min(max(row[3], y2), y2 + reach))
+    return _grow_left(image, box, fitted) if kind == "tree_item" else fitted
 
 
 EXPANDER_GAP = 12  # px: the most blank between a tree row's expander arrow and its first letter
