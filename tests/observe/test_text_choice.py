@@ -384,3 +384,33 @@ def test_text_area_limit_is_the_confidence_that_reads_most_areas_right():
     assert limit == min(th for th in AREA_THRESHOLDS if th > 0.4)  # ties: the fewest PP-OCR calls
     assert _text_area_limit([area(0.7, False)]) == min(th for th in AREA_THRESHOLDS if th > 0.7)
     assert _text_area_limit(rows[-1:]) == 0.9  # no text areas
+
+
+def test_a_desktop_a_the_reader_read_as_e_is_pp_ocrs():
+    """The reader reads a desktop font's ``a`` as ``e``; where the two texts differ in that alone,
+    PP-OCR's stands on desktop windows whatever the chooser says (web pages: the chooser decides)."""
+    from PIL import Image, ImageDraw
+
+    from caap.elements import Element
+    from caap.observe.pipeline import Parts
+    from caap.observe.read.inference import Reader
+    from caap.observe.steps.texts import a_read_as_e, chosen_text
+    from caap.observe.vision import DEFAULT_READER
+    from caap.report.draw import label_font
+
+    assert a_read_as_e("Lerge", "Large") and a_read_as_e("Tomés", "Tomás") and a_read_as_e("Drefts", "Drafts")
+    assert not a_read_as_e("Large", "Lerge")  # PP-OCR's e for the reader's a: not this rule's
+    assert not a_read_as_e("Lorge", "Large") and not a_read_as_e("Lerge", "Large ") and not a_read_as_e("a", "a")
+    if not (DEFAULT_READER / "config.json").is_file():
+        pytest.skip(f"{DEFAULT_READER} is not in this checkout")
+    reader = Reader(DEFAULT_READER)
+    image = Image.new("RGB", (90, 28), "white")
+    ImageDraw.Draw(image).text((8, 6), "Large", fill="black", font=label_font(13))
+    readings = reader.read(image, [(0, 0, 90, 28)], ["button"], log_probs=True)
+    never = TextChooser([0.0] * len(FEATURES), -60.0, [0.0] * len(FEATURES), [1.0] * len(FEATURES))
+    reader.choosers = TextChoosers({"desktop": never, "web": never})
+    misread = Element(type="button", bbox=(0, 0, 90, 28), text="Lerge", text_confidence=0.7)
+    assert chosen_text(Parts(reader=reader, screens="desktop"), readings, misread, "Large", 0.99, 0) == "Large"
+    assert chosen_text(Parts(reader=reader, screens="web"), readings, misread, "Large", 0.99, 0) is None
+    other = misread.model_copy(update={"text": "Lorge"})
+    assert chosen_text(Parts(reader=reader, screens="desktop"), readings, other, "Large", 0.99, 0) is None
