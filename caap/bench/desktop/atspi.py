@@ -253,13 +253,14 @@ def _tree_columns(tree: _Tree) -> TreeColumns:
     return out
 
 
-def _in_tree_column(box: Box, edges: tuple[int, int]) -> bool:
+def _in_tree_column(box: Box, edges: tuple[int, int], named: bool) -> bool:
     """Whether a cell lies in a tree's tree column, whose expandable rows span ``edges``. The cells
     of that column start where their depth puts them (GTK 3 reports each level a step further right)
-    and all end at the column's right edge; a row deeper than every expandable one starts nowhere an
-    expandable row does."""
+    and all end at the column's right edge: a named row deeper than every expandable one starts
+    nowhere an expandable row does. (Qt leaves a child's cell in that column empty where another
+    column holds its text: an empty cell, not a row.)"""
     left, right = edges
-    return abs(box[0] - left) <= 2 or (box[0] >= left - 2 and abs(box[2] - right) <= 2)
+    return abs(box[0] - left) <= 2 or (named and box[0] >= left - 2 and abs(box[2] - right) <= 2)
 
 
 def _texts_inside(tree: _Tree, node: Node) -> list[str]:
@@ -367,7 +368,8 @@ def _kind(tree: _Tree, node: Node, trees: TreeColumns, surface_relative: bool, b
             return "checkbox"
         view = _view_of(tree, node)
         columns = trees.get(view) if view is not None else None
-        if columns and node.box is not None and any(_in_tree_column(node.box, edges) for edges in columns):
+        if columns and node.box is not None and any(_in_tree_column(node.box, edges, bool(node.name or node.text))
+                                                    for edges in columns):
             return "tree_item"
         if role == "tree item":
             return "tree_item"
