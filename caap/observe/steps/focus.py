@@ -8,9 +8,9 @@ is a run of pixels that are ink and background by turns; ``dotted_ring`` asks fo
 a row near the box's top and one near its bottom, over about the same columns.
 
 Only the focused field draws a text caret: ``text_caret`` finds one alone in an empty field or text
-view (a thin upright line, the only ink inside the border), or at the end of a field's value
-(``caap.observe.steps.field_ink.caret_columns``). A caret blinks, so a screenshot may miss it.
-A caret alone is also what the readers read as ``|`` or ``1`` in an empty field:
+view (a thin upright line, the only ink inside the border), or at the end of a field's value or of
+one of a text view's lines (``caap.observe.steps.field_ink.caret_columns``). A caret blinks, so a
+screenshot may miss it. A caret alone is also what the readers read as ``|`` or ``1`` in an empty field:
 ``empty_caret_fields`` (its own step) says such a field holds nothing.
 
 Tk draws a one-pixel black line round the focused button or field (its highlight ring, drawn in the
@@ -153,12 +153,34 @@ def _caret(rgb: np.ndarray, box: Sequence[int]) -> str | None:
         rows = np.flatnonzero(inner[:, cols[0]:cols[-1] + 1].any(axis=1))
         length = rows[-1] - rows[0] + 1
         return "alone" if rows.size == length and CARET_MIN_PX <= length <= CARET_MAX_SHARE * ink.shape[0] else None
-    caret = caret_columns(crop)
-    if caret is None:
-        return None
-    # Right after the value: a line standing apart at the field's far end is a drop-down's divider.
-    before = cols[cols < caret.start]
-    return "after" if before.size and caret.start - before[-1] <= CARET_GAP_PX else None
+    # A text view's caret ends one of its lines: each line is looked at as a one-line value.
+    lines = _ink_lines(inner)
+    for top, bottom in lines if len(lines) > 1 else [(0, crop.shape[0])]:
+        band = crop[top:bottom]
+        caret = caret_columns(band)
+        if caret is None:
+            continue
+        # Right after the value: a line standing apart at the field's far end is a drop-down's divider.
+        line_cols = np.flatnonzero(inner[top:bottom].any(axis=0))
+        before = line_cols[line_cols < caret.start]
+        if before.size and caret.start - before[-1] <= CARET_GAP_PX:
+            return "after"
+    return None
+
+
+LINE_PAD_PX = 2  # px of blank kept above and below a text view's line when it is looked at alone
+
+
+def _ink_lines(ink: np.ndarray) -> list[tuple[int, int]]:
+    """The rows of each line of ink (runs of inked rows between blank ones), ``LINE_PAD_PX``
+    round each."""
+    rows = np.flatnonzero(ink.any(axis=1))
+    if rows.size == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(rows) > 1)
+    starts, ends = np.r_[rows[0], rows[breaks + 1]], np.r_[rows[breaks], rows[-1]]
+    return [(max(0, int(a) - LINE_PAD_PX), min(ink.shape[0], int(b) + 1 + LINE_PAD_PX))
+            for a, b in zip(starts, ends, strict=True)]
 
 
 FRAME_DARK = 80        # a highlight frame's pixels are at most this bright (brightest channel) ...

@@ -174,3 +174,18 @@ def test_a_caret_alone_in_an_empty_field_is_no_text():
     # A value that only looks like a caret's reading is kept where more than a caret is drawn.
     assert [e.text for e in empty_caret_fields(Image.fromarray(_field(True, None)),
                                                [Element(type="input_field", bbox=(0, 0, 200, 30), text="l")])] == ["l"]
+
+
+def test_a_caret_ending_a_line_of_a_text_view_shows_its_focus():
+    """A GTK 4 text view of three lines, the caret after the last one's ``nine``: each line is
+    looked at as a one-line value. With the caret painted out, no line ends in one."""
+    image, gold = _screen("gtk4-text-view-lines")
+    rgb = np.asarray(image).copy()
+    assert text_caret(rgb, gold[0].bbox) and not lone_caret(rgb, gold[0].bbox)
+    said = drawn_focus(image, [gold[0].model_copy(update={"focused": False})])
+    assert said[0].focused is True
+    ink = np.abs(rgb.astype(int) - rgb[-1, -1].astype(int)).max(axis=2) > 48
+    cols = np.nonzero(ink)[1]
+    right = cols.max()  # the caret is the rightmost ink of the view
+    rgb[:, right - 1:right + 1] = rgb[-1, -1]
+    assert not text_caret(rgb, gold[0].bbox)
