@@ -133,6 +133,21 @@ MUTATIONS = (
     Mutation("pressed-without-flat-neighbour", "an icon on a shaded face is held down whatever its row looks like",
              "caap/observe/steps/pressed.py", "for j in flat):", "for j in [*flat, i]):",
              ("tests/observe/steps/test_pressed.py",)),
+    Mutation("a-as-e-left-to-chooser", "the reader's e for PP-OCR's a is left to the chooser",
+             "caap/observe/steps/texts.py", 'if parts.screens == "desktop" and a_read_as_e(mine, theirs):',
+             'if parts.screens == "nowhere" and a_read_as_e(mine, theirs):', ("tests/observe/test_text_choice.py",)),
+    Mutation("framed-side-by-share", "a frame's side counted by its share of ink, not one run",
+             "caap/observe/steps/framed_icons.py", "    return best / max(len(line), 1)",
+             "    return float(np.asarray(line).mean())", ("tests/test_desktop_boxes.py",)),
+    Mutation("tree-column-by-left-edge", "a tree column's rows found by their left edge alone",
+             "caap/bench/desktop/atspi.py", "(named and box[0] >= left - 2 and abs(box[2] - right) <= 2)",
+             "(named and False)", ("tests/test_desktop_data.py",)),
+    Mutation("toolkit-wrap-unchecked", "a toolkit's word wrap kept though it does not measure up to its lines",
+             "caap/bench/desktop/labels.py", "if len(shown) == len(bands) and lines_fit(shown, bands):",
+             "if len(shown) == len(bands):", ("tests/test_desktop_data.py",)),
+    Mutation("caret-one-line-only", "a text view's caret looked for as if it held one line",
+             "caap/observe/steps/focus.py", "for top, bottom in lines if len(lines) > 1 else",
+             "for top, bottom in [] if len(lines) > 1 else", ("tests/observe/steps/test_focus.py",)),
 )
 
 
