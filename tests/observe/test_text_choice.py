@@ -414,3 +414,22 @@ def test_a_desktop_a_the_reader_read_as_e_is_pp_ocrs():
     assert chosen_text(Parts(reader=reader, screens="web"), readings, misread, "Large", 0.99, 0) is None
     other = misread.model_copy(update={"text": "Lorge"})
     assert chosen_text(Parts(reader=reader, screens="desktop"), readings, other, "Large", 0.99, 0) is None
+
+
+def test_a_sure_reading_whose_frames_half_see_an_a_goes_to_pp_ocr():
+    """Frames that read ``e`` but give ``a`` a fair chance put a sure reading in doubt."""
+    import numpy as np
+
+    from caap.observe.read.ctc import Alphabet
+    from caap.observe.steps.texts import A_IN_DOUBT_LOG_P, a_in_doubt
+
+    alphabet = Alphabet("Leagr")
+    e, a, r = (alphabet.encode(c)[0] for c in "ear")
+    lp = np.full((4, alphabet.size), -30.0, dtype=np.float32)
+    lp[0, r], lp[1, e], lp[2, 0], lp[3, r] = 0.0, 0.0, 0.0, 0.0  # "rer", blank between
+    assert not a_in_doubt(lp, alphabet)
+    lp[1, a] = A_IN_DOUBT_LOG_P + 1.0  # a little weight on "a" where "e" is read
+    assert a_in_doubt(lp, alphabet)
+    lp[1, a], lp[3, a] = -30.0, 0.0  # an "a" read as such elsewhere: no e in doubt
+    assert not a_in_doubt(lp, alphabet)
+    assert not a_in_doubt(np.zeros((0, alphabet.size)), alphabet)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -154,6 +155,30 @@ def a_read_as_e(reader_text: str, ocr_text: str) -> bool:
     """The two texts differ only where the reader has ``e`` (accented alike) and PP-OCR ``a``."""
     return len(reader_text) == len(ocr_text) and reader_text != ocr_text and all(
         (mine, theirs) in _A_READ_AS_E for mine, theirs in zip(reader_text, ocr_text, strict=True) if mine != theirs)
+
+
+# A reading the reader is sure of may still be ``e`` for ``a``: where its frames that read ``e`` give
+# ``a`` at least this log-probability, PP-OCR reads it too, and only ``a_read_as_e`` may take its
+# text. On desktop-val15's labelled texts the reader was sure of: 13 of its 17 sure a-for-e misreadings
+# and 4 of its 2,700 other readings with an e reach it (PP-OCR never reads an e as a).
+A_IN_DOUBT_LOG_P = -8.0
+
+
+def a_in_doubt(log_probs: Any, alphabet: Any) -> bool:
+    """Whether a CTC reading's frames that read ``e`` (or ``é``) give ``a`` (``á``) at least
+    ``A_IN_DOUBT_LOG_P``."""
+    lp = np.asarray(log_probs, dtype=np.float32)
+    if lp.ndim != 2 or lp.shape[0] == 0:
+        return False
+    pairs = [(alphabet.encode(e), alphabet.encode(a)) for e, a in (("e", "a"), ("é", "á"))]
+    best = lp.argmax(axis=1)
+    for e_ids, a_ids in pairs:
+        if len(e_ids) != 1 or len(a_ids) != 1 or min(e_ids[0], a_ids[0]) < 2:
+            continue  # a character the alphabet lacks
+        at = best == e_ids[0]
+        if at.any() and float(lp[at, a_ids[0]].max()) >= A_IN_DOUBT_LOG_P:
+            return True
+    return False
 
 
 LOST_CAPITAL_OCR = 0.9  # PP-OCR's confidence, at least, for its capital to stand
@@ -334,7 +359,13 @@ def reread_doubtful_texts(look: Look, elements: list[Element]) -> list[Element]:
                 and (e.text or "")[:1].islower()} - doubtful
     # A key holding one glyph is read again though the reader is sure of it: it may be sure and wrong.
     glyphs = {i: key_glyph(image, e) for i, e in enumerate(elements) if may_be_key(e)}
-    wanted = sorted(doubtful | headless | {i for i, g in glyphs.items() if g is not None})
+    # So is a sure desktop reading whose frames half see an ``a`` where they read ``e``.
+    readings, reader = look.readings, parts.reader
+    a_or_e = {i for i, e in enumerate(elements) if parts.screens == "desktop" and TEXT in attributes_of(e.type)
+              and e.type != ElementType.TEXT_AREA and reader is not None and readings is not None
+              and len(readings.log_probs) >= len(elements) and ("e" in (e.text or "") or "é" in (e.text or ""))
+              and a_in_doubt(readings.frames(i), reader.alphabet)} - doubtful - headless
+    wanted = sorted(doubtful | headless | a_or_e | {i for i, g in glyphs.items() if g is not None})
     boxes = look.reading_boxes if look.reading_boxes is not None and len(look.reading_boxes) == len(elements) \
         else elements
     look.reading_boxes = None
@@ -360,6 +391,8 @@ def reread_doubtful_texts(look: Look, elements: list[Element]) -> list[Element]:
         elif parts.screens == "desktop" and (i in headless or i in doubtful) \
                 and (name := icon_before(out[i].text or "", theirs, confidence)) is not None:
             text = name
+        elif i in a_or_e and a_read_as_e(normalise(out[i].text or ""), normalise(theirs)):
+            text = normalise(theirs)
         elif i not in doubtful:
             continue
         elif blank_button(out[i]):
