@@ -380,48 +380,48 @@ def wrap_texts(text: str, bands: Sequence[Box]) -> list[str | None]:
     if len(paragraphs) == len(bands):
         return [" ".join(words) for words in paragraphs]
     widths = [float(b[2] - b[0]) for b in bands]
-    scale = sum(widths) / max(1.0, sum(text_width(" ".join(words)) for words in paragraphs))
-    # best[k][i]: the least cost of laying the first i words (all paragraphs as one run) on k bands
-    words = [w for para in paragraphs for w in para]
-    ends = set(itertools.accumulate(len(p) for p in paragraphs))  # a line never runs past these
-    starts = {0, *ends}
+    scale = _scale([" ".join(words) for words in paragraphs], widths)
+    words = [w for para in paragraphs for w in para]  # all paragraphs as one run of words ...
+    para_of = [k for k, para in enumerate(paragraphs) for _ in para]  # ... a line never spans two
     n, m = len(words), len(bands)
-    inf = float("inf")
-    best = [[inf] * (n + 1) for _ in range(m + 1)]
+    # best[k][i]: the least cost of laying the first i words on the first k bands; back: where the
+    # k-th line started
+    best = [[float("inf")] * (n + 1) for _ in range(m + 1)]
     back = [[-1] * (n + 1) for _ in range(m + 1)]
     best[0][0] = 0.0
     for k in range(m):
         for i in range(n):
-            if best[k][i] == inf or (i not in starts and k == 0):
+            if best[k][i] == float("inf"):
                 continue
             for j in range(i + 1, n + 1):
-                if any(e in ends for e in range(i + 1, j)):
-                    break  # the line would hold a paragraph's end and the next one's start
+                if para_of[j - 1] != para_of[i]:
+                    break
                 miss = scale * text_width(" ".join(words[i:j])) - widths[k]
-                cost = best[k][i] + miss * miss
-                if cost < best[k + 1][j]:
-                    best[k + 1][j], back[k + 1][j] = cost, i
+                if best[k][i] + miss * miss < best[k + 1][j]:
+                    best[k + 1][j], back[k + 1][j] = best[k][i] + miss * miss, i
                 if miss > _line_misfit(widths[k]):
                     break  # longer lines only miss by more
-    if best[m][n] == inf:
+    if best[m][n] == float("inf"):
         return unknown
     cuts = [n]
     for k in range(m, 0, -1):
         cuts.append(back[k][cuts[-1]])
-    cuts.reverse()
-    out = [" ".join(words[a:b]) for a, b in itertools.pairwise(cuts)]
-    if any(abs(scale * text_width(line) - w) > _line_misfit(w) for line, w in zip(out, widths, strict=True)):
-        return unknown
-    return list(out)
+    lines = [" ".join(words[a:b]) for a, b in itertools.pairwise(reversed(cuts))]
+    return list[str | None](lines) if lines_fit(lines, bands) else unknown
+
+
+def _scale(lines: Sequence[str], widths: Sequence[float]) -> float:
+    """Pixels of ink per unit of ``text_width``: the lines' measure made as wide as their bands."""
+    return sum(widths) / max(1.0, sum(text_width(line) for line in lines))
 
 
 def lines_fit(lines: Sequence[str], bands: Sequence[Box]) -> bool:
     """Whether each of ``lines`` measures its band's width (in the scale of the whole), within
     ``_line_misfit``: a toolkit's own word wrap checked against what it drew."""
+    texts = [" ".join(line.split()) for line in lines]
     widths = [float(b[2] - b[0]) for b in bands]
-    scale = sum(widths) / max(1.0, sum(text_width(" ".join(line.split())) for line in lines))
-    return all(abs(scale * text_width(" ".join(line.split())) - w) <= _line_misfit(w)
-               for line, w in zip(lines, widths, strict=True))
+    scale = _scale(texts, widths)
+    return all(abs(scale * text_width(t) - w) <= _line_misfit(w) for t, w in zip(texts, widths, strict=True))
 
 
 def _lines(c: Candidate, box: Box, image: Image.Image, origin: tuple[int, int]) -> list[tuple[str | None, Box]]:

@@ -34,7 +34,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import area, intersection
-from caap.observe.primitives import background_colour, difference, face_colour, rgb_pixels
+from caap.observe.primitives import background_colour, difference, face_colour, rgb_pixels, true_runs
 from caap.observe.steps.field_ink import BORDER_PX, INK_DIFFERENCE, caret_columns
 from caap.observe.steps.figures import focus_ring
 from caap.taxonomy import FOCUSED, ElementType, attributes_of
@@ -174,13 +174,8 @@ LINE_PAD_PX = 2  # px of blank kept above and below a text view's line when it i
 def _ink_lines(ink: np.ndarray) -> list[tuple[int, int]]:
     """The rows of each line of ink (runs of inked rows between blank ones), ``LINE_PAD_PX``
     round each."""
-    rows = np.flatnonzero(ink.any(axis=1))
-    if rows.size == 0:
-        return []
-    breaks = np.flatnonzero(np.diff(rows) > 1)
-    starts, ends = np.r_[rows[0], rows[breaks + 1]], np.r_[rows[breaks], rows[-1]]
-    return [(max(0, int(a) - LINE_PAD_PX), min(ink.shape[0], int(b) + 1 + LINE_PAD_PX))
-            for a, b in zip(starts, ends, strict=True)]
+    rows = np.asarray(ink.any(axis=1))
+    return [(max(0, a - LINE_PAD_PX), min(ink.shape[0], b + 1 + LINE_PAD_PX)) for a, b in true_runs(rows)]
 
 
 FRAME_DARK = 80        # a highlight frame's pixels are at most this bright (brightest channel) ...

@@ -18,7 +18,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box, area, intersection, uncovered_part
-from caap.observe.primitives import components, page_ink
+from caap.observe.primitives import components, page_ink, true_runs
 from caap.taxonomy import TEXT_ELEMENT_TYPES, ElementType
 
 SIDES = (9, 24)       # px: the frame's side (Fusion's dock buttons: 11)
@@ -37,11 +37,7 @@ def _longest_run(line: np.ndarray) -> float:
     """The longest unbroken run of ink along ``line``, as a share of its length. A frame's side is
     one line, short of its rounded corners; a bold ``n``'s foot is two stems with a gap between,
     though together they ink as much of it."""
-    best = run = 0
-    for v in line:
-        run = run + 1 if v else 0
-        best = max(best, run)
-    return best / max(len(line), 1)
+    return max((b - a + 1 for a, b in true_runs(line)), default=0) / max(len(line), 1)
 
 
 def _frames(ink: np.ndarray) -> list[Box]:

@@ -361,10 +361,12 @@ def reread_doubtful_texts(look: Look, elements: list[Element]) -> list[Element]:
     glyphs = {i: key_glyph(image, e) for i, e in enumerate(elements) if may_be_key(e)}
     # So is a sure desktop reading whose frames half see an ``a`` where they read ``e``.
     readings, reader = look.readings, parts.reader
-    a_or_e = {i for i, e in enumerate(elements) if parts.screens == "desktop" and TEXT in attributes_of(e.type)
-              and e.type != ElementType.TEXT_AREA and reader is not None and readings is not None
-              and len(readings.log_probs) >= len(elements) and ("e" in (e.text or "") or "é" in (e.text or ""))
-              and a_in_doubt(readings.frames(i), reader.alphabet)} - doubtful - headless
+    a_or_e: set[int] = set()
+    if parts.screens == "desktop" and reader is not None and readings is not None \
+            and len(readings.log_probs) >= len(elements):
+        a_or_e = {i for i, e in enumerate(elements) if TEXT in attributes_of(e.type) and e.type != ElementType.TEXT_AREA
+                  and ("e" in (e.text or "") or "é" in (e.text or ""))
+                  and a_in_doubt(readings.frames(i), reader.alphabet)} - doubtful - headless
     wanted = sorted(doubtful | headless | a_or_e | {i for i, g in glyphs.items() if g is not None})
     boxes = look.reading_boxes if look.reading_boxes is not None and len(look.reading_boxes) == len(elements) \
         else elements
