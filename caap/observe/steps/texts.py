@@ -147,7 +147,7 @@ def spaced_as(ocr_text: str, reader_text: str) -> str:
 
 # The reader reads a desktop font's ``a`` as ``e`` (``Lerge``, ``Tomés``, ``Drefts``); PP-OCR does
 # not read ``e`` as ``a``. On desktop-val14's texts that differ in that alone, PP-OCR's text was the
-# right one 139 times and the reader's never (6 neither); the chooser had left 20 of them to the reader.
+# right one 139 times and the reader's never (6 neither).
 _A_READ_AS_E = frozenset({("e", "a"), ("é", "á"), ("è", "à"), ("ê", "â")})
 
 
