@@ -433,3 +433,36 @@ def test_a_sure_reading_whose_frames_half_see_an_a_goes_to_pp_ocr():
     lp[1, a], lp[3, a] = -30.0, 0.0  # an "a" read as such elsewhere: no e in doubt
     assert not a_in_doubt(lp, alphabet)
     assert not a_in_doubt(np.zeros((0, alphabet.size)), alphabet)
+
+
+def test_three_periods_the_reader_read_as_an_ellipsis_are_pp_ocrs():
+    """Tk's menu draws ``Print...`` with three periods; the reader, which knows the ellipsis of the
+    generated pages, reads ``Print…`` and is sure of it. PP-OCR, whose alphabet has both, reads
+    such texts again, and where the two differ in that alone its periods stand."""
+    import json
+
+    from PIL import Image
+
+    from caap.elements import Element
+    from caap.observe.ocr.ppocr import PPOCR
+    from caap.observe.pipeline import Parts, Pipeline
+    from caap.observe.read.inference import Reader
+    from caap.observe.steps.texts import periods_read_as_ellipsis
+    from caap.observe.vision import DEFAULT_READER
+
+    assert periods_read_as_ellipsis("Print…", "Print...") and periods_read_as_ellipsis("a… b…", "a... b...")
+    assert not periods_read_as_ellipsis("Print...", "Print…") and not periods_read_as_ellipsis("Print…", "Prlnt...")
+    if not (DEFAULT_READER / "config.json").is_file():
+        pytest.skip(f"{DEFAULT_READER} is not in this checkout")
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "desktop"
+    labels = json.loads((fixtures / "tk-menu-periods.json").read_text())
+    image = Image.open(fixtures / "tk-menu-periods.png").convert("RGB")
+    rows = [Element(type=e["type"], bbox=e["bbox"]) for e in labels["elements"]]
+    parts = Parts(reader=Reader(DEFAULT_READER), ocr=PPOCR(), screens="desktop")
+    pipeline = Pipeline()
+    look = pipeline.look(image, parts)
+    read = pipeline.run(look, rows, start="read_elements", stop="read_lone_letters")
+    assert [e.text for e in read] == [e["drawn"] for e in labels["elements"]]
+    without = Pipeline(disable=("reread_doubtful_texts",))
+    assert any("…" in (e.text or "") for e in without.run(without.look(image, parts), rows, start="read_elements",
+                                                           stop="read_lone_letters"))

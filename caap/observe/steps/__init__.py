@@ -32,9 +32,10 @@ from caap.observe.steps.figures import (
 )
 from caap.observe.steps.focus import drawn_focus, empty_caret_fields
 from caap.observe.steps.framed_icons import framed_icons
-from caap.observe.steps.frames import grow_framed_icons
+from caap.observe.steps.frames import grow_framed_icons, grow_to_frame_ends
 from caap.observe.steps.grips import resize_grips
 from caap.observe.steps.label_stacks import centred_label_stacks
+from caap.observe.steps.letter_shapes import letter_shapes
 from caap.observe.steps.levels import read_levels
 from caap.observe.steps.missed_text import missed_lines
 from caap.observe.steps.mnemonics import without_mnemonic_underlines
@@ -82,6 +83,9 @@ STEPS: tuple[Step, ...] = (
          lambda look, els: fit_small_shapes(look.image, els)),
     Step("grow_framed_icons", "fit", "box an icon that sits alone in a drawn button frame as the frame",
          lambda look, els: grow_framed_icons(look.image, els)),
+    Step("grow_to_frame_ends", "fit", "grow a control boxed blank in a frame running past its box to the frame "
+         "(Qt's tool box)",
+         lambda look, els: grow_to_frame_ends(look.image, els)),
     Step("fit_icons", "fit", "fit each small icon box to what differs from the colour round it",
          lambda look, els: fit_icons(look.image, els)),
     Step("snap_text_boxes", "fit", "move one-line text boxes' left and right sides to the words they cover",
@@ -138,6 +142,8 @@ STEPS: tuple[Step, ...] = (
     Step("empty_placeholder_fields", "read", "a field that shows only its placeholder has no text",
          lambda look, els: blank_placeholders(look.image, els), READER),
     # settle: corrections on the pixels around what was read
+    Step("read_letter_shapes", "settle", "look-alike letters set as drawn: i or I by the dot, c o s v w x z by "
+         "their height", lambda look, els: letter_shapes(look.image, els), READER),
     Step("trim_trailing_chevrons", "settle", "take a submenu's chevron off the end of a row's text",
          texts.trim_trailing_chevrons, READER),
     Step("trim_drawn_marks", "settle", "on desktop windows, take icons and frame lines off the "

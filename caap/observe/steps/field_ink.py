@@ -15,6 +15,9 @@ A row's text (a tree's file names, a list's labels) may start with a colourful i
 detector's box (a tree item is boxed with its icon). Read with it, a folder becomes a letter
 (``Briana`` read ``C Briana``); ``leading_icon`` finds it, and ``reading_boxes`` gives the reader
 the row's box without it (the icon stays where it is, for an element of its own to be read on).
+An icon view's item and a tool button with its label under its icon are boxed with the picture
+above the text; read with it, the label loses letters (``audio-volume-high`` read ``udio,-hig``):
+``picture_above`` finds where the text starts, and the readers get the rows from there down.
 """
 
 from __future__ import annotations
@@ -26,7 +29,15 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box
-from caap.observe.primitives import background_colour, difference, frame_lines, ink_extent, ink_mask, rgb_pixels
+from caap.observe.primitives import (
+    background_colour,
+    difference,
+    frame_lines,
+    ink_extent,
+    ink_mask,
+    rgb_pixels,
+    true_runs,
+)
 from caap.taxonomy import ElementType
 
 FIELD_TYPES = frozenset({ElementType.INPUT_FIELD})
@@ -252,6 +263,56 @@ def leading_icon(crop: np.ndarray) -> slice | None:
     return slice(0, end + 1 + int(text[0]) // 2 + 1)
 
 
+PICTURE_OVER_TEXT = 1.8  # a band of ink this many times the height of the text lines under it is a picture
+TEXT_LINE_PX = (6, 30)  # px: the height of a line of text under a picture, least and most
+PICTURE_GAP_PX = 2  # blank rows between the picture and the text
+
+
+def picture_above(crop: np.ndarray) -> int | None:
+    """The first row of the text under a picture (an icon view's item, a tool button with its
+    label under its icon), or None: the crop's ink is a band of rows at least
+    ``PICTURE_OVER_TEXT`` times as tall as each line of text below it, blank rows between."""
+    if crop.shape[0] < 3 * TEXT_LINE_PX[0] or crop.shape[1] < 8:
+        return None
+    ink = ink_mask(crop, _background(crop), INK_DIFFERENCE, "max")
+    bands = true_runs(ink.any(axis=1), gap=1)
+    if len(bands) < 2:
+        return None
+    picture, lines = bands[0], bands[1:]
+    heights = [b - a + 1 for a, b in lines]
+    if not all(TEXT_LINE_PX[0] <= h <= TEXT_LINE_PX[1] for h in heights):
+        return None
+    if picture[1] - picture[0] + 1 < PICTURE_OVER_TEXT * max(heights) or lines[0][0] - picture[1] - 1 < PICTURE_GAP_PX:
+        return None
+    return max(lines[0][0] - PICTURE_GAP_PX, picture[1] + 1)
+
+
+LABEL_GAP_PX = 2  # px: blank columns between the letters of a word, at most (a space, or the next item's
+                  # label in an icon view, stands wider)
+
+
+def _label_width(image: Image.Image, box: Box) -> tuple[int, int]:
+    """The left and right ends of the label in ``box``'s rows: where a word runs through a side of
+    the box (a long name under an icon is drawn wider than the item), that word's ink followed
+    across gaps of up to ``LABEL_GAP_PX`` past the side; elsewhere the box's own side."""
+    x1, y1, x2, y2 = (int(v) for v in box)
+    reach = (x2 - x1) // 2
+    left, right = max(0, x1 - reach), min(image.width, x2 + reach)
+    region = np.asarray(image.crop((left, y1, right, y2)).convert("RGB"))
+    cols = ink_mask(region, _background(region), INK_DIFFERENCE, "max").any(axis=0)
+    inside = np.flatnonzero(cols[x1 - left:x2 - left])
+    if inside.size == 0:
+        return x1, x2
+    runs = true_runs(cols, gap=LABEL_GAP_PX)
+    first, last = x1 - left + int(inside[0]), x1 - left + int(inside[-1])  # in the region's columns
+    out_left, out_right = x1, x2
+    if inside[0] == 0:  # ink on the box's left side: a word cut by it
+        out_left = min(x1, next(left + a for a, b in runs if a <= first <= b))
+    if inside[-1] == x2 - x1 - 1:
+        out_right = max(x2, next(left + b + 1 for a, b in runs if a <= last <= b))
+    return out_left, out_right
+
+
 FRAME_SHARE = 0.5  # a line of a button's crop this much ink is its frame, bevel or focus ring ...
 FRAME_DEPTH_PX = 6  # ... when it lies this close to the crop's edge
 
@@ -322,6 +383,12 @@ def reading_boxes(image: Image.Image, elements: Sequence[Element], *, keys: bool
             continue
         crop = np.asarray(image.crop((x1 + inset, y1 + inset, x2 - inset, y2 - inset)).convert("RGB"))
         left, top, right, bottom = inside_frame(crop) if inset else (0, 0, crop.shape[1], crop.shape[0])
+        text_top = picture_above(crop[top:bottom, left:right])
+        if text_top is not None:
+            ty1 = y1 + inset + top + text_top
+            lx1, lx2 = _label_width(image, (x1, ty1, x2, y2))
+            out[i] = element.model_copy(update={"bbox": (lx1, ty1, lx2, y2)})
+            continue
         icon = leading_icon(crop[top:bottom, left:right])
         if icon is not None:
             out[i] = element.model_copy(update={"bbox": (x1 + inset + left + icon.stop, y1, x2, y2)})

@@ -124,3 +124,121 @@ def grow_framed_icons(image: Image.Image, elements: Sequence[Element]) -> list[E
         return None if crowded else grown
 
     return rebox(image, elements, ElementType.ICON, MAX_SIDE, alone_in_frame)
+
+
+# --- framed controls boxed short of their frame ------------------------------------------------------
+# The detector may box a wide framed control from its middle on: Qt's tool-box pages (a raised
+# panel the width of the window, its name at the far left) and long line edits are boxed from a
+# third of the way in, so the box holds none of the name or value, and both readers read it blank.
+# Such a box, blank inside, is grown to the frame's sides where the frame holds what is drawn.
+WIDE_FRAMED = frozenset({ElementType.BUTTON, ElementType.INPUT_FIELD, ElementType.DROPDOWN})
+EDGE_SEARCH_PX = (3, 4)  # px outside and inside the box's top and bottom where the frame's lines may lie
+LINE_SAME = 12  # largest channel difference between a frame line's pixels (one colour along it) ...
+LINE_CONTRAST = 12  # ... and least between the line and the face inside it
+LINE_SHARE = 0.9  # of the box's width the line runs along in that colour
+SIDE_SHARE = 0.85  # of the rows between the lines that a side's column draws in a line's colour
+CORNER_PX = 2  # px a rounded corner leaves between a line's end and the side
+MIN_GROWTH_PX = 6  # px: a frame this close to the box is the box's own
+BLANK_INK = 60  # largest channel difference from the face inside a box that holds nothing drawn
+
+
+def _frame_line(rgb: np.ndarray, rows: range, x1: int, x2: int, face: np.ndarray) -> tuple[int, np.ndarray] | None:
+    """The outermost row among ``rows`` drawn as one line of one colour from ``x1`` to ``x2``, other
+    than the face's, with that colour; None where there is none."""
+    for r in rows:
+        if not 0 <= r < rgb.shape[0]:
+            continue
+        line = rgb[r, x1:x2]
+        colour = np.median(line, axis=0)
+        same = (np.abs(line - colour).max(axis=1) <= LINE_SAME).mean()
+        if same >= LINE_SHARE and np.abs(colour - face).max() >= LINE_CONTRAST:
+            return r, colour
+    return None
+
+
+def _frame_side(rgb: np.ndarray, top: tuple[int, np.ndarray], bottom: tuple[int, np.ndarray], start: int,
+                step: int, limit: int, face: np.ndarray) -> int | None:
+    """The column of the frame's side reached by following its two lines from ``start`` by ``step``
+    (-1: leftwards) while both go on: a column within ``CORNER_PX`` of where they end, drawn (not in
+    the face's colour) down most of the way between them; None where the lines stop without one."""
+    (t, tc), (b, bc) = top, bottom
+    x = start
+    while 0 <= x + step < rgb.shape[1] and abs(x + step - start) <= limit \
+            and np.abs(rgb[t, x + step] - tc).max() <= LINE_SAME and np.abs(rgb[b, x + step] - bc).max() <= LINE_SAME:
+        x += step
+    for c in range(x + step * CORNER_PX, x - step * 2, -step):
+        if not 0 <= c < rgb.shape[1] or b - t < 4:
+            continue
+        column = rgb[t + 1:b, c]
+        if (np.abs(column - face).max(axis=1) >= LINE_CONTRAST).mean() >= SIDE_SHARE:
+            return c
+    return None
+
+
+def frame_ends(rgb: np.ndarray, box: Box) -> Box | None:
+    """``box`` grown left and right to the sides of the frame whose top and bottom lines run along
+    it (``rgb``: the screen as int32), or None where no such frame closes on both sides, or it is
+    the box's own."""
+    x1, y1, x2, y2 = (int(v) for v in box)
+    if x2 - x1 < 3 * MIN_GROWTH_PX or y2 - y1 < 8:
+        return None
+    mid = (y1 + y2) // 2
+    face = np.median(rgb[mid - 2:mid + 3, x1 + 2:x2 - 2].reshape(-1, 3), axis=0)
+    out, inside = EDGE_SEARCH_PX
+    top = _frame_line(rgb, range(y1 - out, y1 + inside + 1), x1 + 2, x2 - 2, face)
+    bottom = _frame_line(rgb, range(y2 + out - 1, y2 - inside - 2, -1), x1 + 2, x2 - 2, face)
+    if top is None or bottom is None:
+        return None
+    limit = 2 * (x2 - x1)
+    left = _frame_side(rgb, top, bottom, x1 + 2, -1, limit, face)
+    right = _frame_side(rgb, top, bottom, x2 - 3, 1, limit, face)
+    if left is None or right is None:
+        return None
+    grown = (min(x1, left), y1, max(x2, right + 1), y2)
+    if x1 - grown[0] < MIN_GROWTH_PX and grown[2] - x2 < MIN_GROWTH_PX:
+        return None
+    # Only a box that holds nothing drawn, where the frame's inside past it does: a control whose
+    # name or value is outside its box (a row of linked buttons shares its lines too).
+    t, b = top[0] + 2, bottom[0] - 1
+    drawn = np.abs(rgb[t:b, grown[0] + 3:grown[2] - 3] - face).max(axis=2) > BLANK_INK
+    inside = drawn[:, x1 + 3 - (grown[0] + 3):x2 - 3 - (grown[0] + 3)]
+    if inside.any() or not drawn.any():
+        return None
+    return grown
+
+
+def grow_to_frame_ends(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
+    """Buttons, fields and drop-downs whose frame runs on past their box, blank inside, boxed to its
+    sides (``frame_ends``). What the detector boxed apart inside the rest of that frame (the
+    control's name as a text, or the control again under another class) is the same control and
+    goes; a framed control standing only partly inside it keeps the box as it was."""
+    todo = [i for i, e in enumerate(elements) if e.type in WIDE_FRAMED]
+    if not todo:
+        return list(elements)
+    rgb = np.asarray(image.convert("RGB"), dtype=np.int32)
+    out: list[Element | None] = list(elements)
+    for i in todo:
+        current = out[i]
+        if current is None:
+            continue
+        grown = frame_ends(rgb, current.bbox)
+        if grown is None:
+            continue
+        gx1, gy1, gx2, gy2 = grown
+        inside, blocked = [], False
+        for j, other in enumerate(out):
+            if j == i or other is None or other.type not in WIDE_FRAMED | {ElementType.TEXT}:
+                continue
+            ox1, oy1, ox2, oy2 = other.bbox
+            if ox2 <= gx1 or ox1 >= gx2 or min(oy2, gy2) - max(oy1, gy1) <= 0.5 * min(oy2 - oy1, gy2 - gy1):
+                continue  # not in the frame's row
+            if gx1 - MIN_GROWTH_PX <= ox1 and ox2 <= gx2 + MIN_GROWTH_PX:  # a box may stick out a little
+                inside.append(j)
+            elif other.type in WIDE_FRAMED:
+                blocked = True
+        if blocked:
+            continue
+        out[i] = current.model_copy(update={"bbox": grown})
+        for j in inside:
+            out[j] = None
+    return [e for e in out if e is not None]

@@ -23,7 +23,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.primitives import background_colour, difference, frame_lines, rgb_pixels, true_runs
+from caap.observe.primitives import difference, face_colour, frame_lines, rgb_pixels, true_runs
 from caap.taxonomy import ElementType
 
 # The labels and controls whose names carry a mnemonic (a field's value or a link does not).
@@ -34,7 +34,7 @@ MIN_WIDTH = 3          # px: the narrowest underline (under an i or l)
 MAX_WIDTH = 1.3        # text heights: the widest (under an M or W)
 MAX_HEIGHT = 2         # px: an underline's thickness
 COVER = 0.9            # share of its run's columns the line inks on each of its rows
-LETTER_OVER = 0.5      # share of the run's columns with the letter's ink above the gap
+LETTER_OVER = 0.25     # share of the run's columns with the letter's ink above the gap (an l over a 4-px line: one)
 STROKE = 3             # px: the widest other ink on the underline's rows (a descender's stroke)
 MAX_SHARE = 0.5        # of the text's inked width at most: a link's underline spans all of it
 MIN_TEXT_PX = 7        # px: a text's least height for a mnemonic to be looked for
@@ -54,11 +54,13 @@ def mnemonic_underline(ink: np.ndarray) -> tuple[int, int, int, int] | None:
     """The mnemonic underline in the ink mask of one line of text, as ``(top, bottom, start, end)``
     (rows and columns of the crop, ends excluded), or None."""
     ink = ink.copy()
-    # A button's frame or focus ring, where one closes round the text: lines along the crop's
-    # sides inked most of the way (a tight text box has none, its first letter's stem aside).
+    # A button's frame or focus ring: lines along the crop's sides inked most of the way. Its top
+    # or bottom edge alone goes too (a box may cut the frame's other edge off), since no row of
+    # text is inked that far across; its sides only where the frame closes round the text (a
+    # tight text box's first letter may be a stem as tall as the box).
     frame_rows, frame_cols = frame_lines(ink, FRAME_DEPTH, FRAME_SHARE)
+    ink[frame_rows] = False
     if (frame_rows < FRAME_DEPTH).any() and (frame_rows >= ink.shape[0] - FRAME_DEPTH).any():
-        ink[frame_rows] = False
         ink[:, frame_cols] = False
     rows = np.flatnonzero(ink.any(axis=1))
     cols = np.flatnonzero(ink.any(axis=0))
@@ -124,7 +126,7 @@ def without_mnemonic_underlines(image: Image.Image, elements: Sequence[Element])
         if x2 - x1 < MIN_WIDTH or y2 - y1 < MIN_TEXT_PX:
             continue
         crop = (pixels if rgb is None else rgb)[y1:y2, x1:x2]
-        bg = background_colour(crop)
+        bg = face_colour(crop)  # a default button's gradient face, not its frame's colour
         line = mnemonic_underline(difference(crop, bg, "max") > INK)
         if line is None:
             continue

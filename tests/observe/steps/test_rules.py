@@ -260,6 +260,26 @@ def test_a_buttons_coloured_icon_is_read_apart_from_its_label():
     assert same == code
 
 
+def test_an_icon_views_label_is_read_under_its_picture_and_as_wide_as_drawn():
+    """GTK 3's icon browser boxes each item with its picture above its name, and a long name runs
+    past the item's box. Read with the picture, ``audio-volume-high`` came out ``udio,-hig``; the
+    readers get the name's rows, as wide as its ink, and PP-OCR reads each name whole. A label
+    without a picture keeps its box."""
+    from caap.observe.ocr.ppocr import PPOCR
+
+    labels = json.loads((DESKTOP / "gtk3-icon-view.json").read_text())
+    image = Image.open(DESKTOP / "gtk3-icon-view.png").convert("RGB")
+    items = [Element(type=e["type"], bbox=e["bbox"]) for e in labels["elements"]]
+    boxes = reading_boxes(image, items)
+    for item, box in zip(items, boxes, strict=True):
+        assert item.bbox[1] + 40 <= box.bbox[1] < item.bbox[3] and box.bbox[3] == item.bbox[3]
+        assert box.bbox[0] <= item.bbox[0] and box.bbox[2] >= item.bbox[2]
+    read = PPOCR().read(image, [b.bbox for b in boxes])
+    assert [r.text for r in read] == [e["text"] for e in labels["elements"]]
+    name = boxes[0]  # the name alone, boxed tight: nothing above it to leave out
+    assert reading_boxes(image, [name]) == [name]
+
+
 def _tree_row(name: str, *, icon: tuple[int, int, int] | None = (240, 190, 90), ink=(20, 20, 20),
               badge: tuple[int, int, int] | None = None) -> Image.Image:
     """A file tree's row: a dotted guide, a folder icon (a filled body with a tab) and the name."""
@@ -971,3 +991,28 @@ def test_a_keypads_keys_are_read_in_their_glyphs_box():
     button = Element(type="button", bbox=[0, 0, 240, 48], text="Apply now")
     assert reading_boxes(wide, [button], keys=True) == [button]
     assert keypad_glyphs(np.full((30, 60, 3), 255, np.uint8), (0, 0, 60, 30)) is None  # a blank key
+
+
+def test_tool_box_pages_boxed_blank_from_their_middle_are_grown_to_their_frames():
+    """Qt's tool box (a validation screen of a training app): the detector boxed four of its pages
+    from a third of the way in, blank inside, and most of them a second time round their names.
+    Each page becomes one button, its frame's width, holding its name; the boxes of the names
+    inside go. A box with something drawn inside it keeps its own (the buttons under the pages)."""
+    from caap.geometry import iou
+    from caap.observe.steps.frames import frame_ends, grow_to_frame_ends
+
+    labels = json.loads((DESKTOP / "qt5-tool-box-pages.json").read_text())
+    image = Image.open(DESKTOP / "qt5-tool-box-pages.png").convert("RGB")
+    found = [Element(**e) for e in labels["detected"]]
+    out = grow_to_frame_ends(image, found)
+    for page in labels["pages"]:
+        _, y1, _, y2 = page["bbox"]
+        (grown,) = [e for e in out if y1 <= (e.bbox[1] + e.bbox[3]) / 2 <= y2]  # one box per page
+        assert grown.type == ElementType.BUTTON and iou(grown.bbox, page["bbox"]) >= 0.85
+    assert len(out) == len(found) - 6  # two boxes of each of five pages (and a stray letter) made five
+    rgb = np.asarray(image, dtype=np.int32)
+    drawn = next(e for e in found if e.type == ElementType.BUTTON and e.bbox[1] > 170)
+    assert frame_ends(rgb, drawn.bbox) is None  # a button with its name inside
+    # GTK 3's linked buttons share their frame's lines; one boxed round its name keeps its box
+    linked = np.asarray(Image.open(DESKTOP / "gtk3-linked-buttons.png").convert("RGB"), dtype=np.int32)
+    assert frame_ends(linked, (108, 13, 196, 47)) is None
