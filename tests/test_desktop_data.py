@@ -461,6 +461,28 @@ def test_a_gtk4_labels_mnemonic_mark_is_not_its_text():
     assert [c.text for c in found if c.type == "text"] == ["_draft.txt"]
 
 
+def test_a_gtk4_combo_box_named_by_its_label_shows_an_unknown_choice():
+    """GTK 4's combo box (gtk4-demo's size groups) takes the text of the label beside it for its
+    name and draws its choice (``Red``) in a cell view whose text it keeps to itself: the label's
+    text is not what it shows, so its text is unknown. A combo box whose choice is known, or whose
+    name is no label's, keeps it."""
+    def node(i, parent, depth, role, name="", box=None, **extra):
+        return {"id": i, "parent": parent, "depth": depth, "role": role, "name": name,
+                "states": ["showing", "visible", "sensitive"], "box": box, **extra}
+
+    tree = {"toolkits": ["GTK 4.8.3"], "nodes": [
+        node(0, None, 0, "application", "demo"), node(1, 0, 1, "frame", "Size Groups", [0, 0, 400, 300]),
+        node(2, 1, 2, "label", "Foreground", [10, 35, 70, 30], text="Foreground"),
+        node(3, 1, 2, "combo box", "Foreground", [140, 35, 128, 34]),
+        node(4, 3, 3, "filler", "GtkCellView", [150, 40, 92, 24]),
+        node(5, 1, 2, "label", "Dashing", [10, 80, 70, 30], text="Dashing"),
+        node(6, 1, 2, "combo box", "Dashing", [140, 80, 128, 34], shown="Solid"),
+        node(7, 1, 2, "combo box", "Square", [140, 125, 128, 34]),
+    ]}
+    found = atspi_candidates(tree, [_win(9, (0, 0, 400, 300))])
+    assert [c.text for c in found if c.type == "dropdown"] == [None, "Solid", "Square"]
+
+
 def test_a_qt_date_time_cell_is_labelled_unknown():
     """Qt's item views tell a date-time's value in ISO 8601 and draw it in the locale's format
     (``25 Dec 2006 11:39:00``): no reading can match, so the cell's text is unknown. A plain date,

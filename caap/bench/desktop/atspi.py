@@ -263,6 +263,13 @@ def _in_tree_column(box: Box, edges: tuple[int, int], named: bool) -> bool:
     return abs(box[0] - left) <= 2 or (named and box[0] >= left - 2 and abs(box[2] - right) <= 2)
 
 
+def _is_a_label(tree: _Tree, node: Node, name: str) -> bool:
+    """Whether ``name`` is the text of a label elsewhere in ``node``'s window (the label naming it)."""
+    top = tree.top_of(node)
+    return any(n is not node and n.role == "label" and (n.text or n.name or "").strip() == name
+               and tree.top_of(n) is top for n in tree.nodes)
+
+
 def _texts_inside(tree: _Tree, node: Node) -> list[str]:
     assert node.box is not None
     found = []
@@ -485,6 +492,10 @@ def _emit(tree: _Tree, node: Node, kind: str, box: Box, clips: list[Box], window
         editable = [d for d in tree.descendants(node) if d.role == "text" and "editable" in d.states]
         if editable:
             c.text = editable[0].text or ""
+        elif not node.shown and name and _is_a_label(tree, node, name):
+            # GTK 4's combo box takes its label's text for its name and shows its choice in a cell
+            # view whose text it keeps to itself: what it draws is not known here.
+            c.text = None
     elif kind in ("input_field", "text_area"):
         c.text = node.text if node.text is not None else ""
         if node.role == "password text":

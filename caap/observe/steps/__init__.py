@@ -156,8 +156,8 @@ STEPS: tuple[Step, ...] = (
          lambda look, els: control_kinds(look.image, els), READER),
     Step("read_states", "settle", "the state head reads each control's states (ticked, focused, selected, "
          "open, greyed...) from its pixels", read_states, READER),
-    Step("read_drawn_focus", "settle", "desktop, no focus read: the one control showing a dotted ring, a caret or "
-         "an accent ring has it",
+    Step("read_drawn_focus", "settle", "desktop: the one control showing a dotted ring, a caret or an accent ring "
+         "has the focus",
          lambda look, els: els if look.parts.screens != "desktop" else drawn_focus(look.screen, els),
          READER),
     Step("empty_caret_fields", "settle", "desktop: a field whose one glyph read is a caret standing alone is "

@@ -223,14 +223,36 @@ def _one_place(shown: list[int], elements: Sequence[Element]) -> bool:
                                for k, a in enumerate(boxes) for b in boxes[k + 1:])
 
 
+# The signs of focus, in the order they are trusted, each with the types it is looked for on (None: all).
+SIGNS = ((dotted_ring, None), (text_caret, CARET_TYPES), (focus_ring, RING_TYPES), (dark_frame, None),
+         (ringed_button, RINGED_BUTTONS))
+
+
+def _shows_focus(rgb: np.ndarray, element: Element) -> bool:
+    """Whether any sign of focus is drawn on ``element`` (the signs ``drawn_focus`` looks for)."""
+    return any((types is None or element.type in types) and sign(rgb, element.bbox) for sign, types in SIGNS)
+
+
 def drawn_focus(image: Image.Image, elements: list[Element]) -> list[Element]:
-    """The elements with the one whose focus is drawn focused, where none is read focused yet."""
+    """The elements with the one whose focus is drawn focused, where none is read focused yet; and
+    where several are read focused and the focus is drawn on one of them alone, that one alone (a
+    window has one focus: Qt draws its default button as it draws a focused one, and the state
+    head reads both focused)."""
     focusable = [i for i, e in enumerate(elements) if FOCUSED in attributes_of(e.type)]
-    if not focusable or any(elements[i].focused for i in focusable):
+    if not focusable:
+        return elements
+    read = [i for i in focusable if elements[i].focused]
+    if len(read) > 1:
+        rgb = rgb_pixels(image)
+        shown = [i for i in read if _shows_focus(rgb, elements[i])]
+        if len(shown) != 1:
+            return elements
+        return [e.model_copy(update={"focused": False}) if i in read and i != shown[0] else e
+                for i, e in enumerate(elements)]
+    if read:
         return elements
     rgb = rgb_pixels(image)
-    for sign, types in ((dotted_ring, None), (text_caret, CARET_TYPES), (focus_ring, RING_TYPES),
-                        (dark_frame, None), (ringed_button, RINGED_BUTTONS)):
+    for sign, types in SIGNS:
         shown = [i for i in focusable if (types is None or elements[i].type in types) and sign(rgb, elements[i].bbox)]
         if _one_place(shown, elements):
             best = max(shown, key=lambda i: elements[i].score or 0.0)

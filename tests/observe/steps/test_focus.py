@@ -54,6 +54,21 @@ def test_the_state_heads_focus_stands_and_two_signs_say_nothing():
     assert drawn_focus(twice, both) == both
 
 
+def test_of_two_controls_read_focused_the_one_showing_its_focus_keeps_it():
+    """Qt draws its default button as it draws a focused one, and the state head read both the
+    extension dialog's Find button and its field focused (a validation screen of a training app);
+    the field shows its accent ring, the button nothing more than its default look: the field
+    alone keeps the focus. Where the focus shows on none or on both, the readings stand."""
+    image, read = _screen("qt5-default-button-and-focused-field")
+    focused = [e for e in read if e.focused]
+    assert {e.type.value for e in focused} == {"button", "input_field"}
+    out = drawn_focus(image, read)
+    assert [(e.type.value, e.text) for e in out if e.focused] == [("input_field", "")]
+    assert [e.model_copy(update={"focused": None}) for e in out] == [e.model_copy(update={"focused": None}) for e in read]
+    blank = Image.new("RGB", image.size, image.getpixel((2, 2)))  # no ring anywhere: nothing to go by
+    assert drawn_focus(blank, read) == read
+
+
 def _field(text_end: int | None, caret_at: int | None, height: int = 30) -> np.ndarray:
     image = Image.new("RGB", (200, height), "white")
     draw = ImageDraw.Draw(image)
