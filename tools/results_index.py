@@ -92,6 +92,18 @@ DESCRIPTIONS: tuple[tuple[str, str], ...] = (
                                     "MiniWoB val"),
     ("observer/*-ab-*.json", "States read on the same detected boxes of labelled screens by the reader, the reader "
                              "with the pixel rules, and the state head, per state and toolkit (`tools/state_ab.py`)"),
+    ("observer/stop*-reserved-*-observer.json", "The previous stop's observer on this stop's reserved desktop screens "
+                                                "(`caap eval reader --detector`), for the before and after"),
+    ("observer/stop*-reserved-*.json", "Whole observer on the reserved desktop apps (`caap eval reader --detector`), "
+                                       "measured once at the end of the stop"),
+    ("observer/stop*-val-*.json", "Whole observer on validation screens of training apps (`caap eval reader "
+                                  "--detector`), the set named in the file"),
+    ("observer/stop*-bench-67-*.json", "Vision benchmark, 67 tasks × seeds 0-1, scripted planner "
+                                       "(`caap bench miniwob`)"),
+    ("observer/stop*-bench-desktop-*.json", "Desktop benchmark, training tasks × seeds 0-2, scripted planner "
+                                            "(`caap bench desktop`)"),
+    ("observer/stop*-found-misses-*.json", "The labelled elements no detected box matches, by type, app and nearest "
+                                           "box (`tools/found_misses.py`)"),
     ("any-application/detector-*-val8.json", "Any-application detector alone (`caap eval detector`) on validation "
                                              "screens: training apps' held-back seeds or MiniWoB seeds 2800-2999"),
     ("miniwob-67/README.md", "Vision against oracle per task, 67 tasks × seeds 0-19 (written by `caap report`)"),
