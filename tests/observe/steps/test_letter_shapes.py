@@ -23,8 +23,9 @@ def test_each_look_alike_letter_is_read_as_drawn(case):
     """Crops of validation screens of training apps, read as the observer read them: the reader's
     ``getitem``, ``GUi`` and ``Ipsum`` and PP-OCR's ``olga`` become what the window draws; texts
     already right stay right, among them ``lib64``'s l and i, ``holiday.png`` after an icon's
-    ink, and ``Bookmarks`` and ``Tomato``, whose icon before the text and two touching letters
-    make as many glyphs as letters (paired, each letter would be measured on its neighbour's)."""
+    ink, ``Bookmarks``, ``Tomato`` and ``Centre``, whose icon or radio circle before the text and
+    two touching letters make as many glyphs as letters (paired, each letter would be measured on
+    its neighbour's), and ``Text``, whose x inside the word stands as tall as a capital."""
     rgb = rgb_pixels(Image.open(DESKTOP / case["image"]).convert("RGB"))
     assert letter_shapes_text(rgb, case["bbox"], case["read"]) == case["drawn"]
 
