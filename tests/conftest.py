@@ -66,6 +66,14 @@ def _load_observer(cfg: Any, cache: Any) -> Any:
 
 
 @pytest.fixture(scope="session")
+def ppocr() -> Any:
+    """One PP-OCR for the tests that read crops with it (its models come with the rapidocr wheel)."""
+    from caap.observe.ocr.ppocr import PPOCR
+
+    return PPOCR()
+
+
+@pytest.fixture(scope="session")
 def shipped_observer(_model_cache: Any) -> Any:
     """The observer as ``caap observe`` runs it: the any-application detector, the shipped reader
     and PP-OCR, the default ``[observe]`` settings."""

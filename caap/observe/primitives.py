@@ -179,6 +179,19 @@ def frame_lines(ink: np.ndarray, depth: int, share: float = 0.5) -> tuple[np.nda
     return (rows[(rows < depth) | (rows >= h - depth)], cols[(cols < depth) | (cols >= w - depth)])
 
 
+BODY_SHARE = 0.35  # a row inked over this share of the most inked row's pixels is in the letters' body
+
+
+def baseline_row(ink: np.ndarray) -> int | None:
+    """The baseline of a line of text's ink mask: the lowest row that the letters' bodies reach (a
+    row inked over ``BODY_SHARE`` of the most inked row; below it only descenders go), or None
+    where nothing is inked."""
+    counts = ink.sum(axis=1)
+    if counts.size == 0 or counts.max() == 0:
+        return None
+    return int(np.flatnonzero(counts >= BODY_SHARE * counts.max())[-1])
+
+
 def grey_ink(grey: np.ndarray, threshold: int) -> np.ndarray:
     """Ink by grey level: pixels of a luminance array more than ``threshold`` levels from its most
     common level."""

@@ -435,7 +435,7 @@ def test_a_sure_reading_whose_frames_half_see_an_a_goes_to_pp_ocr():
     assert not a_in_doubt(np.zeros((0, alphabet.size)), alphabet)
 
 
-def test_three_periods_the_reader_read_as_an_ellipsis_are_pp_ocrs():
+def test_three_periods_the_reader_read_as_an_ellipsis_are_pp_ocrs(ppocr):
     """Tk's menu draws ``Print...`` with three periods; the reader, which knows the ellipsis of the
     generated pages, reads ``Print…`` and is sure of it. PP-OCR, whose alphabet has both, reads
     such texts again, and where the two differ in that alone its periods stand."""
@@ -444,7 +444,6 @@ def test_three_periods_the_reader_read_as_an_ellipsis_are_pp_ocrs():
     from PIL import Image
 
     from caap.elements import Element
-    from caap.observe.ocr.ppocr import PPOCR
     from caap.observe.pipeline import Parts, Pipeline
     from caap.observe.read.inference import Reader
     from caap.observe.steps.texts import periods_read_as_ellipsis
@@ -458,7 +457,7 @@ def test_three_periods_the_reader_read_as_an_ellipsis_are_pp_ocrs():
     labels = json.loads((fixtures / "tk-menu-periods.json").read_text())
     image = Image.open(fixtures / "tk-menu-periods.png").convert("RGB")
     rows = [Element(type=e["type"], bbox=e["bbox"]) for e in labels["elements"]]
-    parts = Parts(reader=Reader(DEFAULT_READER), ocr=PPOCR(), screens="desktop")
+    parts = Parts(reader=Reader(DEFAULT_READER), ocr=ppocr, screens="desktop")
     pipeline = Pipeline()
     look = pipeline.look(image, parts)
     read = pipeline.run(look, rows, start="read_elements", stop="read_lone_letters")

@@ -19,7 +19,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box
-from caap.observe.primitives import INK_SUM
+from caap.observe.primitives import INK_SUM, rgb_pixels
 from caap.observe.steps.boxes import rebox
 from caap.taxonomy import ElementType
 
@@ -162,10 +162,13 @@ def _frame_side(rgb: np.ndarray, top: tuple[int, np.ndarray], bottom: tuple[int,
     (-1: leftwards) while both go on: a column within ``CORNER_PX`` of where they end, drawn (not in
     the face's colour) down most of the way between them; None where the lines stop without one."""
     (t, tc), (b, bc) = top, bottom
-    x = start
-    while 0 <= x + step < rgb.shape[1] and abs(x + step - start) <= limit \
-            and np.abs(rgb[t, x + step] - tc).max() <= LINE_SAME and np.abs(rgb[b, x + step] - bc).max() <= LINE_SAME:
-        x += step
+    end = min(rgb.shape[1] - 1, start + limit) if step > 0 else max(0, start - limit)
+    span = slice(start, end + 1) if step > 0 else slice(end, start + 1)
+    going = (np.abs(rgb[t, span] - tc).max(axis=1) <= LINE_SAME) & (np.abs(rgb[b, span] - bc).max(axis=1) <= LINE_SAME)
+    if step < 0:
+        going = going[::-1]  # from ``start`` outwards
+    stops = np.flatnonzero(~going)
+    x = start + step * ((int(stops[0]) if stops.size else going.size) - 1)  # the last column both lines reach
     for c in range(x + step * CORNER_PX, x - step * 2, -step):
         if not 0 <= c < rgb.shape[1] or b - t < 4:
             continue
@@ -177,14 +180,16 @@ def _frame_side(rgb: np.ndarray, top: tuple[int, np.ndarray], bottom: tuple[int,
 
 def frame_ends(rgb: np.ndarray, box: Box) -> Box | None:
     """``box`` grown left and right to the sides of the frame whose top and bottom lines run along
-    it (``rgb``: the screen as int32), or None where no such frame closes on both sides, or it is
-    the box's own."""
+    it (``rgb``: the screen's RGB array), or None where the box holds something drawn, no such
+    frame closes on both sides, or it is the box's own."""
     x1, y1, x2, y2 = (int(v) for v in box)
     if x2 - x1 < 3 * MIN_GROWTH_PX or y2 - y1 < 8:
         return None
     mid = (y1 + y2) // 2
     face = np.median(rgb[mid - 2:mid + 3, x1 + 2:x2 - 2].reshape(-1, 3), axis=0)
     out, inside = EDGE_SEARCH_PX
+    if (np.abs(rgb[y1 + inside + 1:y2 - inside - 1, x1 + 3:x2 - 3] - face).max(axis=2) > BLANK_INK).any():
+        return None  # a name or value inside (most boxes end here), within any frame line
     top = _frame_line(rgb, range(y1 - out, y1 + inside + 1), x1 + 2, x2 - 2, face)
     bottom = _frame_line(rgb, range(y2 + out - 1, y2 - inside - 2, -1), x1 + 2, x2 - 2, face)
     if top is None or bottom is None:
@@ -215,7 +220,7 @@ def grow_to_frame_ends(image: Image.Image, elements: Sequence[Element]) -> list[
     todo = [i for i, e in enumerate(elements) if e.type in WIDE_FRAMED]
     if not todo:
         return list(elements)
-    rgb = np.asarray(image.convert("RGB"), dtype=np.int32)
+    rgb = rgb_pixels(image)
     out: list[Element | None] = list(elements)
     for i in todo:
         current = out[i]

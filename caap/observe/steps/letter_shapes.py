@@ -27,7 +27,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.primitives import difference, face_colour, frame_lines, rgb_pixels, true_runs
+from caap.observe.primitives import baseline_row, difference, face_colour, frame_lines, rgb_pixels, true_runs
 from caap.taxonomy import TEXT, ElementType, attributes_of
 
 THIN_CHARS = frozenset("iIl|!.,:;'")  # the characters drawn as one thin stroke or dots
@@ -96,11 +96,8 @@ def _line(rgb: np.ndarray, box: Sequence[int]) -> _Line | None:
         ink[:, frame_cols] = False
     top, bottom = lines[0][0], lines[-1][1]
     band = ink[top:bottom + 1]
-    counts = band.sum(axis=1)
-    if counts.max() == 0:
-        return None
-    baseline = int(np.flatnonzero(counts >= 0.35 * counts.max())[-1])  # the lowest row most letters reach
-    if baseline + 1 < MIN_LINE_PX:
+    baseline = baseline_row(band)
+    if baseline is None or baseline + 1 < MIN_LINE_PX:
         return None
     glyphs = true_runs(band.any(axis=0))
     thin = [b - a + 1 <= max(2, THIN * (baseline + 1)) for a, b in glyphs]
@@ -108,9 +105,9 @@ def _line(rgb: np.ndarray, box: Sequence[int]) -> _Line | None:
 
 
 def _pairs(text: str, thin: list[bool]) -> tuple[dict[int, int], int] | None:
-    """Each character of ``text`` (by index) that has one glyph in every alignment of least cost,
-    with that glyph (``thin``: per glyph, left to right, whether it is thin), and that cost (the
-    letters that touch); None where no alignment holds.
+    """Each of ``text``'s look-alike and reference letters (by index) that has one glyph in every
+    alignment of least cost, with that glyph (``thin``: per glyph, left to right, whether it is
+    thin), and that cost (the letters that touch); None where no alignment holds.
 
     The glyphs are aligned with the characters (spaces aside) one to one, a thin character to a
     thin glyph, a wide one (``WIDE_CHARS``) to a wide glyph, any other to either; two characters
@@ -146,8 +143,13 @@ def _pairs(text: str, thin: list[bool]) -> tuple[dict[int, int], int] | None:
             if i < n - 1 and g < m and merges(i, g):
                 bwd[i][g] = min(bwd[i][g], bwd[i + 2][g + 1] + 1)
     best = fwd[n][m]
+    # the characters that touch a neighbour in some alignment of least cost have no glyph of their own
+    shared = {j for i in range(n - 1) for g in range(m)
+              if merges(i, g) and fwd[i][g] + 1 + bwd[i + 2][g + 1] == best for j in (i, i + 1)}
     pairs = {}
     for i, c in enumerate(chars):
+        if i in shared or (c not in "iIl" and c.lower() not in SIZED and c not in SMALL_REFERENCE):
+            continue  # touching, or neither looked at nor measured against
         glyphs = [g for g in range(m) if fits(c, g) and fwd[i][g] + bwd[i + 1][g + 1] == best]
         if len(glyphs) == 1:
             pairs[at[i]] = glyphs[0]
@@ -186,7 +188,7 @@ def _word_gaps(line: _Line) -> int:
 def _size(line: _Line, text: str, pairs: dict[int, int], k: int) -> str | None:
     """``small`` or ``tall``: whether the glyph of ``text[k]`` stands as high as the line's small
     letters or as a capital, by its height over the baseline against theirs (``SMALL_REFERENCE``);
-    None where the line has none of them or the glyph is between the two by ``SIZE_MARGIN``."""
+    None where the line has none of them or the glyph stands between ``SIZE_RATIO``'s two."""
     small = [line.baseline - line.top(g) + 1 for j, g in pairs.items() if text[j] in SMALL_REFERENCE]
     if not small or line.cut:
         return None

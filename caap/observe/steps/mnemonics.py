@@ -23,7 +23,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.primitives import difference, face_colour, frame_lines, rgb_pixels, true_runs
+from caap.observe.primitives import baseline_row, difference, face_colour, frame_lines, rgb_pixels, true_runs
 from caap.taxonomy import ElementType
 
 # The labels and controls whose names carry a mnemonic (a field's value or a link does not).
@@ -41,8 +41,6 @@ MIN_TEXT_PX = 7        # px: a text's least height for a mnemonic to be looked f
 FRAME_SHARE = 0.8      # a row or column inked this share of the way across ...
 FRAME_DEPTH = 3        # ... within this many px of the crop's side is a frame's line
 NEIGHBOUR_PX = 3       # px beside the line (past the column next to it) where the next letter stands
-BODY_SHARE = 0.35      # a row inked over this share of the most inked row's columns is in the letters'
-                       # body; the lowest such row is the baseline
 
 
 def _runs(row: np.ndarray) -> list[tuple[int, int]]:
@@ -91,9 +89,8 @@ def mnemonic_underline(ink: np.ndarray) -> tuple[int, int, int, int] | None:
         rest[line_top:line_bottom, a:b] = False
         if any(e - s > STROKE for r in rest[line_top:line_bottom] for s, e in _runs(r)):
             continue  # other ink as wide on its rows: a second line of text, a picture
-        counts = rest.sum(axis=1)
-        baseline = int(np.flatnonzero(counts >= BODY_SHARE * counts.max())[-1])
-        if not baseline + 2 <= line_top <= baseline + 3 or not rest[baseline, a:b].any():
+        baseline = baseline_row(rest)
+        if baseline is None or not baseline + 2 <= line_top <= baseline + 3 or not rest[baseline, a:b].any():
             continue  # not just under a letter standing on the baseline
         beside = rest[baseline].copy()
         beside[around] = False

@@ -69,15 +69,12 @@ def test_the_readers_get_find_without_its_underline():
     assert ocr.read(clean, [find.bbox])[0].text == "Find"
 
 
-def test_lines_under_a_gradient_faced_button_a_cut_frame_and_an_l_are_painted_out():
+def test_lines_under_a_gradient_faced_button_a_cut_frame_and_an_l_are_painted_out(ppocr):
     """Three of the validation screens' misreadings (training apps): Qt's default button ``Find``
     (a gradient face, whose most common colour is its blue frame), ``To clipboard`` (its box cuts
     the frame's top off, so only the bottom edge is there to take for a frame) and
     ``QMessageBox::critical()`` (the line under a one-pixel ``l``). PP-OCR reads each as drawn once
     the line is gone."""
-    from caap.observe.ocr.ppocr import PPOCR
-
-    ocr = PPOCR()
     for case in json.loads((DESKTOP / "mnemonic-buttons.json").read_text()):
         image = Image.open(DESKTOP / case["image"]).convert("RGB")
         button = Element(type=case["type"], bbox=case["bbox"], text=case["drawn"])
@@ -85,4 +82,4 @@ def test_lines_under_a_gradient_faced_button_a_cut_frame_and_an_l_are_painted_ou
         rows = np.flatnonzero((np.asarray(clean) != np.asarray(image)).any(axis=2).any(axis=1))
         _, y1, _, y2 = case["bbox"]
         assert rows.size and (y1 + y2) / 2 < rows.min() <= rows.max() < y2, case["drawn"]  # under the letters
-        assert ocr.read(clean, [case["bbox"]])[0].text == case["drawn"]
+        assert ppocr.read(clean, [case["bbox"]])[0].text == case["drawn"]

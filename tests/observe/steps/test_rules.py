@@ -260,13 +260,11 @@ def test_a_buttons_coloured_icon_is_read_apart_from_its_label():
     assert same == code
 
 
-def test_an_icon_views_label_is_read_under_its_picture_and_as_wide_as_drawn():
+def test_an_icon_views_label_is_read_under_its_picture_and_as_wide_as_drawn(ppocr):
     """GTK 3's icon browser boxes each item with its picture above its name, and a long name runs
     past the item's box. Read with the picture, ``audio-volume-high`` came out ``udio,-hig``; the
     readers get the name's rows, as wide as its ink, and PP-OCR reads each name whole. A label
     without a picture keeps its box."""
-    from caap.observe.ocr.ppocr import PPOCR
-
     labels = json.loads((DESKTOP / "gtk3-icon-view.json").read_text())
     image = Image.open(DESKTOP / "gtk3-icon-view.png").convert("RGB")
     items = [Element(type=e["type"], bbox=e["bbox"]) for e in labels["elements"]]
@@ -274,7 +272,7 @@ def test_an_icon_views_label_is_read_under_its_picture_and_as_wide_as_drawn():
     for item, box in zip(items, boxes, strict=True):
         assert item.bbox[1] + 40 <= box.bbox[1] < item.bbox[3] and box.bbox[3] == item.bbox[3]
         assert box.bbox[0] <= item.bbox[0] and box.bbox[2] >= item.bbox[2]
-    read = PPOCR().read(image, [b.bbox for b in boxes])
+    read = ppocr.read(image, [b.bbox for b in boxes])
     assert [r.text for r in read] == [e["text"] for e in labels["elements"]]
     name = boxes[0]  # the name alone, boxed tight: nothing above it to leave out
     assert reading_boxes(image, [name]) == [name]
