@@ -180,16 +180,14 @@ def _frame_side(rgb: np.ndarray, top: tuple[int, np.ndarray], bottom: tuple[int,
 
 def frame_ends(rgb: np.ndarray, box: Box) -> Box | None:
     """``box`` grown left and right to the sides of the frame whose top and bottom lines run along
-    it (``rgb``: the screen's RGB array), or None where the box holds something drawn, no such
-    frame closes on both sides, or it is the box's own."""
+    it (``rgb``: the screen's RGB array), or None where no such frame closes on both sides, it is
+    the box's own, or the box holds something drawn."""
     x1, y1, x2, y2 = (int(v) for v in box)
     if x2 - x1 < 3 * MIN_GROWTH_PX or y2 - y1 < 8:
         return None
     mid = (y1 + y2) // 2
     face = np.median(rgb[mid - 2:mid + 3, x1 + 2:x2 - 2].reshape(-1, 3), axis=0)
     out, inside = EDGE_SEARCH_PX
-    if (np.abs(rgb[y1 + inside + 1:y2 - inside - 1, x1 + 3:x2 - 3] - face).max(axis=2) > BLANK_INK).any():
-        return None  # a name or value inside (most boxes end here), within any frame line
     top = _frame_line(rgb, range(y1 - out, y1 + inside + 1), x1 + 2, x2 - 2, face)
     bottom = _frame_line(rgb, range(y2 + out - 1, y2 - inside - 2, -1), x1 + 2, x2 - 2, face)
     if top is None or bottom is None:
