@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from caap.bench.desktop.apps import APPS, EVALUATION_APPS, QT_EXAMPLES, RESERVED_APPS, TRAINING_APPS, App
 from caap.bench.desktop.atspi import candidates as atspi_candidates
-from caap.bench.desktop.labels import Candidate, visible_box, wrap_texts
+from caap.bench.desktop.labels import Candidate, finish, visible_box, wrap_texts
 from caap.bench.desktop.session import XWindow, atspi_missing
 from caap.bench.desktop.tk import candidates as tk_candidates
 from caap.bench.desktop.tk import demo_dir
@@ -368,7 +368,6 @@ def test_wrapped_text_is_shared_out_over_its_lines():
 def test_a_toolkits_wrap_that_does_not_measure_up_to_what_it_drew_is_found_by_measuring():
     """Tk keeps a word on a line that its font's measure pushes to the next one (``look,``): the
     driver's lines then disagree with the ink by a word, and the lines are found from the bands."""
-    from caap.bench.desktop.labels import finish
     from caap.report.draw import label_font
 
     font = label_font(13)
@@ -459,6 +458,38 @@ def test_a_gtk4_labels_mnemonic_mark_is_not_its_text():
     found = atspi_candidates(tree, [_win(9, (100, 50, 900, 650))])
     assert sorted(c.text for c in found if c.type == "checkbox") == ["Enable grouping", "Spinner", "Use AA_Pixmaps"]
     assert [c.text for c in found if c.type == "text"] == ["_draft.txt"]
+
+
+def test_a_gtk4_picture_button_is_boxed_on_its_frame_like_gtk3s():
+    """GTK 4 reports a button's content box. A button that shows a picture (gtk4-demo's flow box of
+    colour swatches) is grown to the frame drawn round it, as a text button is and as GTK 3 reports
+    it; a flat one keeps its picture."""
+    def node(i, parent, depth, role, name="", box=None):
+        return {"id": i, "parent": parent, "depth": depth, "role": role, "name": name,
+                "states": ["showing", "visible", "sensitive"], "box": box}
+
+    tree = {"toolkits": ["GTK 4.8.3"], "nodes": [
+        node(0, None, 0, "application", "demo"), node(1, 0, 1, "frame", "Flow Box", [0, 0, 170, 80]),
+        node(2, 1, 2, "table", "GtkFlowBox", [0, 0, 170, 80]),
+        node(3, 2, 3, "table cell", "GtkFlowBoxChild", [3, 3, 50, 34]),
+        node(4, 3, 4, "push button", "GtkButton", [13, 8, 30, 24]),
+        node(5, 4, 5, "filler", "GtkDrawingArea", [13, 8, 30, 24]),
+    ]}
+    window = [_win(9, (0, 0, 170, 80))]
+    (icon,) = atspi_candidates(tree, window)
+    assert icon.type == "icon" and icon.grow
+    # Cut from a validation screen of gtk4-demo's flow box (a training app), 50 × 34 px frames.
+    image = Image.open(Path(__file__).parent / "fixtures" / "desktop" / "gtk4-flowbox-swatches.png").convert("RGB")
+    assert [e.bbox for e, _ in finish([icon], window, (0, 0, 170, 80), image)] == [(3, 3, 53, 37)]
+    flat = Image.new("RGB", (170, 80), (250, 250, 250))
+    ImageDraw.Draw(flat).rectangle((16, 11, 39, 28), fill=(40, 90, 200))
+    assert [e.bbox for e, _ in finish([icon], window, (0, 0, 170, 80), flat)] == [(15, 10, 41, 30)]
+    # A flat title-bar button (maximise) with the close button's cross beside it: the cross is a
+    # line on one side only, no frame; the button keeps its picture.
+    title = Image.open(Path(__file__).parent / "fixtures" / "desktop" / "gtk4-title-buttons.png").convert("RGB")
+    maximise = Candidate("icon", (40, 19, 50, 35), grow=True, source="push button")
+    assert [e.bbox for e, _ in finish([maximise], [_win(9, (0, 0, 100, 50))], (0, 0, 100, 50), title)] == \
+        [(40, 22, 50, 32)]
 
 
 def test_a_gtk4_combo_box_named_by_its_label_shows_an_unknown_choice():

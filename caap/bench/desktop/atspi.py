@@ -75,6 +75,7 @@ HIGHLIGHT_STATES = ("selected",)
 MENU_HIGHLIGHT_STATES = ("selected", "focused", "armed")
 # GTK 4 reports a widget's content box; these types draw a frame round it (ink tells where).
 GROWN = frozenset({"button", "dropdown", "input_field", "text_area", "slider"})  # a slider: to its knob
+BUTTON_ROLES = frozenset({"push button", "toggle button"})  # a button showing a picture is grown too
 ICON_BUTTON_SIDE = 56  # px: a button no wider than this whose name does not fit in it shows a picture
 # px: a GTK 3 radio button at least this high is drawn as a button, without its dot (a stack
 # switcher's pages, a linked group's choice); one with its dot is 18-22 px high.
@@ -474,7 +475,8 @@ def _emit(tree: _Tree, node: Node, kind: str, box: Box, clips: list[Box], window
           surface_relative: bool) -> None:
     states = _states_inside(tree, node) if surface_relative else node.states
     # A tree view's header buttons have no frame of their own to grow to.
-    grow = surface_relative and kind in GROWN and not any(a.name in OPAQUE_VIEWS for a in tree.ancestors(node))
+    grow = surface_relative and (kind in GROWN or (kind == "icon" and node.role in BUTTON_ROLES)) and \
+        not any(a.name in OPAQUE_VIEWS for a in tree.ancestors(node))
     c = Candidate(type=kind, box=box, window=window, clips=list(clips), source=node.role, name=node.name, grow=grow)
     inner = _texts_inside(tree, node) if kind in COMPOUND else []
     name = "" if GENERIC_NAME.fullmatch(node.name) else without_mnemonic_copy(node.name)

@@ -200,16 +200,21 @@ def _outside(pixels: np.ndarray, box: Box, side: int, k: int) -> np.ndarray | No
     return pixels[y, x1:x2] if 0 <= y < height else None
 
 
-def grow_to_frame(image: Image.Image, box: Box, reach: tuple[int, int] = (20, 10)) -> Box:
+def grow_to_frame(image: Image.Image, box: Box, reach: tuple[int, int] = (20, 10), *,
+                  whole_frame: bool = False) -> Box:
     """Widen a widget's content box to the frame drawn round it: on each side, the first line of
     pixels (going outwards, within ``reach`` px) that differs from the widget's padding along most
-    of its length is its border. A side without such a line (a flat button) stays where it is."""
+    of its length is its border. A side without such a line (a flat button) stays where it is;
+    with ``whole_frame``, the box grows only where all four sides find their line (a glyph beside
+    a flat picture button is no frame)."""
     pixels = np.asarray(image.convert("RGB")).astype(np.int32)
     height, width = pixels.shape[:2]
     out = list(box)
     for side in range(4):
         first = _outside(pixels, box, side, 1)
         if first is None or len(first) == 0:
+            if whole_frame:
+                return box
             continue
         padding = np.median(first, axis=0)
         step = 0
@@ -220,6 +225,8 @@ def grow_to_frame(image: Image.Image, box: Box, reach: tuple[int, int] = (20, 10
             if (np.abs(line - padding).sum(axis=1) > INK_DIFFERENCE // 2).mean() >= 0.7:
                 step = k
                 break
+        if whole_frame and not step:
+            return box
         out[side] += -step if side in (0, 1) else step
     return (max(0, out[0]), max(0, out[1]), min(width, out[2]), min(height, out[3]))
 
@@ -509,7 +516,8 @@ def finish(candidates: Iterable[Candidate], windows: Sequence[XWindow], capture:
         if box is None:
             continue
         if c.grow:
-            box = grow_to_knob(image, box) if c.type == ElementType.SLIDER.value else grow_to_frame(image, box)
+            box = grow_to_knob(image, box) if c.type == ElementType.SLIDER.value else grow_to_frame(
+                image, box, whole_frame=c.type == ElementType.ICON.value)
         if c.text is not None and _text_cut(image, box, c.box, shown):
             # Part of its text is hidden (under a menu, scrolled out of its view): the text is no
             # longer what shows, and what shows is not known.

@@ -254,7 +254,12 @@ def leading_icon(crop: np.ndarray) -> slice | None:
     blob = np.flatnonzero(colour_ink[:, first[0]:end + 1].any(axis=1))
     if blob[0] == 0 and blob[-1] == crop.shape[0] - 1:
         return None  # colour from the top edge to the bottom one: a highlight behind words, no icon
-    after = ink.any(axis=0)[end + 1:]
+    inked = ink.any(axis=0)
+    while end + 1 < inked.size and inked[end + 1]:
+        end += 1  # the icon's dark outline past its last coloured column (Qt's red cross on Cancel)
+    if end - int(first[0]) + 1 > LEAD_ICON_MAX_HEIGHTS * height:
+        return None
+    after = inked[end + 1:]
     text = np.flatnonzero(after)
     if text.size == 0 or text[0] < LEAD_GAP_PX or text[-1] - text[0] + 1 < height:
         return None
@@ -338,6 +343,7 @@ def inside_frame(crop: np.ndarray) -> tuple[int, int, int, int]:
 KEYPAD_SHARE = 0.5  # the ink spans at most this share of the inside, across and down ...
 KEYPAD_WIDTH = 2.5  # ... and is at most this many of its heights wide
 KEYPAD_PAD = 0.35   # the box read: the ink and this many of its heights around it (3 px at least)
+KEYPAD_FAINT = 30   # a greyed label's ink (PP-OCR's faint threshold): it must pass for a key's glyphs too
 
 
 def keypad_glyphs(crop: np.ndarray, box: Box) -> Box | None:
@@ -345,13 +351,19 @@ def keypad_glyphs(crop: np.ndarray, box: Box) -> Box | None:
     ``box``); None where it holds a text of its size or none."""
     if crop.shape[0] < 3 or crop.shape[1] < 3:  # frame lines all the way (a sliver of a button)
         return None
-    ink = ink_mask(crop, _background(crop), INK_DIFFERENCE, "max")
+    background = _background(crop)
+    ink = ink_mask(crop, background, INK_DIFFERENCE, "max")
     tight = ink_extent(ink, box, 0)
     if tight is None:
         return None
-    width, height = tight[2] - tight[0], tight[3] - tight[1]
-    if height > KEYPAD_SHARE * crop.shape[0] or width > KEYPAD_SHARE * crop.shape[1] or width > KEYPAD_WIDTH * height:
-        return None
+    # Measured at a faint threshold too: a greyed label (Qt's insensitive buttons) is fainter than
+    # ink but for a few of its pixels, which alone would pass for a key's glyph.
+    for extent in (tight, ink_extent(ink_mask(crop, background, KEYPAD_FAINT, "max"), box, 0) or tight):
+        width, height = extent[2] - extent[0], extent[3] - extent[1]
+        if height > KEYPAD_SHARE * crop.shape[0] or width > KEYPAD_SHARE * crop.shape[1] or \
+                width > KEYPAD_WIDTH * height:
+            return None
+    height = tight[3] - tight[1]
     return ink_extent(ink, box, max(3, round(KEYPAD_PAD * height)))
 
 

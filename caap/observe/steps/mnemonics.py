@@ -29,7 +29,8 @@ from caap.taxonomy import ElementType
 # The labels and controls whose names carry a mnemonic (a field's value or a link does not).
 MNEMONIC_TYPES = frozenset({ElementType.TEXT, ElementType.BUTTON, ElementType.CHECKBOX, ElementType.RADIO,
                             ElementType.TAB, ElementType.TABLED_TEXT, ElementType.TREE_ITEM, ElementType.DROPDOWN})
-INK = 80               # largest channel difference from the background that counts as ink
+INK = 80               # largest channel difference from the background that counts as ink ...
+FAINT = 0.5            # ... or this share of the crop's strongest one (a greyed label)
 MIN_WIDTH = 3          # px: the narrowest underline (under an i or l)
 MAX_WIDTH = 1.3        # text heights: the widest (under an M or W)
 MAX_HEIGHT = 2         # px: an underline's thickness
@@ -123,12 +124,16 @@ def without_mnemonic_underlines(image: Image.Image, elements: Sequence[Element])
         if x2 - x1 < MIN_WIDTH or y2 - y1 < MIN_TEXT_PX:
             continue
         crop = (pixels if rgb is None else rgb)[y1:y2, x1:x2]
-        bg = face_colour(crop)  # a default button's gradient face, not its frame's colour
-        line = mnemonic_underline(difference(crop, bg, "max") > INK)
+        strength = difference(crop, face_colour(crop), "max")  # a default button's gradient face, not its frame
+        # A greyed label (Qt's insensitive buttons: 190 on a 240 face) is fainter than INK throughout.
+        line = mnemonic_underline(strength > min(INK, FAINT * int(strength.max())))
         if line is None:
             continue
         if rgb is None:
             rgb = np.array(pixels)  # painted below
         top, bottom, a, b = line
-        rgb[y1 + top:y1 + bottom, x1 + a:x1 + b] = bg.astype(np.uint8)
+        # Painted with the blank row between the letters and the line: the face as it is right there
+        # (a gradient face's median differs by a few levels, which a greyed label's stretched
+        # reading turns into a line again).
+        rgb[y1 + top:y1 + bottom, x1 + a:x1 + b] = rgb[y1 + top - 1, x1 + a:x1 + b]
     return image if rgb is None else Image.fromarray(rgb)

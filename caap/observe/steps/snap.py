@@ -249,6 +249,9 @@ def snap_text_boxes(image: Image.Image, elements: Sequence[Element], *, max_shif
 LINE_TYPES = frozenset({ElementType.TEXT, ElementType.HYPERLINK})
 WORD_SPACE = 0.7  # line heights: the widest blank between two words of one line of running text
 MISSED_LINES = 3  # whole lines looked for below a paragraph, one after another
+WORD_REACH = 8  # line heights either side of a line's boxes where its missed words are looked for ...
+GROW_ROUNDS = 12  # ... again from the grown boxes, this many times at most (a long line, word by word)
+WORD_ROWS = 0.4  # of the line's height a missed word's ink spans at least (a bar or a rule beside it: less)
 
 
 def _same_line(a: Box, b: Box) -> bool:
@@ -305,6 +308,17 @@ def add_missed_words(image: Image.Image, elements: Sequence[Element]) -> list[El
         y1 = int(np.median([b[1] for b in members]))
         y2 = int(np.median([b[3] for b in members]))
         _add_band(pixels, elements, out, added, y1, y2, line, [(boxes[i][0], boxes[i][2], i) for i in line])
+        # A line's box that stopped far short (the detector boxes no line wider than about 460 px)
+        # grows a few words at a time: each round looks WORD_REACH line heights past the grown box,
+        # so a long bar or a field's edge beside a text never passes for one of its words.
+        for _ in range(GROW_ROUNDS):
+            grown = [out[i].bbox for i in line]
+            if grown == [elements[i].bbox for i in line] and not added:
+                break
+            count = len(added)
+            _add_band(pixels, out, out, added, y1, y2, line, [(out[i].bbox[0], out[i].bbox[2], i) for i in line])
+            if [out[i].bbox for i in line] == grown and len(added) == count:
+                break
     found = [*out, *added]
     for _ in range(MISSED_LINES):
         boxes = [e.bbox for e in found]
@@ -349,10 +363,12 @@ def _add_band(pixels: np.ndarray, elements: Sequence[Element], out: list[Element
     boxes = {i: tuple(elements[i].bbox) for i in line}
     height = y2 - y1
     space = max(3, round(WORD_SPACE * height))
-    left = max(0, min(sp[0] for sp in spans) - 3 * height)
-    right = min(width, max(b[2] for b in boxes.values()) + 3 * height)
+    left = max(0, min(sp[0] for sp in spans) - WORD_REACH * height)
+    right = min(width, max(b[2] for b in boxes.values()) + WORD_REACH * height)
     gap = max(3, round(height * 0.25))
-    words = _words(pixels[y1:y2, left:right], gap)
+    band = pixels[y1:y2, left:right]
+    words = _words(band, gap)
+    rows = ink_mask(band, background_colour(band), INK_DIFFERENCE)
     # Everything already boxed on this band, whatever its type (a button's label, a checkbox's).
     taken = [tuple(e.bbox) for e in out + added if min(e.bbox[3], y2) - max(e.bbox[1], y1) > 0.3 * height]
     plain = [i for i in line if elements[i].type is ElementType.TEXT]
@@ -368,6 +384,17 @@ def _add_band(pixels: np.ndarray, elements: Sequence[Element], out: list[Element
         start, end = w.start + left, w.end + left
         if (start <= left and left > 0) or (end >= right and right < width) or end - start < 2:
             continue  # may go on beyond the band: not a whole word
+        inked = np.flatnonzero(rows[:, w.start:w.end].any(axis=1))
+        if not inked.size or inked[-1] - inked[0] + 1 < WORD_ROWS * height:
+            continue  # a bar, a rule or a field's edge: no word
+        # A word the line's own plain text box cuts (a long line's box stopping short, or starting
+        # late): the part outside the box is missed, right beside it.
+        cut_right = [boxes[i][2] for i in plain if boxes[i][0] < start < boxes[i][2] < end - 1]
+        cut_left = [boxes[i][0] for i in plain if start + 1 < boxes[i][0] < end < boxes[i][2]]
+        if cut_right:
+            start = max(cut_right)
+        elif cut_left:
+            end = min(cut_left)
         if any(min(end, b[2]) - max(start, b[0]) > 0 for b in taken):
             continue
         link = not _same_colour(w.colour, text_colour) if text_colour.any() else w.underlined

@@ -309,6 +309,15 @@ def test_an_icon_before_a_rows_text_is_not_read_with_it():
     assert boxes[1:] == [icon, plain]
 
 
+def test_a_dialog_buttons_icon_with_a_dark_outline_is_not_read_with_its_name():
+    """Qt's Cancel button shows a red cross outlined in black (a screen of qt5-widgets-icons, a
+    training app): the outline runs a column past the last red one, right up to the blank before
+    ``Cancel``. The icon ends where its ink does; read with it, the name came out ``X Cancel``."""
+    image = Image.open(DESKTOP / "qt5-cancel-icon-button.png").convert("RGB")
+    (box,) = reading_boxes(image, [Element(type="button", bbox=[6, 6, 86, 31])])
+    assert 28 <= box.bbox[0] <= 32 and tuple(box.bbox[1:]) == (6, 86, 31)
+
+
 def test_a_search_typed_over_a_heading_reads_as_typed(observer):
     """email-inbox-nl-turk after a search: the field is transparent and the grey "Results" heading
     shows through after the typed name, read as one word (``Kileyts``). The agent then typed the

@@ -254,6 +254,24 @@ def test_a_short_link_no_box_holds_is_found_between_its_neighbours() -> None:
     assert added.type is ElementType.TEXT and abs(added.bbox[0] - e1) <= 1 and abs(added.bbox[2] - e2) <= 1
 
 
+def test_a_long_lines_box_stopping_mid_word_grows_to_the_lines_end() -> None:
+    """The detector boxes a line of text no wider than about 460 px: Tk's 630 px lines of running
+    text come back cut, some inside a word (``demonstration`` cut after ``demon``) and a dozen
+    words short. The cut word's rest and every word a word space on are the line's (a validation
+    screen of tk-widget, a training app; the labels' line ends beside each)."""
+    from caap.observe.steps.snap import add_missed_words
+
+    image = Image.open(Path(__file__).resolve().parents[2] / "fixtures" / "desktop" / "tk-long-lines.png")
+    detected = [(6, 45, 459, 59), (6, 28, 460, 42), (7, 79, 434, 93), (6, 96, 371, 109), (6, 62, 455, 76),
+                (6, 11, 456, 25)]
+    labelled_ends = [634, 609, 621, 384, 633, 621]
+    found = [Element(type=ElementType.TEXT, bbox=b, score=0.8) for b in detected]
+    out = add_missed_words(image.convert("RGB"), snap_text_boxes(image.convert("RGB"), found))
+    assert len(out) == len(found)
+    for e, b, end in zip(out, detected, labelled_ends, strict=True):
+        assert e.bbox[:2] == b[:2] and e.bbox[3] == b[3] and abs(e.bbox[2] - end) <= 2
+
+
 def test_words_other_boxes_hold_or_far_from_the_line_are_not_added() -> None:
     from caap.observe.steps.snap import add_missed_words
 
@@ -273,6 +291,14 @@ def test_words_other_boxes_hold_or_far_from_the_line_are_not_added() -> None:
     assert add_missed_words(image, [only]) == [only]
     # No text lines at all: nothing to add (a button alone).
     assert add_missed_words(image, [button]) == [button]
+    # A progress bar (or a panel's edge) a word space after a label is no word of it, however near.
+    image = Image.new("RGB", (300, 30), "white")
+    draw = ImageDraw.Draw(image)
+    draw.text((10, 8), "Archive", font=font, fill="black")
+    x1, _, x2, _ = draw.textbbox((10, 8), "Archive", font=font)
+    draw.rectangle((x2 + 6, 13, x2 + 60, 16), fill=(60, 120, 220))
+    label = Element(type=ElementType.TEXT, bbox=(x1, 6, x2 + 1, 23), score=0.9)
+    assert add_missed_words(image, [label]) == [label]
 
 
 # --- small figures fitted to their ink (caap.observe.steps.shape_fit) ---------------------------------------
