@@ -204,10 +204,10 @@ class PPOCR:
         owner: list[tuple[int, int]] = []   # the box and the visual line each crop belongs to
         texts: list[list[tuple[int, str]]] = [[] for _ in boxes]
         scores: list[list[float]] = [[] for _ in boxes]
-        faint: set[int] = set()  # boxes read at the faint ink threshold
+        faint: set[int] = set()  # boxes with no ink but at the faint ink threshold
         for i, box in enumerate(boxes):
             lines_of, read_faint = self._lines_of(rgb, box, kinds[i])
-            if read_faint:
+            if read_faint == "only":
                 faint.add(i)
             for row, crop in lines_of:
                 if isinstance(crop, str):  # read from the pixels alone (password bullets)
@@ -235,16 +235,17 @@ class PPOCR:
 
     # --- cropping ---------------------------------------------------------------------------------
     def _lines_of(self, rgb: np.ndarray, box: Sequence[int],
-                  kind: str | None) -> tuple[list[tuple[int, np.ndarray | str]], bool]:
+                  kind: str | None) -> tuple[list[tuple[int, np.ndarray | str]], str | None]:
         """The crops of one element in reading order, each with its visual line's number and scaled
         for the recogniser (or the text itself where the pixels alone tell it); and whether they
-        were found at the faint ink threshold."""
+        were found at the faint ink threshold: ``only`` there (nothing was ink at the usual one),
+        ``mostly`` (a few pixels were), None."""
         t = self.tuning
         h, w = rgb.shape[:2]
         x1, y1, x2, y2 = (int(v) for v in box)
         x1, y1, x2, y2 = max(0, x1), max(0, y1), min(w, x2), min(h, y2)
         if x2 - x1 < 2 or y2 - y1 < 2:
-            return [], False
+            return [], None
         # A few pixels of context: labelled and detected boxes often clip a descender or the last
         # glyph's edge; only ink that lies mostly inside the box is kept (below).
         c = t.context
@@ -257,7 +258,7 @@ class PPOCR:
         elif t.light_on_dark and (dark := _dark_on_light(crop, bg, t.ink_threshold)) is not None:
             crop, bg = dark, np.full(3, 255, np.uint8)
         outer = inner
-        faint = False
+        faint: str | None = None
         raw, inner, ink = self._ink(crop, bg, outer, kind, t.ink_threshold)
         if t.faint_ink < t.ink_threshold:
             # A greyed label (an insensitive button's, 190 on a 245 face) is fainter than ink, or
@@ -265,12 +266,12 @@ class PPOCR:
             # is, stretched to black on white for the recogniser.
             faint_raw, faint_inner, faint_ink = self._ink(crop, bg, outer, kind, t.faint_ink)
             if faint_ink.any() and ink.sum() < t.faint_share * faint_ink.sum():
+                faint = "mostly" if ink.any() else "only"
                 raw, inner, ink = faint_raw, faint_inner, faint_ink
                 crop, bg = _stretched(crop, bg, raw), np.full(3, 255, np.uint8)
-                faint = True
         framed = inner != outer
         if not ink.any():
-            return [], False
+            return [], None
         if kind in _MULTILINE_TYPES or len(_bands(ink)) > 1:
             found = self._detect_lines(crop, ink, bg)
             if framed:  # a scrolling box (a text area): its scroll bar, and lines it scrolled part-way
@@ -283,7 +284,7 @@ class PPOCR:
         if kind in _CARET_TYPES:
             found = [(r, _drop_caret(g)) for r, g in found]
         if kind in _PASSWORD_TYPES and len(found) == 1 and (n := _bullets(crop, bg, found[0][1])):
-            return [(0, "•" * n)], False
+            return [(0, "•" * n)], None
         return [(r, self._line(crop, bg, g)) for r, g in found if g.any()], faint
 
     def _ink(self, crop: np.ndarray, bg: np.ndarray, outer: tuple[int, int, int, int], kind: str | None,

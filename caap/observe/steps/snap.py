@@ -252,6 +252,8 @@ MISSED_LINES = 3  # whole lines looked for below a paragraph, one after another
 WORD_REACH = 8  # line heights either side of a line's boxes where its missed words are looked for ...
 GROW_ROUNDS = 12  # ... again from the grown boxes, this many times at most (a long line, word by word)
 WORD_ROWS = 0.4  # of the line's height a missed word's ink spans at least (a bar or a rule beside it: less)
+RULE_COLUMNS = 0.5  # of a missed word's inked columns inked in two rows at most: a line, not letters
+EDGE_ROWS = 0.9  # of the line's rows a column inks from top to bottom: a frame's edge, which no word crosses
 
 
 def _same_line(a: Box, b: Box) -> bool:
@@ -336,6 +338,15 @@ def add_missed_words(image: Image.Image, elements: Sequence[Element]) -> list[El
     return found
 
 
+def _rule_like(ink: np.ndarray) -> bool:
+    """Whether a word's ink (rows × columns) is mostly a line: over ``RULE_COLUMNS`` of its inked
+    columns ink two rows at most (a frame's line with a corner at its end), where a letter's
+    strokes ink more."""
+    counts = ink.sum(axis=0)
+    inked = counts[counts > 0]
+    return bool(inked.size) and float((inked <= 2).mean()) > RULE_COLUMNS
+
+
 def _group_lines(elements: Sequence[Element]) -> list[list[int]]:
     """Indexes of the one-line text and link boxes, grouped by line."""
     lines: list[list[int]] = []
@@ -387,6 +398,8 @@ def _add_band(pixels: np.ndarray, elements: Sequence[Element], out: list[Element
         inked = np.flatnonzero(rows[:, w.start:w.end].any(axis=1))
         if not inked.size or inked[-1] - inked[0] + 1 < WORD_ROWS * height:
             continue  # a bar, a rule or a field's edge: no word
+        if _rule_like(rows[:, w.start:w.end]):
+            continue  # a group box's frame line running on from its title
         # A word the line's own plain text box cuts (a long line's box stopping short, or starting
         # late): the part outside the box is missed, right beside it.
         cut_right = [boxes[i][2] for i in plain if boxes[i][0] < start < boxes[i][2] < end - 1]
@@ -399,12 +412,19 @@ def _add_band(pixels: np.ndarray, elements: Sequence[Element], out: list[Element
             continue
         link = not _same_colour(w.colour, text_colour) if text_colour.any() else w.underlined
         missed.append((start, end, link))
-    # Chain outwards from the found words: each missed word must be a word space from the line.
+    # Chain outwards from the found words: each missed word must be a word space from the line, with
+    # no frame's edge between (a line of ink top to bottom: a field's side after its label).
+    edges = np.flatnonzero(rows.mean(axis=0) >= EDGE_ROWS) + left
+
+    def apart(a: tuple[int, int], b: tuple[int, int]) -> bool:  # a frame's edge between two spans
+        lo, hi = (a[1], b[0]) if a[0] <= b[0] else (b[1], a[0])
+        return bool(((edges >= lo) & (edges < hi)).any())
+
     grown = True
     while grown and missed:
         grown = False
         for m in list(missed):
-            near = [sp for sp in spans if m[0] - sp[1] <= space and sp[0] - m[1] <= space]
+            near = [sp for sp in spans if m[0] - sp[1] <= space and sp[0] - m[1] <= space and not apart(sp[:2], m[:2])]
             if not near:
                 continue
             missed.remove(m)

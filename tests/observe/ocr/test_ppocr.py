@@ -387,6 +387,11 @@ def test_a_greyed_label_fainter_than_ink_is_read(reader: PPOCR) -> None:
     darker = image.copy()
     ImageDraw.Draw(darker).text((22, 6), "E", fill=(176, 176, 176), font=_font(14))
     assert reader.read(darker, [[0, 0, 90, 28]], ["button"])[0].text == "Export"
+    # A greyed digit (a calendar's day of the next month) read so is a digit, not a faint speck.
+    day = Image.new("RGB", (16, 16), (255, 255, 255))
+    ImageDraw.Draw(day).text((4, 1), "6", fill=(200, 200, 200), font=_font(12))
+    ImageDraw.Draw(day).point((7, 12), fill=(90, 90, 90))  # one pixel dark enough to be ink
+    assert reader.read(day, [[0, 0, 16, 16]], ["tabled_text"])[0].text == "6"
     # faint specks on a blank field (greyed steppers, a shading) read as punctuation are no label
     ImageDraw.Draw(blank).text((40, 6), "- +", fill=(200, 200, 200), font=_font(14))
     assert reader.read(blank, [[0, 0, 90, 28]], ["input_field"])[0] == OcrText("", 0.0)

@@ -272,6 +272,20 @@ def test_a_long_lines_box_stopping_mid_word_grows_to_the_lines_end() -> None:
         assert e.bbox[:2] == b[:2] and e.bbox[3] == b[3] and abs(e.bbox[2] - end) <= 2
 
 
+def test_a_group_boxs_frame_line_and_a_fields_value_are_no_words_of_the_label_before_them() -> None:
+    """Two screens of training apps: Tk's labelled frame draws its line on from the title's middle
+    (a rule with a corner at its end, not letters), and Qt's label ``Raw string literal:`` stands a
+    word space before a field whose value no box held on that screen (the field's side, a line of
+    ink top to bottom, parts them). Neither grows the label's box."""
+    from caap.observe.steps.snap import add_missed_words
+
+    desktop = Path(__file__).resolve().parents[2] / "fixtures" / "desktop"
+    for name, box in (("tk-group-title.png", (9, 9, 62, 20)), ("qt5-label-before-field.png", (11, 10, 126, 24))):
+        image = Image.open(desktop / name).convert("RGB")
+        label = Element(type=ElementType.TEXT, bbox=box, score=0.8)
+        assert add_missed_words(image, [label]) == [label], name
+
+
 def test_words_other_boxes_hold_or_far_from_the_line_are_not_added() -> None:
     from caap.observe.steps.snap import add_missed_words
 
