@@ -249,8 +249,9 @@ def snap_text_boxes(image: Image.Image, elements: Sequence[Element], *, max_shif
 LINE_TYPES = frozenset({ElementType.TEXT, ElementType.HYPERLINK})
 WORD_SPACE = 0.7  # line heights: the widest blank between two words of one line of running text
 MISSED_LINES = 3  # whole lines looked for below a paragraph, one after another
-WORD_REACH = 8  # line heights either side of a line's boxes where its missed words are looked for ...
-GROW_ROUNDS = 12  # ... again from the grown boxes, this many times at most (a long line, word by word)
+WORD_REACH = 3  # line heights either side of a line's boxes where its missed words are looked for
+GROW_REACH = 8  # ... then past the grown boxes' right side, again and again (a long line, word by word) ...
+GROW_ROUNDS = 12  # ... this many times at most
 WORD_ROWS = 0.4  # of the line's height a missed word's ink spans at least (a bar or a rule beside it: less)
 RULE_COLUMNS = 0.5  # of a missed word's inked columns inked in two rows at most: a line, not letters
 EDGE_ROWS = 0.9  # of the line's rows a column inks from top to bottom: a frame's edge, which no word crosses
@@ -311,14 +312,13 @@ def add_missed_words(image: Image.Image, elements: Sequence[Element]) -> list[El
         y2 = int(np.median([b[3] for b in members]))
         _add_band(pixels, elements, out, added, y1, y2, line, [(boxes[i][0], boxes[i][2], i) for i in line])
         # A line's box that stopped far short (the detector boxes no line wider than about 460 px)
-        # grows a few words at a time: each round looks WORD_REACH line heights past the grown box,
-        # so a long bar or a field's edge beside a text never passes for one of its words.
+        # grows a few words at a time to the right: each round looks GROW_REACH line heights past
+        # the grown box, so a long bar or a field's edge beside a text never passes for one of its words.
         for _ in range(GROW_ROUNDS):
             grown = [out[i].bbox for i in line]
-            if grown == [elements[i].bbox for i in line] and not added:
-                break
             count = len(added)
-            _add_band(pixels, out, out, added, y1, y2, line, [(out[i].bbox[0], out[i].bbox[2], i) for i in line])
+            _add_band(pixels, out, out, added, y1, y2, line, [(out[i].bbox[0], out[i].bbox[2], i) for i in line],
+                      rightwards=True, reach=GROW_REACH)
             if [out[i].bbox for i in line] == grown and len(added) == count:
                 break
     found = [*out, *added]
@@ -365,17 +365,19 @@ def _group_lines(elements: Sequence[Element]) -> list[list[int]]:
 
 def _add_band(pixels: np.ndarray, elements: Sequence[Element], out: list[Element], added: list[Element],
               y1: int, y2: int, line: list[int], spans: list[tuple[int, int, int | None]],
-              colour_line: tuple[int, int] | None = None) -> None:
+              colour_line: tuple[int, int] | None = None, rightwards: bool = False,
+              reach: int = WORD_REACH) -> None:
     """Find the missed words of the band ``y1``–``y2`` that chain out from ``spans`` (the found
     words of the line, (left, right, element index or None)); grow ``out``'s plain text boxes of
     ``line`` or append new elements to ``added``. ``colour_line``: the band whose plain text of
-    ``line`` gives the text colour (default: this band)."""
+    ``line`` gives the text colour (default: this band); ``rightwards``: only words after the
+    line's boxes; ``reach``: how far past the line's boxes, in line heights."""
     width = pixels.shape[1]
     boxes = {i: tuple(elements[i].bbox) for i in line}
     height = y2 - y1
     space = max(3, round(WORD_SPACE * height))
-    left = max(0, min(sp[0] for sp in spans) - WORD_REACH * height)
-    right = min(width, max(b[2] for b in boxes.values()) + WORD_REACH * height)
+    left = max(0, min(sp[0] for sp in spans) - (0 if rightwards else reach * height))
+    right = min(width, max(b[2] for b in boxes.values()) + reach * height)
     gap = max(3, round(height * 0.25))
     band = pixels[y1:y2, left:right]
     words = _words(band, gap)
@@ -400,14 +402,15 @@ def _add_band(pixels: np.ndarray, elements: Sequence[Element], out: list[Element
             continue  # a bar, a rule or a field's edge: no word
         if _rule_like(rows[:, w.start:w.end]):
             continue  # a group box's frame line running on from its title
-        # A word the line's own plain text box cuts (a long line's box stopping short, or starting
-        # late): the part outside the box is missed, right beside it.
-        cut_right = [boxes[i][2] for i in plain if boxes[i][0] < start < boxes[i][2] < end - 1]
-        cut_left = [boxes[i][0] for i in plain if start + 1 < boxes[i][0] < end < boxes[i][2]]
-        if cut_right:
-            start = max(cut_right)
-        elif cut_left:
-            end = min(cut_left)
+        # A word the line's own plain text box cuts at its right side (a long line's box stopping
+        # short): the rest of it is missed, right beside the box. (Not at its left side: a box that
+        # starts inside a word may hold a popup's item over a window's text, the rest of which runs
+        # on under the popup's edge.)
+        cut = [boxes[i][2] for i in plain if boxes[i][0] < start < boxes[i][2] < end - 1]
+        if cut:
+            start = max(cut)
+        elif rightwards and start < max(b[2] for b in boxes.values()):
+            continue
         if any(min(end, b[2]) - max(start, b[0]) > 0 for b in taken):
             continue
         link = not _same_colour(w.colour, text_colour) if text_colour.any() else w.underlined

@@ -1,0 +1,155 @@
+"""The whole observer's output on every labelled screen of a dataset, kept per screen with the labels
+and the match, and two such dumps compared: how a change to the observer moves found and texts, and
+which texts it puts right or wrong.
+
+    .venv/bin/python tools/observer_dump.py dump data/desktop-val18 runs/val18-after.jsonl
+    .venv/bin/python tools/observer_dump.py compare runs/val18-before.jsonl runs/val18-after.jsonl \\
+        --out results/observer/stop67-val-desktop-val18.json
+
+``dump`` runs the observer as ``caap eval reader --detector`` runs it (the shipped detector and
+reader, PP-OCR, the screen kind from the dataset), one JSON line per screen: its image, app, the
+observed elements, the labelled ones and, per observed element, the labelled one it matches (IoU ≥
+0.5, ``caap eval reader``'s matching) or -1. A dump made with another checkout's observer (``git
+worktree add``, then ``PYTHONPATH=<worktree>``) is the before. ``compare`` scores both dumps on the
+screens they share: labelled elements found, the default text's exact match over the found ones that
+have a known text, per app, and the texts right in one only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+
+def dump(data: Path, out: Path, detector: Path, checkpoint: Path, apps: str) -> None:
+    from caap.data.format import open_dataset
+    from caap.observe.detect.detector import Detector
+    from caap.observe.ocr.ppocr import PPOCR
+    from caap.observe.pipeline import Parts, Pipeline
+    from caap.observe.read.inference import Reader
+    from caap.observe.text_choice import screens_of
+    from caap.train.eval_detector import match_boxes
+
+    parts = Parts(detector=Detector(detector), reader=Reader(checkpoint), ocr=PPOCR())
+    pipeline = Pipeline()
+    ds = open_dataset(data)
+    prefixes = tuple(a for a in apps.split(",") if a)
+    with out.open("w", encoding="utf-8") as f:
+        for path in ds.label_paths():
+            ann = ds.load(path)
+            if not ann.elements or (prefixes and not (ann.source.task or "").startswith(prefixes)):
+                continue
+            parts.screens = screens_of(ann.source.kind)
+            with Image.open(ds.image_path(ann)) as im:
+                image = im.convert("RGB")
+            found = pipeline.run(pipeline.look(image, parts))
+            match = match_boxes([(e.score or 0.0, e.bbox) for e in found], [e.bbox for e in ann.elements], 0.5)
+            f.write(json.dumps({"image": str(ds.image_path(ann)), "app": ann.source.task,
+                                "found": [e.model_dump(mode="json") for e in found],
+                                "gold": [e.model_dump(mode="json") for e in ann.elements],
+                                "match": list(match)}, ensure_ascii=False) + "\n")
+            f.flush()
+
+
+def _load(path: Path) -> dict[str, dict[str, Any]]:
+    screens = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            screens[Path(record["image"]).name] = record
+    return screens
+
+
+def _texts(record: dict[str, Any]) -> dict[int, str]:
+    """Per labelled element with a match, the text observed for it."""
+    return {j: record["found"][i].get("text") or "" for i, j in enumerate(record["match"]) if j >= 0}
+
+
+def _score(screens: dict[str, dict[str, Any]], names: list[str]) -> dict[str, Any]:
+    labelled = found = known = right = 0
+    per_app: dict[str, Counter[str]] = {}
+    for name in names:
+        record = screens[name]
+        app = per_app.setdefault(record["app"], Counter())
+        texts = _texts(record)
+        labelled += len(record["gold"])
+        found += len(texts)
+        app["labelled"] += len(record["gold"])
+        app["found"] += len(texts)
+        for j, text in texts.items():
+            gold = record["gold"][j].get("text")
+            if gold is not None:
+                known += 1
+                right += text == gold
+                app["known"] += 1
+                app["right"] += text == gold
+    return {"labelled": labelled, "found": round(found / max(labelled, 1), 4), "texts_known": known,
+            "text_exact": round(right / max(known, 1), 4), "texts_right": right,
+            "per_app": {a: {"found": round(c["found"] / max(c["labelled"], 1), 4),
+                            "text_exact": round(c["right"] / max(c["known"], 1), 4), "texts": c["known"]}
+                        for a, c in sorted(per_app.items())}}
+
+
+def compare(before: Path, after: Path) -> dict[str, Any]:
+    a, b = _load(before), _load(after)
+    names = sorted(set(a) & set(b))
+    changed = []
+    for name in names:
+        ta, tb = _texts(a[name]), _texts(b[name])
+        for j, gold in enumerate(a[name]["gold"]):
+            text = gold.get("text")
+            if text is None or (ta.get(j) == text) == (tb.get(j) == text):
+                continue
+            changed.append({"app": a[name]["app"], "screen": name, "label": text, "before": ta.get(j),
+                            "after": tb.get(j), "right_after": tb.get(j) == text})
+    return {"before": str(before), "after": str(after), "screens": len(names),
+            "scores": {"before": _score(a, names), "after": _score(b, names)},
+            "texts_put_right": sum(c["right_after"] for c in changed),
+            "texts_put_wrong": sum(not c["right_after"] for c in changed), "changed": changed}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("dump", help="run the observer on every labelled screen")
+    d.add_argument("data", type=Path)
+    d.add_argument("out", type=Path)
+    d.add_argument("--detector", type=Path, default=Path("models/detector/caap-yolov8n-any.pt"))
+    d.add_argument("--checkpoint", type=Path, default=Path("models/reader"))
+    d.add_argument("--apps", default="", help="comma-separated app name prefixes (default: every app)")
+    c = sub.add_parser("compare", help="score two dumps on the screens they share")
+    c.add_argument("before", type=Path)
+    c.add_argument("after", type=Path)
+    c.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    if args.command == "dump":
+        for path in (args.data, args.detector, args.checkpoint):
+            if not path.exists():
+                raise SystemExit(f"{path}: no such file or directory")
+        dump(args.data, args.out, args.detector, args.checkpoint, args.apps)
+        return
+    for path in (args.before, args.after):
+        if not path.is_file():
+            raise SystemExit(f"{path}: no such dump")
+    try:
+        result = compare(args.before, args.after)
+    except (json.JSONDecodeError, KeyError) as exc:
+        raise SystemExit(f"not an observer dump: {exc}") from None
+    for side in ("before", "after"):
+        s = result["scores"][side]
+        print(f"{side:6s} {result['screens']} screens: found {s['found']:.4f} of {s['labelled']}, "
+              f"text exact {s['text_exact']:.4f} of {s['texts_known']}")
+    print(f"texts put right {result['texts_put_right']}, put wrong {result['texts_put_wrong']}")
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
