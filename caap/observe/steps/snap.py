@@ -315,6 +315,8 @@ def add_missed_words(image: Image.Image, elements: Sequence[Element]) -> list[El
         # grows a few words at a time to the right: each round looks GROW_REACH line heights past
         # the grown box, so a long bar or a field's edge beside a text never passes for one of its words.
         for _ in range(GROW_ROUNDS):
+            if not _ink_after(pixels, [out[i].bbox for i in line], y1, y2):
+                break  # nothing a word space after the line: it ends there (most lines)
             grown = [out[i].bbox for i in line]
             count = len(added)
             _add_band(pixels, out, out, added, y1, y2, line, [(out[i].bbox[0], out[i].bbox[2], i) for i in line],
@@ -336,6 +338,17 @@ def add_missed_words(image: Image.Image, elements: Sequence[Element]) -> list[El
             break
         found += more
     return found
+
+
+def _ink_after(pixels: np.ndarray, boxes: Sequence[Box], y1: int, y2: int) -> bool:
+    """Whether anything is drawn within a word space after the last of a line's ``boxes``, against
+    the colour round the line: where nothing is, no word can chain on from it."""
+    start, end = min(b[0] for b in boxes), max(b[2] for b in boxes)
+    space = max(3, round(WORD_SPACE * (y2 - y1)))
+    band = pixels[y1:y2, start:end + space]
+    if band.size == 0 or end >= pixels.shape[1]:
+        return False
+    return bool(ink_mask(band[:, end - start:], background_colour(band), INK_DIFFERENCE).any())
 
 
 def _rule_like(ink: np.ndarray) -> bool:
