@@ -260,7 +260,10 @@ class PPOCR:
         outer = inner
         faint: str | None = None
         raw, inner, ink = self._ink(crop, bg, outer, kind, t.ink_threshold)
-        if t.faint_ink < t.ink_threshold:
+        # The text's ink at the faint threshold is part of all the ink there: where the usual ink
+        # reaches the share of that, the label is no greyed one (most crops, without the full look).
+        if t.faint_ink < t.ink_threshold and \
+                ink.sum() < t.faint_share * ink_mask(crop, bg, t.faint_ink, reduce="max").sum():
             # A greyed label (an insensitive button's, 190 on a 245 face) is fainter than ink, or
             # only its darkest pixels reach it (fragments read as `-` or `P`): read it as the ink it
             # is, stretched to black on white for the recogniser.

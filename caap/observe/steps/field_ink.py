@@ -356,15 +356,20 @@ def keypad_glyphs(crop: np.ndarray, box: Box) -> Box | None:
     tight = ink_extent(ink, box, 0)
     if tight is None:
         return None
+    if not _key_sized(tight, crop.shape):
+        return None
     # Measured at a faint threshold too: a greyed label (Qt's insensitive buttons) is fainter than
     # ink but for a few of its pixels, which alone would pass for a key's glyph.
-    for extent in (tight, ink_extent(ink_mask(crop, background, KEYPAD_FAINT, "max"), box, 0) or tight):
-        width, height = extent[2] - extent[0], extent[3] - extent[1]
-        if height > KEYPAD_SHARE * crop.shape[0] or width > KEYPAD_SHARE * crop.shape[1] or \
-                width > KEYPAD_WIDTH * height:
-            return None
-    height = tight[3] - tight[1]
-    return ink_extent(ink, box, max(3, round(KEYPAD_PAD * height)))
+    faint = ink_extent(ink_mask(crop, background, KEYPAD_FAINT, "max"), box, 0)
+    if faint is not None and not _key_sized(faint, crop.shape):
+        return None
+    return ink_extent(ink, box, max(3, round(KEYPAD_PAD * (tight[3] - tight[1]))))
+
+
+def _key_sized(extent: Box, shape: tuple[int, ...]) -> bool:
+    """Whether ink spanning ``extent`` is a few small glyphs in a crop of ``shape``: a key's."""
+    width, height = extent[2] - extent[0], extent[3] - extent[1]
+    return height <= KEYPAD_SHARE * shape[0] and width <= KEYPAD_SHARE * shape[1] and width <= KEYPAD_WIDTH * height
 
 
 def reading_boxes(image: Image.Image, elements: Sequence[Element], *, keys: bool = False) -> list[Element]:
