@@ -507,10 +507,12 @@ def _emit(tree: _Tree, node: Node, kind: str, box: Box, clips: list[Box], window
         c.text = (node.text if node.text else node.name) or None
         if node.lines:
             c.lines = [(str(t), _shift((x, y, x + w, y + h), place.dx, place.dy)) for t, x, y, w, h in node.lines]
-    if kind == "icon" and node.role in ("check box", "toggle button"):
+    # A toggle button is held down while on. GTK 4 reports its toggle buttons as push buttons that
+    # are pressed while on; a plain push button is pressed only under a mouse button held down.
+    if kind == "icon" and (node.role in ("check box", "toggle button") or "pressed" in states):
         c.checked = "checked" in states or "pressed" in states
-    if kind == "button":  # a toggle button is held down while on; a push button never stays down
-        c.checked = node.role in ("toggle button", "radio button") and ("checked" in states or "pressed" in states)
+    if kind == "button":
+        c.checked = "pressed" in states or (node.role in ("toggle button", "radio button") and "checked" in states)
     if kind in ("checkbox", "radio"):
         c.checked = None if "indeterminate" in states else "checked" in states or (
             node.role == "toggle button" and "pressed" in states)

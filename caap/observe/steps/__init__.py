@@ -34,6 +34,7 @@ from caap.observe.steps.focus import drawn_focus, empty_caret_fields
 from caap.observe.steps.framed_icons import framed_icons
 from caap.observe.steps.frames import grow_framed_icons, grow_to_frame_ends
 from caap.observe.steps.grips import resize_grips
+from caap.observe.steps.indicators import labelled_controls
 from caap.observe.steps.label_stacks import centred_label_stacks
 from caap.observe.steps.letter_shapes import letter_shapes
 from caap.observe.steps.levels import read_levels
@@ -154,6 +155,8 @@ STEPS: tuple[Step, ...] = (
          "the letter l", lambda look, els: bars_as_letters(look.image, els), READER),
     Step("retype_controls_by_outline", "settle", "a round control is a radio button, a square one a checkbox",
          lambda look, els: control_kinds(look.image, els), READER),
+    Step("retype_labelled_controls", "settle", "a text, row or field whose box starts with a check box's or radio "
+         "button's control is that control", lambda look, els: labelled_controls(look.image, els), READER),
     Step("read_states", "settle", "the state head reads each control's states (ticked, focused, selected, "
          "open, greyed...) from its pixels", read_states, READER),
     Step("read_drawn_focus", "settle", "desktop: the one control showing a dotted ring, a caret or an accent ring "

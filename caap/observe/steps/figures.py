@@ -142,13 +142,15 @@ def _control(rgb: np.ndarray, box: Sequence[int]) -> np.ndarray | None:
     return None if found is None else found[0]
 
 
-def _corners(control: np.ndarray) -> float:
+def corner_ink(control: np.ndarray) -> float:
+    """The mean ink share of a control's four corner squares (a fifth of its side): a circle leaves
+    them empty, a square, even rounded, does not."""
     k = max(2, round(min(control.shape) * 0.2))
     return float(np.mean([control[:k, :k].mean(), control[:k, -k:].mean(),
                           control[-k:, :k].mean(), control[-k:, -k:].mean()]))
 
 
-def _enclosed(control: np.ndarray) -> float:
+def enclosed_share(control: np.ndarray) -> float:
     """The share of the control's bounding box inside its outline (holes filled; an outline left
     open by a faint edge encloses little, and says nothing)."""
     free = np.pad(~control, 1, constant_values=True)
@@ -177,10 +179,10 @@ def control_kind(rgb: np.ndarray, box: Sequence[int]) -> ElementType | None:
     control = _control(rgb, box)
     if control is None:
         return None
-    enclosed = _enclosed(control)
+    enclosed = enclosed_share(control)
     if enclosed < OPEN_OUTLINE:
         return None
-    if _corners(control) <= ROUND_CORNERS and enclosed < SQUARE_FILL:
+    if corner_ink(control) <= ROUND_CORNERS and enclosed < SQUARE_FILL:
         return ElementType.RADIO
     return ElementType.CHECKBOX
 
