@@ -523,6 +523,10 @@ def _emit(tree: _Tree, node: Node, kind: str, box: Box, clips: list[Box], window
     if kind in ("tabled_text", "tab", "tree_item", "text", "hyperlink"):
         menu = node.role in ("menu item", "check menu item", "radio menu item", "menu")
         c.highlighted = any(s in states for s in (MENU_HIGHLIGHT_STATES if menu else HIGHLIGHT_STATES))
+        if kind in ("tabled_text", "text", "hyperlink") and not c.highlighted:
+            # A text inside a selected row is part of what is selected (GTK 4's list box rows hold
+            # their texts as children), as a web page's text in its active row is (annotate.js).
+            c.highlighted = any(a.role in ROW_ROLES and "selected" in a.states for a in tree.ancestors(node))
     if kind == "tree_item":
         c.expanded = ("expanded" in states) if "expandable" in states else None
     if kind in ("checkbox", "radio"):
