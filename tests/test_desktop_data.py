@@ -407,18 +407,22 @@ def test_roles_map_to_the_taxonomy_and_gtk4_boxes_move_to_the_screen():
     assert by_type["button"].grow  # GTK 4 reports content boxes: the frame is found in the pixels
     assert by_type["tab"].text == "Info" and by_type["tab"].highlighted is True
     assert by_type["checkbox"].checked is True and by_type["checkbox"].window == 9
-    # A text inside a selected row is selected with it (GTK 4's list box rows are unnamed list items
-    # holding their texts), as a web page's text inside its active row is; one in a plain row is not.
+    # A text inside a selected row is selected with it (gtk4-demo's list box: a message's row holds
+    # its author, its text and its buttons), as a web page's text inside its active row is; a text in
+    # a row not selected is not.
     rows = {"toolkits": ["GTK 4.8.3"], "nodes": [
         node(0, None, 0, "application", "demo"),
         node(1, 0, 1, "frame", "Demo", [0, 0, 790, 590]),
         node(2, 1, 2, "list item", "", [0, 300, 400, 40], states=("visible", "selected", "sensitive")),
         node(3, 2, 3, "label", "GTK and friends", [10, 305, 200, 16], text="GTK and friends"),
-        node(4, 1, 2, "list item", "", [0, 340, 400, 40], states=("visible", "sensitive")),
-        node(5, 4, 3, "label", "Resent by", [10, 345, 200, 16], text="Resent by"),
+        node(4, 2, 3, "label", "recently", [10, 322, 200, 16], text="recently"),
+        node(5, 1, 2, "list item", "", [0, 340, 400, 40], states=("visible", "sensitive")),
+        node(6, 5, 3, "label", "Resent by", [10, 345, 200, 16], text="Resent by"),
+        node(7, 5, 3, "label", "GNOME", [10, 362, 200, 16], text="GNOME"),
     ]}
-    texts = {c.text: c.highlighted for c in atspi_candidates(rows, [_win(9, (100, 50, 900, 650))])}
-    assert texts == {"GTK and friends": True, "Resent by": False}
+    texts = {c.text: (c.type, c.highlighted) for c in atspi_candidates(rows, [_win(9, (100, 50, 900, 650))])}
+    assert texts == {"GTK and friends": ("text", True), "recently": ("text", True), "Resent by": ("text", False),
+                     "GNOME": ("text", False)}
     # States beyond the paper's: insensitive is greyed, "indeterminate" is neither ticked nor clear,
     # a range's value is its place between minimum and maximum.
     assert by_type["checkbox"].enabled is True and by_type["checkbox"].indeterminate is False

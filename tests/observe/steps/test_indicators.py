@@ -24,13 +24,16 @@ def _screen(name: str) -> tuple[Image.Image, list[Element], list[str | None]]:
 
 
 @pytest.mark.parametrize("name", ["gtk3-toggle-rows", "qt5-radios-as-texts", "gtk3-check-focus-frame",
-                                  "gtk4-file-icons", "gtk3-places-icons", "qt5-document-icons", "qt5-bold-capital"])
+                                  "gtk4-file-icons", "gtk3-places-icons", "qt5-document-icons", "qt5-bold-capital",
+                                  "qt5-menu-save-icon", "synth-capital-o", "synth-okay", "synth-cjk-square"])
 def test_a_text_starting_with_a_control_is_that_control_and_one_starting_with_an_icon_is_not(name):
     """Cuts of validation screens of training apps with the detector's boxes. GTK 3's toggle cells
     and Qt's radio buttons boxed as texts and rows (a checked cell on a selected row among them), a
     GTK 3 check box boxed on its dotted focus frame as a field: each becomes the control its label
-    names, boxed from the control. Names after a folder's, a file's, a clock's or a document's icon
-    (square, ringed, few of them coloured) and a bold capital before small letters stay texts."""
+    names, boxed from the control. Names after a folder's, a file's, a clock's, a document's or a
+    floppy disk's icon (square, ringed, of many colours), a bold capital before small letters, and
+    on generated pages a large capital O and a CJK ro (a square) as tall as the letters after them
+    stay texts."""
     image, elements, labelled = _screen(name)
     got = labelled_controls(image, elements)
     assert len(got) == len(elements)
@@ -46,8 +49,9 @@ def test_a_text_starting_with_a_control_is_that_control_and_one_starting_with_an
         assert any(e.type != b.type for e, b in zip(got, elements, strict=True))
 
 
-def _line(control: str, text: str, *, boxed: bool = False) -> tuple[Image.Image, list[Element]]:
-    """A drawn check box (a 14 px square outline) or radio button (a ring with a dot), then a label."""
+def _line(control: str, text: str, *, boxed: bool = False, size: int = 13) -> tuple[Image.Image, list[Element]]:
+    """A drawn check box (a 14 px square outline) or radio button (a ring with a dot), then a label
+    in DejaVu Sans of ``size`` px."""
     image = Image.new("RGB", (220, 40), (240, 240, 240))
     draw = ImageDraw.Draw(image)
     if control == "square":
@@ -55,8 +59,8 @@ def _line(control: str, text: str, *, boxed: bool = False) -> tuple[Image.Image,
     elif control == "ring":
         draw.ellipse((10, 12, 23, 25), fill=(255, 255, 255), outline=(120, 120, 120))
         draw.ellipse((14, 16, 19, 21), fill=(40, 40, 40))
-    font = ImageFont.truetype(str(FONT), 13)
-    draw.text((30 if control else 10, 12), text, fill=(20, 20, 20), font=font)
+    font = ImageFont.truetype(str(FONT), size)
+    draw.text((30 if control else 10, 10), text, fill=(20, 20, 20), font=font)
     elements = [Element(type=ElementType.TEXT, bbox=(10, 11, 200, 27), text=text, score=0.9)]
     if boxed:
         elements.append(Element(type=ElementType.CHECKBOX, bbox=(9, 11, 25, 27), text="", score=0.9))
@@ -70,9 +74,10 @@ def test_the_control_is_told_by_its_shape_and_size_and_a_control_boxed_already_s
     pixels = np.asarray(rgb)
     assert leading_control(pixels, (10, 11, 200, 27)) == (ElementType.CHECKBOX, (10, 12, 24, 26))
     assert leading_control(np.asarray(_line("ring", "Large")[0]), (10, 11, 200, 27))[0] == ElementType.RADIO
-    # A capital O as tall as the letters after it, and one standing alone, are letters.
+    # A capital O is a ring as tall as the capitals after it: a letter, standing alone or not.
     assert leading_control(np.asarray(_line("", "Options")[0]), (10, 11, 200, 27)) is None
-    assert leading_control(np.asarray(_line("", "O Level")[0]), (10, 11, 200, 27)) is None
+    for size in (13, 17):
+        assert leading_control(np.asarray(_line("", "O  Level", size=size)[0]), (10, 9, 200, 30)) is None
     # A control the detector boxed on its own keeps its label a text beside it.
     image, elements = _line("square", "Remember me", boxed=True)
     assert labelled_controls(image, elements) == elements
