@@ -225,8 +225,10 @@ MUTATIONS = (
              ("tests/observe/steps/test_indicators.py",)),
     Mutation("gtk4-toggle-up", "a GTK 4 toggle button, a push button pressed while on, is labelled up",
              "caap/bench/desktop/atspi.py",
-             'c.checked = "pressed" in states or (node.role in ("toggle button", "radio button") and "checked" in states)',
-             'c.checked = node.role in ("toggle button", "radio button") and ("checked" in states or "pressed" in states)',
+             'c.checked = "pressed" in states or '
+             '(node.role in ("toggle button", "radio button") and "checked" in states)',
+             'c.checked = node.role in ("toggle button", "radio button") and '
+             '("checked" in states or "pressed" in states)',
              ("tests/test_desktop_data.py",)),
     Mutation("row-text-unselected", "a text inside a selected row is labelled not selected",
              "caap/bench/desktop/atspi.py",

@@ -12,7 +12,8 @@ observed elements, the labelled ones and, per observed element, the labelled one
 0.5, ``caap eval reader``'s matching) or -1. A dump made with another checkout's observer (``git
 worktree add``, then ``PYTHONPATH=<worktree>``) is the before. ``compare`` scores both dumps on the
 screens they share: labelled elements found, the default text's exact match over the found ones that
-have a known text, per app, and the texts right in one only.
+have a known text, per app, the texts right in one only, and each state per toolkit as
+``tools/state_ab.py`` scores its ``head+drawn`` variant (the whole observer).
 """
 
 from __future__ import annotations
@@ -96,6 +97,20 @@ def _score(screens: dict[str, dict[str, Any]], names: list[str]) -> dict[str, An
                         for a, c in sorted(per_app.items())}}
 
 
+def _states(screens: dict[str, dict[str, Any]], names: list[str]) -> dict[str, Any]:
+    from state_ab import StateTally  # tools/ is the script's own folder, first on sys.path
+
+    from caap.elements import Element
+    from caap.train.eval_reader import toolkit_of
+
+    tally = StateTally()
+    for name in names:
+        record = screens[name]
+        tally.add([Element.model_validate(e) for e in record["found"]],
+                  [Element.model_validate(e) for e in record["gold"]], toolkit_of(record["app"] or ""))
+    return tally.report()
+
+
 def compare(before: Path, after: Path) -> dict[str, Any]:
     a, b = _load(before), _load(after)
     names = sorted(set(a) & set(b))
@@ -110,6 +125,7 @@ def compare(before: Path, after: Path) -> dict[str, Any]:
                             "after": tb.get(j), "right_after": tb.get(j) == text})
     return {"before": str(before), "after": str(after), "screens": len(names),
             "scores": {"before": _score(a, names), "after": _score(b, names)},
+            "states": {"before": _states(a, names), "after": _states(b, names)},
             "texts_put_right": sum(c["right_after"] for c in changed),
             "texts_put_wrong": sum(not c["right_after"] for c in changed), "changed": changed}
 
@@ -146,6 +162,14 @@ def main() -> None:
         print(f"{side:6s} {result['screens']} screens: found {s['found']:.4f} of {s['labelled']}, "
               f"text exact {s['text_exact']:.4f} of {s['texts_known']}")
     print(f"texts put right {result['texts_put_right']}, put wrong {result['texts_put_wrong']}")
+    for state, kits in result["states"]["after"].items():
+        for kit, after in kits.items():
+            before = result["states"]["before"][state].get(kit)
+            if before is not None:
+                print(f"{state:<12}{kit:<6}{after['elements']:>6}  accuracy {before['accuracy']:.4f} -> "
+                      f"{after['accuracy']:.4f}  recall/precision {before['recall_true'] or 0:.2f}/"
+                      f"{before['precision_true'] or 0:.2f} -> {after['recall_true'] or 0:.2f}/"
+                      f"{after['precision_true'] or 0:.2f}")
     if args.out:
         args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     sys.stdout.flush()

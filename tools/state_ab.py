@@ -34,6 +34,7 @@ from typing import Any
 from PIL import Image
 
 from caap.data.format import open_dataset
+from caap.elements import Element
 from caap.observe.detect.detector import Detector
 from caap.observe.ocr.ppocr import PPOCR
 from caap.observe.pipeline import Parts, Pipeline
@@ -56,6 +57,45 @@ VARIANTS: dict[str, tuple[str, ...]] = {
 }
 
 
+class StateTally:
+    """Each state's scores over matched elements, per toolkit and over all."""
+
+    def __init__(self) -> None:
+        # counts[state][toolkit] = [right, total, true, said true, both, read, right where read]
+        self.counts: dict[str, dict[str, list[int]]] = {s: defaultdict(lambda: [0] * 7) for s in SCORED}
+
+    def add(self, got: list[Element], gold: list[Element], kit: str) -> None:
+        matched = match_boxes([(e.score or 0.0, e.bbox) for e in got], [e.bbox for e in gold], 0.5)
+        for e, j in zip(got, matched, strict=True):
+            if j < 0:
+                continue
+            for s in BOOLEAN_ATTRIBUTES:
+                truth, said = getattr(gold[j], s), getattr(e, s)
+                if truth is None:
+                    continue
+                # Unread: the usual value, as the prompt takes it (enabled, not indeterminate, not down).
+                usual = prompt_default(e.type, s)
+                said_as = usual if said is None and usual is not None else bool(said)
+                for key in (kit, "all"):
+                    row = self.counts[scored_as(s, gold[j].type)][key]
+                    row[0] += said_as == truth
+                    row[1] += 1
+                    row[2] += truth
+                    row[3] += said_as
+                    row[4] += said_as and truth
+                    row[5] += said is not None
+                    row[6] += said is not None and said == truth
+
+    def report(self) -> dict[str, dict[str, dict[str, Any]]]:
+        return {s: {kit: {"elements": r[1], "accuracy": round(r[0] / r[1], 4),
+                          "majority": round(max(r[2], r[1] - r[2]) / r[1], 4),
+                          "recall_true": round(r[4] / r[2], 3) if r[2] else None,
+                          "precision_true": round(r[4] / r[3], 3) if r[3] else None,
+                          "read": r[5], "accuracy_where_read": round(r[6] / r[5], 4) if r[5] else None}
+                    for kit, r in sorted(kits.items()) if r[1]}
+                for s, kits in self.counts.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", type=Path)
@@ -75,9 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     paths = ds.label_paths()
     if args.limit and args.limit < len(paths):
         paths = [paths[int(i * len(paths) / args.limit)] for i in range(args.limit)]
-    # counts[variant][state][toolkit] = [right, total, true, said true, both, read, right where read]
-    counts: dict[str, dict[str, dict[str, list[int]]]] = {
-        v: {s: defaultdict(lambda: [0, 0, 0, 0, 0, 0, 0]) for s in SCORED} for v in VARIANTS}
+    tallies = {v: StateTally() for v in VARIANTS}
     for n, path in enumerate(paths):
         ann = ds.load(path)
         if not ann.elements:
@@ -89,39 +127,10 @@ def main(argv: list[str] | None = None) -> int:
         kit = toolkit_of(ann.source.task or "")
         for variant, pipeline in rest.items():
             got = pipeline.run(look, before, start="read_states")
-            matched = match_boxes([(e.score or 0.0, e.bbox) for e in got], [e.bbox for e in ann.elements], 0.5)
-            for e, j in zip(got, matched, strict=True):
-                if j < 0:
-                    continue
-                gold = ann.elements[j]
-                for s in BOOLEAN_ATTRIBUTES:
-                    truth, said = getattr(gold, s), getattr(e, s)
-                    if truth is None:
-                        continue
-                    # Unread: the usual value, as the prompt takes it (enabled, not indeterminate, not down).
-                    usual = prompt_default(e.type, s)
-                    said_as = usual if said is None and usual is not None else bool(said)
-                    for key in (kit, "all"):
-                        row = counts[variant][scored_as(s, gold.type)][key]
-                        row[0] += said_as == truth
-                        row[1] += 1
-                        row[2] += truth
-                        row[3] += said_as
-                        row[4] += said_as and truth
-                        row[5] += said is not None
-                        row[6] += said is not None and said == truth
+            tallies[variant].add(got, ann.elements, kit)
         print(f"\r{n + 1}/{len(paths)}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    report: dict[str, Any] = {}
-    for variant, states in counts.items():
-        report[variant] = {}
-        for s, kits in states.items():
-            report[variant][s] = {kit: {"elements": r[1], "accuracy": round(r[0] / r[1], 4),
-                                        "majority": round(max(r[2], r[1] - r[2]) / r[1], 4),
-                                        "recall_true": round(r[4] / r[2], 3) if r[2] else None,
-                                        "precision_true": round(r[4] / r[3], 3) if r[3] else None,
-                                        "read": r[5], "accuracy_where_read": round(r[6] / r[5], 4) if r[5] else None}
-                                  for kit, r in sorted(kits.items()) if r[1]}
+    report = {v: t.report() for v, t in tallies.items()}
     print(f"{'state':<12}{'toolkit':<8}{'n':>6}{'majority':>10}" + "".join(f"{v:>18}" for v in VARIANTS)
           + "   (accuracy; recall/precision of true)")
     for s in SCORED:
