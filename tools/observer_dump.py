@@ -166,7 +166,7 @@ def main() -> None:
         for kit, after in kits.items():
             before = result["states"]["before"][state].get(kit)
             if before is not None:
-                print(f"{state:<12}{kit:<6}{after['elements']:>6}  accuracy {before['accuracy']:.4f} -> "
+                print(f"{state:<14}{kit:<6}{after['elements']:>6}  accuracy {before['accuracy']:.4f} -> "
                       f"{after['accuracy']:.4f}  recall/precision {before['recall_true'] or 0:.2f}/"
                       f"{before['precision_true'] or 0:.2f} -> {after['recall_true'] or 0:.2f}/"
                       f"{after['precision_true'] or 0:.2f}")

@@ -92,7 +92,8 @@ DESCRIPTIONS: tuple[tuple[str, str], ...] = (
                                     "MiniWoB val"),
     ("observer/stop*-dump-ab-*.json", "The whole observer before and after a stop's changes on validation screens of "
                                       "training apps, from per-screen dumps (`tools/observer_dump.py compare`): "
-                                      "found, texts exact and every text put right or wrong"),
+                                      "found, texts exact, every text put right or wrong and (since stop 68) each "
+                                      "state per toolkit"),
     ("observer/*-ab-*.json", "States read on the same detected boxes of labelled screens by the reader, the reader "
                              "with the pixel rules, and the state head, per state and toolkit (`tools/state_ab.py`)"),
     ("observer/stop*-reserved-*-observer.json", "The previous stop's observer on this stop's reserved desktop screens "
