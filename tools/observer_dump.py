@@ -101,13 +101,19 @@ def _states(screens: dict[str, dict[str, Any]], names: list[str]) -> dict[str, A
     from state_ab import StateTally  # tools/ is the script's own folder, first on sys.path
 
     from caap.elements import Element
+    from caap.taxonomy import ATTRIBUTES, attributes_of
     from caap.train.eval_reader import toolkit_of
+
+    def element(fields: dict[str, Any]) -> Element:
+        # Another checkout's dump may hold a state its element type no longer carries: dropped.
+        allowed = attributes_of(fields["type"])
+        return Element.model_validate({k: v for k, v in fields.items() if k not in ATTRIBUTES or k in allowed})
 
     tally = StateTally()
     for name in names:
         record = screens[name]
-        tally.add([Element.model_validate(e) for e in record["found"]],
-                  [Element.model_validate(e) for e in record["gold"]], toolkit_of(record["app"] or ""))
+        tally.add([element(e) for e in record["found"]], [element(e) for e in record["gold"]],
+                  toolkit_of(record["app"] or ""))
     return tally.report()
 
 
