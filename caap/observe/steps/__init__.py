@@ -40,7 +40,7 @@ from caap.observe.steps.letter_shapes import letter_shapes
 from caap.observe.steps.levels import read_levels
 from caap.observe.steps.missed_text import missed_lines
 from caap.observe.steps.mnemonics import without_mnemonic_underlines
-from caap.observe.steps.pressed import pressed_faces
+from caap.observe.steps.pressed import pressed_faces, shaded_buttons
 from caap.observe.steps.scrollbars import arrow_scrollbars, trough_scrollbars
 from caap.observe.steps.segments import drawn_lines
 from caap.observe.steps.selection import rounded_faces
@@ -48,7 +48,7 @@ from caap.observe.steps.separators import split_at_separators
 from caap.observe.steps.shape_fit import fit_icons, fit_small_shapes
 from caap.observe.steps.snap import add_missed_rows, add_missed_words, snap_text_boxes, split_links
 from caap.observe.steps.states import read_states
-from caap.observe.steps.switches import toggle_switches
+from caap.observe.steps.switches import retype_pills, toggle_switches
 from caap.observe.steps.text_areas import framed_text_areas
 
 
@@ -157,6 +157,8 @@ STEPS: tuple[Step, ...] = (
          lambda look, els: control_kinds(look.image, els), READER),
     Step("retype_labelled_controls", "settle", "a text, row or field whose box starts with a check box's or radio "
          "button's control is that control", lambda look, els: labelled_controls(look.image, els), READER),
+    Step("retype_switch_pills", "settle", "a text, button or icon box fitted to a switch's pill, read as one glyph "
+         "at most, is a checkbox", lambda look, els: retype_pills(look.image, els, look.page_difference), READER),
     Step("read_states", "settle", "the state head reads each control's states (ticked, focused, selected, "
          "open, greyed...) from its pixels", read_states, READER),
     Step("read_drawn_focus", "settle", "desktop: the one control showing a dotted ring, a caret or an accent ring "
@@ -171,6 +173,10 @@ STEPS: tuple[Step, ...] = (
          else dithered_faces(look.screen, els), READER),
     Step("read_pressed_faces", "settle", "desktop: an icon on a shaded face among flat ones is held down, a flat "
          "one is not", lambda look, els: els if look.parts.screens != "desktop" else pressed_faces(look.screen, els),
+         READER),
+    Step("read_shaded_buttons", "settle", "desktop: a button (or tab) on a plain grey face well darker "
+         "than its surround is held down",
+         lambda look, els: els if look.parts.screens != "desktop" else shaded_buttons(look.screen, els),
          READER),
     Step("read_levels", "settle", "a slider's or progress bar's value from where its thumb or fill stands",
          lambda look, els: read_levels(rgb_pixels(look.image), els), READER),  # a state: read with the rest

@@ -115,6 +115,8 @@ CARET_MAX_WIDTH = 2    # px: a caret is one pixel wide, two with anti-aliasing
 CARET_MIN_PX = 8       # px: its least height ...
 CARET_GAP_PX = 4       # px: the most blank between a value's last letter and the caret after it
 CARET_MAX_SHARE = 0.85  # ... and at most this share of the field's inside (a longer line is the frame's)
+MERGED_LINES = 1.6     # a text view's band of ink this many times its shortest line's height holds lines that touch
+CARET_CLEAR_PX = 6     # px of blank after a caret on the rows it spans, where lines touch
 
 
 def text_caret(rgb: np.ndarray, box: Sequence[int]) -> bool:
@@ -155,17 +157,33 @@ def _caret(rgb: np.ndarray, box: Sequence[int]) -> str | None:
         return "alone" if rows.size == length and CARET_MIN_PX <= length <= CARET_MAX_SHARE * ink.shape[0] else None
     # A text view's caret ends one of its lines: each line is looked at as a one-line value.
     lines = _ink_lines(inner)
+    shortest = min((b - t for t, b in lines), default=0)
     for top, bottom in lines if len(lines) > 1 else [(0, crop.shape[0])]:
-        band = crop[top:bottom]
-        caret = caret_columns(band)
-        if caret is None:
-            continue
-        # Right after the value: a line standing apart at the field's far end is a drop-down's divider.
-        line_cols = np.flatnonzero(inner[top:bottom].any(axis=0))
-        before = line_cols[line_cols < caret.start]
-        if before.size and caret.start - before[-1] <= CARET_GAP_PX:
+        if _ends_with_caret(crop[top:bottom], inner[top:bottom]):
             return "after"
+        # Lines that touch (a raised word's descender on the line below) come as one band: each
+        # thin upright stroke with blank after it is looked at with the rows it spans.
+        if len(lines) > 1 and bottom - top > MERGED_LINES * shortest:
+            band_ink = inner[top:bottom]
+            for c in np.flatnonzero(band_ink.any(axis=0)).tolist():
+                for a, b in true_runs(band_ink[:, c]):
+                    if b - a + 1 < CARET_MIN_PX or band_ink[a:b + 1, c + 1:c + 1 + CARET_CLEAR_PX].any():
+                        continue
+                    span = slice(max(0, top + a - LINE_PAD_PX), top + b + 1 + LINE_PAD_PX)
+                    if _ends_with_caret(crop[span, :c + 1], inner[span, :c + 1]):
+                        return "after"
     return None
+
+
+def _ends_with_caret(band: np.ndarray, ink: np.ndarray) -> bool:
+    """Whether a line's crop ends with a caret right after its value (a line standing apart at the
+    field's far end is a drop-down's divider)."""
+    caret = caret_columns(band)
+    if caret is None:
+        return False
+    line_cols = np.flatnonzero(ink.any(axis=0))
+    before = line_cols[line_cols < caret.start]
+    return bool(before.size and caret.start - before[-1] <= CARET_GAP_PX)
 
 
 LINE_PAD_PX = 2  # px of blank kept above and below a text view's line when it is looked at alone

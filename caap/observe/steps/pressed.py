@@ -15,6 +15,15 @@ toggles:
   is left alone, as is any icon whose face is its glyph's colour.
 
 Other icons keep what the earlier steps read.
+
+``shaded_buttons`` reads buttons with text the same way, without a row to compare with: GTK 3's,
+GTK 4's and Fusion's push buttons are drawn within a few levels of the window round them (lighter,
+or a gradient a little darker), and a toggle held down on a plain grey face ``BUTTON_DARKER`` or
+more darker than its surround (``ON_WHITE_DARKER`` on a white one). GTK 4's linked toggles (an info
+bar's switches, a font view's choice of sample) are held-down buttons the head reads as plain
+ones. A page tab is never drawn that much darker than its surround, so a box the detector typed a
+tab whose face is ``TAB_DARKER`` darker is a toggle button held down in a linked row, which a tab
+strip resembles.
 """
 
 from __future__ import annotations
@@ -36,6 +45,13 @@ GREY = 16  # a held-down face's channels spread at most this much
 FACE_SHARE = 0.3  # share of the box in the face's colour (within ``primitives.SAME_COLOUR``)
 ROW_PX = 4  # icons whose middles are this close in height ...
 ROW_GAP = 4.0  # ... and that stand at most this many heights of the held-down one apart are one row
+BUTTON_DARKER = 12  # a button's face this much darker than its surround (mean level) is held down
+TAB_DARKER = 20  # a "tab" this much darker is a held-down toggle: Fusion's plain tabs reach 19
+# A web page's plain button (Chromium's, 239 on a white page) is as much darker as Fusion's held-down
+# one on its grey window: on a white surround (a page, a list) the face must be darker still.
+WHITE = 250  # least channel of a white surround
+ON_WHITE_DARKER = 20
+BUTTON_FACE_SHARE = 0.5  # share of a button's box in its face colour: the letters take the rest
 
 
 def face_and_bar(rgb: np.ndarray, box: Sequence[int]) -> tuple[np.ndarray, np.ndarray, float] | None:
@@ -94,4 +110,33 @@ def pressed_faces(image: Image.Image, elements: Sequence[Element]) -> list[Eleme
         if any(abs((elements[j].bbox[1] + elements[j].bbox[3] - y1 - y2) / 2) <= ROW_PX
                and max(elements[j].bbox[0] - x2, x1 - elements[j].bbox[2]) <= reach for j in flat):
             out[i] = e.model_copy(update={"checked": True})
+    return out
+
+
+def _held_down(face: np.ndarray, bar: np.ndarray, share: float, darker_than: int) -> bool:
+    darker = float(bar.mean() - face.mean())
+    return (darker_than <= darker <= PRESSED_DIFFERENCE[1] and int(face.max() - face.min()) <= GREY
+            and share >= BUTTON_FACE_SHARE)
+
+
+def shaded_buttons(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
+    """Buttons (and tab-typed boxes) on a plain grey face well darker than their surround are held
+    down (module docstring); every other element is returned as it came."""
+    kinds = (ElementType.BUTTON, ElementType.TAB)
+    if not any(e.type in kinds for e in elements):
+        return list(elements)
+    rgb = rgb_pixels(image)
+    out = list(elements)
+    for i, e in enumerate(elements):
+        if e.type not in kinds or e.checked:
+            continue
+        got = face_and_bar(rgb, e.bbox)
+        if got is None:
+            continue
+        darker_than = ON_WHITE_DARKER if int(got[1].min()) >= WHITE else BUTTON_DARKER
+        if e.type == ElementType.BUTTON and _held_down(*got, darker_than):
+            out[i] = e.model_copy(update={"checked": True})
+        elif e.type == ElementType.TAB and _held_down(*got, TAB_DARKER):
+            fields = {k: v for k, v in e.model_dump().items() if k != "highlighted"}
+            out[i] = Element(**{**fields, "type": ElementType.BUTTON, "checked": True})
     return out

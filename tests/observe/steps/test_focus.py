@@ -204,3 +204,14 @@ def test_a_caret_ending_a_line_of_a_text_view_shows_its_focus():
     right = cols.max()  # the caret is the rightmost ink of the view
     rgb[:, right - 1:right + 1] = rgb[-1, -1]
     assert not text_caret(rgb, gold[0].bbox)
+
+
+def test_a_caret_ending_a_line_that_touches_the_one_above_is_found():
+    """A cut of a validation screen (gtk4-demo's hypertext view): a raised word's descender joins
+    the last two lines into one band of ink, whose last column is that word's, not the caret after
+    ``text.``. Painted out, the caret is not found."""
+    image = Image.open(DESKTOP / "gtk4-text-view-caret-lines-touch.png").convert("RGB")
+    box = (3, 13, 390, 158)
+    assert text_caret(np.asarray(image), box)
+    ImageDraw.Draw(image).rectangle([50, 97, 51, 116], fill="white")
+    assert not text_caret(np.asarray(image), box)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PIL import Image, ImageDraw
 
 from caap.elements import Element
-from caap.observe.steps.pressed import pressed_faces
+from caap.observe.steps.pressed import pressed_faces, shaded_buttons
 
 BAR = (246, 245, 244)  # GTK 3's Adwaita tool bar
 
@@ -56,3 +56,50 @@ def test_a_row_of_framed_buttons_and_other_kinds_are_left_alone():
     icons[1] = icons[1].model_copy(update={"checked": True})
     button = Element(type="button", bbox=(74, 8, 98, 32), text="B")
     assert [e.checked for e in pressed_faces(image, [icons[0], icons[1], button])] == [False, True, None]
+
+
+WINDOW = (244, 244, 244)  # GTK 4's default window
+
+
+def _buttons(faces: list[tuple[int, int, int]], kind: str = "button") -> tuple[Image.Image, list[Element]]:
+    """A linked row of text buttons on the window, each on its face with a dark word on it."""
+    image = Image.new("RGB", (400, 60), WINDOW)
+    draw = ImageDraw.Draw(image)
+    elements = []
+    for k, face in enumerate(faces):
+        x = 20 + 90 * k
+        draw.rectangle([x, 15, x + 89, 48], fill=face, outline=(205, 199, 194))
+        draw.rectangle([x + 25, 28, x + 60, 36], fill=(46, 52, 54))  # the label's ink
+        elements.append(Element(type=kind, bbox=(x, 15, x + 90, 49), text=f"B{k}"))
+    return image, elements
+
+
+def test_a_text_button_on_a_grey_face_well_darker_than_the_window_is_held_down():
+    # GTK 4's linked toggles: held down (220, 212, 212), up (252, 252, 252); GTK 3's push button
+    # gradient stays within a few levels of the window.
+    image, buttons = _buttons([(220, 212, 212), (252, 252, 252), (238, 237, 236)])
+    assert [e.checked for e in shaded_buttons(image, buttons)] == [True, None, None]
+    # A coloured face (a suggested or destructive action) is not a held-down grey.
+    image, buttons = _buttons([(53, 132, 228), (192, 28, 40)])
+    assert [e.checked for e in shaded_buttons(image, buttons)] == [None, None]
+
+
+def test_a_tab_drawn_as_a_held_down_toggle_becomes_one_and_a_shaded_tab_stays_a_tab():
+    image, tabs = _buttons([(220, 212, 212), (252, 252, 252)], kind="tab")
+    got = shaded_buttons(image, tabs)
+    assert [(e.type.value, e.checked, e.text) for e in got] == [("button", True, "B0"), ("tab", None, "B1")]
+    # Fusion draws its tab strip's other tabs some 16 levels darker: still tabs.
+    image, tabs = _buttons([(228, 228, 228)], kind="tab")
+    assert [e.type.value for e in shaded_buttons(image, tabs)] == ["tab"]
+
+
+def test_a_web_pages_plain_button_on_white_is_not_held_down():
+    # Chromium's default button face (239) on a white page is as much darker as Fusion's held-down
+    # face on its grey window (223 on 239): on white, only a darker face counts.
+    image = Image.new("RGB", (200, 60), (255, 255, 255))
+    ImageDraw.Draw(image).rectangle([20, 15, 109, 48], fill=(239, 239, 239), outline=(118, 118, 118))
+    web = Element(type="button", bbox=(20, 15, 110, 49), text="Submit")
+    assert shaded_buttons(image, [web])[0].checked is None
+    image = Image.new("RGB", (200, 60), (239, 239, 239))
+    ImageDraw.Draw(image).rectangle([20, 15, 109, 48], fill=(223, 223, 223), outline=(160, 160, 160))
+    assert shaded_buttons(image, [web])[0].checked is True
