@@ -161,6 +161,10 @@ STEPS: tuple[Step, ...] = (
          "at most, is a checkbox", lambda look, els: retype_pills(look.image, els, look.page_difference), READER),
     Step("read_states", "settle", "the state head reads each control's states (ticked, focused, selected, "
          "open, greyed...) from its pixels", read_states, READER),
+    Step("read_shaded_buttons", "settle", "desktop: a button (or tab) on a plain grey face well darker "
+         "than its surround is held down",
+         lambda look, els: els if look.parts.screens != "desktop" else shaded_buttons(look.screen, els),
+         READER),
     Step("read_drawn_focus", "settle", "desktop: the one control showing a dotted ring, a caret or an accent ring "
          "has the focus",
          lambda look, els: els if look.parts.screens != "desktop" else drawn_focus(look.screen, els),
@@ -173,10 +177,6 @@ STEPS: tuple[Step, ...] = (
          else dithered_faces(look.screen, els), READER),
     Step("read_pressed_faces", "settle", "desktop: an icon on a shaded face among flat ones is held down, a flat "
          "one is not", lambda look, els: els if look.parts.screens != "desktop" else pressed_faces(look.screen, els),
-         READER),
-    Step("read_shaded_buttons", "settle", "desktop: a button (or tab) on a plain grey face well darker "
-         "than its surround is held down",
-         lambda look, els: els if look.parts.screens != "desktop" else shaded_buttons(look.screen, els),
          READER),
     Step("read_levels", "settle", "a slider's or progress bar's value from where its thumb or fill stands",
          lambda look, els: read_levels(rgb_pixels(look.image), els), READER),  # a state: read with the rest

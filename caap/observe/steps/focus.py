@@ -27,7 +27,7 @@ paints a field's caret out for the readers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from PIL import Image
@@ -57,11 +57,12 @@ RING_TYPES = frozenset({ElementType.INPUT_FIELD, ElementType.DROPDOWN, ElementTy
 RINGED_BUTTONS = frozenset({ElementType.BUTTON})
 
 
-def ringed_button(rgb: np.ndarray, box: Sequence[int]) -> bool:
+def ringed_button(rgb: np.ndarray, box: Sequence[int], *, held: bool = False) -> bool:
     """Whether a button shows its focus by an accent ring round a grey face (GTK 4, Qt's Fusion):
     Fusion rings the default button too but tints its face, and an outlined web button has a pale
-    face of its own colour."""
-    return focus_ring(rgb, box, grey_face=True)
+    face of its own colour. ``held``: the button is held down, whose face is a shade of its own
+    (GTK 4's warm grey spreads as much as Fusion's tint), and no default button."""
+    return focus_ring(rgb, box, grey_face=not held)
 
 CARET_TYPES = frozenset({ElementType.INPUT_FIELD, ElementType.TEXT_AREA})
 MIN_BOX = (24, 14)     # px (width, height): smaller boxes hold no dotted ring
@@ -246,9 +247,15 @@ SIGNS = ((dotted_ring, None), (text_caret, CARET_TYPES), (focus_ring, RING_TYPES
          (ringed_button, RINGED_BUTTONS))
 
 
+def _shows(sign: Callable[..., bool], rgb: np.ndarray, element: Element) -> bool:
+    if sign is ringed_button:
+        return ringed_button(rgb, element.bbox, held=bool(element.checked))
+    return sign(rgb, element.bbox)
+
+
 def _shows_focus(rgb: np.ndarray, element: Element) -> bool:
     """Whether any sign of focus is drawn on ``element`` (the signs ``drawn_focus`` looks for)."""
-    return any((types is None or element.type in types) and sign(rgb, element.bbox) for sign, types in SIGNS)
+    return any((types is None or element.type in types) and _shows(sign, rgb, element) for sign, types in SIGNS)
 
 
 def drawn_focus(image: Image.Image, elements: list[Element]) -> list[Element]:
@@ -271,7 +278,8 @@ def drawn_focus(image: Image.Image, elements: list[Element]) -> list[Element]:
         return elements
     rgb = rgb_pixels(image)
     for sign, types in SIGNS:
-        shown = [i for i in focusable if (types is None or elements[i].type in types) and sign(rgb, elements[i].bbox)]
+        shown = [i for i in focusable
+                 if (types is None or elements[i].type in types) and _shows(sign, rgb, elements[i])]
         if _one_place(shown, elements):
             best = max(shown, key=lambda i: elements[i].score or 0.0)
             out = list(elements)

@@ -215,3 +215,16 @@ def test_a_caret_ending_a_line_that_touches_the_one_above_is_found():
     assert text_caret(np.asarray(image), box)
     ImageDraw.Draw(image).rectangle([50, 97, 51, 116], fill="white")
     assert not text_caret(np.asarray(image), box)
+
+
+def test_a_held_down_toggle_with_an_accent_ring_holds_the_focus():
+    """GTK 4's linked toggles (gtk4-demo's info bar, a validation screen): the focused one, held
+    down, is ringed round its warm grey face, which spreads as much as Fusion's tinted default
+    button. Read held down (as ``read_shaded_buttons`` reads it), the ring is its focus; read as a
+    push button, the tinted face says nothing."""
+    image, gold = _screen("gtk4-held-toggle-focused")
+    assert [e.text for e in gold if e.focused] == ["Warning"]
+    held = [e.model_copy(update={"focused": None}) for e in gold]
+    assert [bool(e.focused) for e in drawn_focus(image, held)] == [bool(e.focused) for e in gold]
+    plain = [e.model_copy(update={"checked": False}) for e in held]
+    assert not any(e.focused for e in drawn_focus(image, plain))
