@@ -39,6 +39,7 @@ from caap.taxonomy import ElementType
 
 RING = (1, 4)  # px outside the box, from and to, whose colour is the bar's round the icon
 MIN_SIDE = 8  # px: smaller boxes show too little face to tell
+MIN_RING_SIDES = 2  # sides of the ring round a box at the screen's edge (or corner) that must fit
 FLAT = 12  # largest channel difference between face and bar, below which the face is the bar's
 PRESSED_DIFFERENCE = (12, 64)  # a held-down face is this much darker than the bar (largest channel)
 GREY = 16  # a held-down face's channels spread at most this much
@@ -56,15 +57,21 @@ BUTTON_FACE_SHARE = 0.5  # share of a button's box in its face colour: the lette
 
 def face_and_bar(rgb: np.ndarray, box: Sequence[int]) -> tuple[np.ndarray, np.ndarray, float] | None:
     """The most common colour inside ``box``, the most common colour of a ring just outside it,
-    and the share of the box in the first; None for a box too small or at the screen's edge."""
+    and the share of the box in the first; None for a box too small. At the screen's edge (a
+    window's tool bar at its top) the ring is the sides that fit, at least ``MIN_RING_SIDES``."""
     x1, y1, x2, y2 = (int(v) for v in box)
     h, w = rgb.shape[:2]
     near, far = RING
-    if x2 - x1 < MIN_SIDE or y2 - y1 < MIN_SIDE or x1 < far or y1 < far or x2 + far > w or y2 + far > h:
+    x1, y1, x2, y2 = max(0, x1), max(0, y1), min(w, x2), min(h, y2)
+    if x2 - x1 < MIN_SIDE or y2 - y1 < MIN_SIDE:
         return None
     inside = rgb[y1:y2, x1:x2].reshape(-1, 3)
-    sides = (rgb[y1 - far:y1 - near, x1:x2], rgb[y2 + near:y2 + far, x1:x2],
-             rgb[y1:y2, x1 - far:x1 - near], rgb[y1:y2, x2 + near:x2 + far])
+    sides = [side for fits, side in ((y1 >= far, rgb[y1 - far:y1 - near, x1:x2]),
+                                     (y2 + far <= h, rgb[y2 + near:y2 + far, x1:x2]),
+                                     (x1 >= far, rgb[y1:y2, x1 - far:x1 - near]),
+                                     (x2 + far <= w, rgb[y1:y2, x2 + near:x2 + far])) if fits]
+    if len(sides) < MIN_RING_SIDES:
+        return None
     ring = np.concatenate([side.reshape(-1, 3) for side in sides])
     face = dominant_colour(inside[None]).astype(np.int32)
     bar = dominant_colour(ring[None]).astype(np.int32)

@@ -103,3 +103,11 @@ def test_a_web_pages_plain_button_on_white_is_not_held_down():
     image = Image.new("RGB", (200, 60), (239, 239, 239))
     ImageDraw.Draw(image).rectangle([20, 15, 109, 48], fill=(223, 223, 223), outline=(160, 160, 160))
     assert shaded_buttons(image, [web])[0].checked is True
+
+
+def test_a_held_down_toggle_at_the_windows_top_edge_is_read_from_the_sides_that_fit():
+    # A window's tool bar starts at the capture's top: the ring above the box does not fit.
+    image = Image.new("RGB", (200, 40), (244, 244, 244))
+    ImageDraw.Draw(image).rectangle([3, 2, 49, 25], fill=(220, 220, 220), outline=(170, 170, 170))
+    tab = Element(type="tab", bbox=(3, 2, 50, 26), text="Sync")
+    assert [(e.type.value, e.checked) for e in shaded_buttons(image, [tab])] == [("button", True)]
