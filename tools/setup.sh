@@ -14,7 +14,7 @@ SYSTEM_PACKAGES=(xvfb xdotool chromium fonts-liberation fonts-dejavu-core fonts-
 # With the `desktop` extra: the applications `caap dataset desktop` labels (GTK 3/4 examples, zenity,
 # Qt 5 examples, Tk's demos), the accessibility bus and the system Python's pyatspi that reads their
 # widgets, and tkinter for the Tk demo.
-DESKTOP_PACKAGES=(python3-pyatspi at-spi2-core dbus-x11 gir1.2-gtk-3.0 python3-pyqt5 gtk-3-examples gtk-4-examples zenity galculator qtbase5-examples
+DESKTOP_PACKAGES=(python3-pyatspi at-spi2-core dbus-x11 gir1.2-gtk-3.0 gir1.2-gtk-4.0 python3-pyqt5 gtk-3-examples gtk-4-examples zenity galculator qtbase5-examples
                   tk8.6-doc python3-tk)
 
 extras=()

@@ -32,6 +32,7 @@ RESERVED_APPS: frozenset[str] = frozenset({
 QT_EXAMPLES = Path("/usr/lib/x86_64-linux-gnu/qt5/examples/widgets")
 SHOWCASE = Path(__file__).resolve().parent / "showcase"
 GTK3_TYPELIB = Path("/usr/lib/x86_64-linux-gnu/girepository-1.0/Gtk-3.0.typelib")
+GTK4_TYPELIB = Path("/usr/lib/x86_64-linux-gnu/girepository-1.0/Gtk-4.0.typelib")
 PYQT5_WIDGETS = Path("/usr/lib/python3/dist-packages/PyQt5/QtWidgets.abi3.so")
 
 TOOLKIT_THEMES: dict[str, tuple[str, ...]] = {
@@ -91,6 +92,12 @@ def _showcase(page: str) -> App:
     """caap's own GTK 3 window of real widgets in states drawn from ``{seed}`` (``showcase/gtk3.py``)."""
     return App(f"caap-gtk3-{page}", "gtk3", ("/usr/bin/python3", str(SHOWCASE / "gtk3.py"), "--page", page,
                                              "--seed", "{seed}"), "gir1.2-gtk-3.0", requires=GTK3_TYPELIB)
+
+
+def _gtk4_showcase(page: str) -> App:
+    """caap's own GTK 4 window of selections and toggles in states drawn from ``{seed}`` (``showcase/gtk4.py``)."""
+    return App(f"caap-gtk4-{page}", "gtk4", ("/usr/bin/python3", str(SHOWCASE / "gtk4.py"), "--page", page,
+                                             "--seed", "{seed}"), "gir1.2-gtk-4.0", requires=GTK4_TYPELIB)
 
 
 def _qt_showcase(page: str) -> App:
@@ -164,6 +171,7 @@ TRAINING_APPS: tuple[App, ...] = (
         "sidebar", "hypertext", "tabs", "textview", "theming_style_classes", "font_features")),
     App("gtk4-demo-application", "gtk4", ("gtk4-demo-application",), "gtk-4-examples"),
     App("gtk4-print-editor", "gtk4", ("gtk4-print-editor",), "gtk-4-examples"),
+    *(_gtk4_showcase(page) for page in ("lists", "controls")),
     # Qt 5
     *(_qt(p) for p in (
         "dialogs/classwizard", "dialogs/extension", "dialogs/findfiles", "dialogs/licensewizard",
