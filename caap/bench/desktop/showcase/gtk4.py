@@ -45,6 +45,10 @@ class Showcase:
     def words(self, pool: tuple[str, ...], n: int) -> list[str]:
         return self.rng.sample(pool, min(n, len(pool)))
 
+    def picks(self, total: int, n: int) -> list[int]:
+        """``n`` of the positions ``0 .. total - 1`` (all of them where ``n`` is larger)."""
+        return self.rng.sample(range(total), min(n, total))
+
     @staticmethod
     def scrolled(child: Gtk.Widget, height: int) -> Gtk.ScrolledWindow:
         scroll = Gtk.ScrolledWindow()
@@ -77,7 +81,7 @@ class Showcase:
             elif extra < 0.5:
                 row.append(Gtk.CheckButton(active=self.rng.random() < 0.5))
             box.append(row)
-        chosen = self.words(tuple(range(len(names))), self.rng.randint(1, 3) if multiple else 1)
+        chosen = self.picks(len(names), self.rng.randint(1, 3) if multiple else 1)
         for k in chosen:
             box.select_row(box.get_row_at_index(k))
         self.focusable.append(box)
@@ -94,7 +98,7 @@ class Showcase:
         model = Gtk.StringList.new(rows)
         if self.rng.random() < 0.35:
             multi = Gtk.MultiSelection.new(model)
-            for k in self.words(tuple(range(len(rows))), self.rng.randint(1, 3)):
+            for k in self.picks(len(rows), self.rng.randint(1, 3)):
                 multi.select_item(k, False)
             return multi
         single = Gtk.SingleSelection.new(model)
@@ -131,7 +135,7 @@ class Showcase:
         items = self.words(WORDS, self.rng.randint(4, 10))
         for word in items:
             flow.append(Gtk.Label(label=word, margin_start=6, margin_end=6, margin_top=4, margin_bottom=4))
-        for k in self.words(tuple(range(len(items))), self.rng.randint(1, 3) if multiple else 1):
+        for k in self.picks(len(items), self.rng.randint(1, 3) if multiple else 1):
             flow.select_child(flow.get_child_at_index(k))
         self.focusable.append(flow)
         return flow
@@ -274,7 +278,7 @@ class Showcase:
         paned.set_start_child(self.sidebar())
         paned.set_position(self.rng.randint(160, 240))
         views = [self.listview, self.columnview, self.listbox, self.flowbox]
-        right = self.column(self.words(tuple(views), self.rng.randint(2, 3)))
+        right = self.column(self.rng.sample(views, self.rng.randint(2, 3)))
         paned.set_end_child(self.scrolled(right, 300))
         return paned
 
