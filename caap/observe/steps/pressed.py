@@ -21,9 +21,10 @@ GTK 4's and Fusion's push buttons are drawn within a few levels of the window ro
 or a gradient a little darker), and a toggle held down on a plain grey face ``BUTTON_DARKER`` or
 more darker than its surround (``ON_WHITE_DARKER`` on a white one). GTK 4's linked toggles (an info
 bar's switches, a font view's choice of sample) are held-down buttons the head reads as plain
-ones. A page tab is never drawn that much darker than its surround, so a box the detector typed a
-tab whose face is ``TAB_DARKER`` darker is a toggle button held down in a linked row, which a tab
-strip resembles.
+ones. A box the detector typed a tab is left a tab, though GTK 4's linked toggles and Qt's tool
+buttons held down are often typed so: Tk's notebooks draw the tabs behind the current one as dark
+as a held-down face, beside a tab drawn up, as a tool bar's held-down button stands beside flat
+ones: the faces cannot tell the two apart.
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ FACE_SHARE = 0.3  # share of the box in the face's colour (within ``primitives.S
 ROW_PX = 4  # icons whose middles are this close in height ...
 ROW_GAP = 4.0  # ... and that stand at most this many heights of the held-down one apart are one row
 BUTTON_DARKER = 12  # a button's face this much darker than its surround (mean level) is held down
-TAB_DARKER = 20  # a "tab" this much darker is a held-down toggle: Fusion's plain tabs reach 19
 # A web page's plain button (Chromium's, 239 on a white page) is as much darker as Fusion's held-down
 # one on its grey window: on a white surround (a page, a list) the face must be darker still.
 WHITE = 250  # least channel of a white surround
@@ -127,15 +127,14 @@ def _held_down(face: np.ndarray, bar: np.ndarray, share: float, darker_than: int
 
 
 def shaded_buttons(image: Image.Image, elements: Sequence[Element]) -> list[Element]:
-    """Buttons (and tab-typed boxes) on a plain grey face well darker than their surround are held
-    down (module docstring); every other element is returned as it came."""
-    kinds = (ElementType.BUTTON, ElementType.TAB)
-    if not any(e.type in kinds for e in elements):
+    """Buttons on a plain grey face well darker than their surround are held down (module
+    docstring); every other element is returned as it came."""
+    if not any(e.type == ElementType.BUTTON for e in elements):
         return list(elements)
     rgb = rgb_pixels(image)
     out = list(elements)
     for i, e in enumerate(elements):
-        if e.type not in kinds or e.checked:
+        if e.type != ElementType.BUTTON or e.checked:
             continue
         got = face_and_bar(rgb, e.bbox)
         if got is None:
@@ -143,7 +142,4 @@ def shaded_buttons(image: Image.Image, elements: Sequence[Element]) -> list[Elem
         darker_than = ON_WHITE_DARKER if int(got[1].min()) >= WHITE else BUTTON_DARKER
         if e.type == ElementType.BUTTON and _held_down(*got, darker_than):
             out[i] = e.model_copy(update={"checked": True})
-        elif e.type == ElementType.TAB and _held_down(*got, TAB_DARKER):
-            fields = {k: v for k, v in e.model_dump().items() if k != "highlighted"}
-            out[i] = Element(**{**fields, "type": ElementType.BUTTON, "checked": True})
     return out
