@@ -140,6 +140,6 @@ def shaded_buttons(image: Image.Image, elements: Sequence[Element]) -> list[Elem
         if got is None:
             continue
         darker_than = ON_WHITE_DARKER if int(got[1].min()) >= WHITE else BUTTON_DARKER
-        if e.type == ElementType.BUTTON and _held_down(*got, darker_than):
+        if _held_down(*got, darker_than):
             out[i] = e.model_copy(update={"checked": True})
     return out
