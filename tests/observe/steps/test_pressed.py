@@ -87,8 +87,10 @@ def test_a_text_button_on_a_grey_face_well_darker_than_the_window_is_held_down()
 def test_a_shaded_tab_stays_a_tab():
     # Tk's notebooks draw the tabs behind the current one as dark as GTK 4's held-down toggles: a
     # box typed a tab keeps its type and says nothing held down.
-    image, tabs = _buttons([(220, 212, 212), (244, 244, 244)], kind="tab")
-    assert shaded_buttons(image, tabs) == tabs
+    image, tabs = _buttons([(220, 212, 212), (244, 244, 244), (220, 212, 212)], kind="tab")
+    button = Element(type="button", bbox=tabs[2].bbox, text=tabs[2].text)
+    got = shaded_buttons(image, [*tabs[:2], button])
+    assert got[:2] == tabs[:2] and got[2].checked is True
 
 
 def test_a_web_pages_plain_button_on_white_is_not_held_down():
