@@ -49,6 +49,7 @@ from caap.observe.steps.shape_fit import fit_icons, fit_small_shapes
 from caap.observe.steps.snap import add_missed_rows, add_missed_words, snap_text_boxes, split_links
 from caap.observe.steps.states import read_states
 from caap.observe.steps.switches import retype_pills, toggle_switches
+from caap.observe.steps.tabs import tab_bars
 from caap.observe.steps.text_areas import framed_text_areas
 
 
@@ -161,7 +162,7 @@ STEPS: tuple[Step, ...] = (
          "at most, is a checkbox", lambda look, els: retype_pills(look.image, els, look.page_difference), READER),
     Step("read_states", "settle", "the state head reads each control's states (ticked, focused, selected, "
          "open, greyed...) from its pixels", read_states, READER),
-    Step("read_shaded_buttons", "settle", "desktop: a button (or tab) on a plain grey face well darker "
+    Step("read_shaded_buttons", "settle", "desktop: a button on a plain grey face well darker "
          "than its surround is held down",
          lambda look, els: els if look.parts.screens != "desktop" else shaded_buttons(look.screen, els),
          READER),
@@ -185,6 +186,9 @@ STEPS: tuple[Step, ...] = (
     Step("read_selection_faces", "settle", "desktop: a row standing on a rounded face of its own (GTK 4's "
          "selection) is highlighted",
          lambda look, els: els if look.parts.screens != "desktop" else rounded_faces(look.screen, els), READER),
+    Step("read_tab_bars", "settle", "desktop: the tab with an accent bar along one side is the current one, "
+         "the others of its strip are not",
+         lambda look, els: els if look.parts.screens != "desktop" else tab_bars(look.screen, els), READER),
     Step("read_disclosure_triangles", "settle", "desktop: a row is open or closed as its triangle (▾ ▸) or "
          "box (⊟ ⊞) says; a titled one is a row",
          lambda look, els: els if look.parts.screens != "desktop" else disclosure_triangles(look.image, els),

@@ -28,6 +28,9 @@ from words import ACTIONS, FORMATS, NAMES, OPTIONS, WORDS  # noqa: E402  (beside
 ICONS = ("document-open", "document-save", "edit-copy", "edit-paste", "edit-undo", "edit-redo", "edit-find",
          "go-previous", "go-next", "go-home", "view-refresh", "list-add", "list-remove", "media-playback-start",
          "format-text-bold", "format-text-italic", "format-justify-left", "format-justify-center")
+# Tabs on top twice as often as on each other side, as applications place them.
+TAB_SIDES = (Gtk.PositionType.TOP, Gtk.PositionType.TOP, Gtk.PositionType.BOTTOM, Gtk.PositionType.LEFT,
+             Gtk.PositionType.RIGHT)
 
 
 class Showcase:
@@ -278,6 +281,7 @@ class Showcase:
                                 self.buttons, self.radios])
             notebook.append_page(page, Gtk.Label(label=title))
         notebook.set_current_page(self.rng.randrange(notebook.get_n_pages()))
+        notebook.set_tab_pos(self.rng.choice(TAB_SIDES))
         box = Gtk.Box(spacing=12, margin=6)
         box.pack_start(notebook, True, True, 0)
         box.pack_start(self.column([self.listbox, self.levels]), False, False, 0)

@@ -25,6 +25,9 @@ gi.require_version("Gtk", "4.0")
 from gi.repository import GLib, Gtk  # noqa: E402
 from words import ACTIONS, FORMATS, NAMES, OPTIONS, WORDS  # noqa: E402  (beside this file)
 
+# Tabs on top twice as often as on each other side, as applications place them.
+TAB_SIDES = (Gtk.PositionType.TOP, Gtk.PositionType.TOP, Gtk.PositionType.BOTTOM, Gtk.PositionType.LEFT,
+             Gtk.PositionType.RIGHT)
 SIZES = ("4 KB", "12 KB", "310 KB", "1.2 MB", "8 MB", "650 MB")
 
 
@@ -289,6 +292,7 @@ class Showcase:
                                 lambda: self.fields(self.rng.randint(1, 3)), self.buttons, self.levels])
             notebook.append_page(page, Gtk.Label(label=title))
         notebook.set_current_page(self.rng.randrange(notebook.get_n_pages()))
+        notebook.set_tab_pos(self.rng.choice(TAB_SIDES))
         box = Gtk.Box(spacing=12, margin_start=6, margin_end=6, margin_top=6, margin_bottom=6)
         notebook.set_hexpand(True)
         box.append(notebook)
