@@ -10,6 +10,15 @@ others, is the current tab; the tabs of its strip without one are not.
 
 A focus ring is coloured on all four sides, a selected row's fill on two, a slider's or progress
 bar's fill runs on past a word beside it, and a link's underline is one pixel thick: none is taken.
+
+A stack switcher (GTK's pages as a row of linked buttons) draws the current page's button held
+down: a grey face darker than its neighbours', which are as light as the window round the row or
+lighter. In a linked row holding tabs (boxes side by side, touching, each framed below), the one
+face ``LINKED_DARKER`` levels darker than all the others, which share one face, and as much darker
+than the window above and below the row, is the current tab, and the others are not. A notebook's
+tabs in Tk or Qt's Fusion are drawn the other way: the tabs behind are the window's grey, the
+current one as light as its page, which it opens into with no line below it; such rows are left
+alone.
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.primitives import rgb_pixels
+from caap.observe.primitives import SAME_COLOUR, dominant_colour, rgb_pixels
 from caap.observe.steps.figures import RING_SATURATION
 from caap.taxonomy import ElementType
 
@@ -32,6 +41,16 @@ BAR_THICK = (2, 5)  # px: a bar's least and greatest thickness
 BAR_COVER = 0.9     # share of the box's side the bar runs along, at least ...
 BAR_OVERHANG = 24   # ... and px it may run on past each end of the side (the tab's padding)
 MIN_SIDE = 8        # px: a box's side shorter than this carries no bar
+LINKED_TYPES = frozenset({ElementType.TAB, ElementType.BUTTON})
+LINKED_GAP = 3      # px between linked faces (their frames' shared line), at most
+FACE_REACH = 60     # px a face is followed past its box, at most ...
+FACE_COLUMN = 0.8   # ... through columns this much in its colour
+LINKED_EDGE = 4     # px: linked boxes' tops and bottoms lie this close
+LINKED_DARKER = 12  # grey levels: the current page's button is this much darker than the others
+BORDER_REACH = 3    # px from a linked box's bottom where its frame's lower line lies ...
+BORDER_CONTRAST = 16  # ... a line of pixels this far (per channel) from its face ...
+BORDER_SHARE = 0.8  # ... along this share of its width
+FACE_INSET = 3      # px inside a box where its face is taken (past its border)
 BAR_CLEAR = 3       # px round a bar that hold hardly any colour ...
 BAR_STRAY = 0.15    # ... at most this many coloured pixels per px of its length (anti-aliased ends)
 CORNER_REACH = 6    # px past a bar's long sides, at its ends, where a ring's corner would turn ...
@@ -124,6 +143,92 @@ def _same_strip(a: Sequence[int], b: Sequence[int], side: str) -> bool:
     return overlap >= 0.5 * min(a[2] - a[0], b[2] - b[0])
 
 
+def face_span(rgb: np.ndarray, box: Sequence[int]) -> tuple[int, int, np.ndarray] | None:
+    """How far left and right (x1, x2) the face inside ``box`` runs on its middle rows, up to
+    ``FACE_REACH`` px past the box (the detector boxes a linked button on its word, short of its
+    frame), and the face's colour; None for a box too small to hold a face."""
+    h, w = rgb.shape[:2]
+    x1, y1, x2, y2 = (int(v) for v in box)
+    rows = rgb[max(0, y1 + FACE_INSET):min(h, y2 - FACE_INSET)]
+    inner = rows[:, max(0, x1 + FACE_INSET):min(w, x2 - FACE_INSET)]
+    if inner.size == 0:
+        return None
+    face = dominant_colour(inner).astype(np.int32)
+    on_face = (np.abs(rows.astype(np.int32) - face).max(axis=2) <= SAME_COLOUR).mean(axis=0)
+    left = max(0, x1)
+    while left > 0 and x1 - left < FACE_REACH and on_face[left - 1] >= FACE_COLUMN:
+        left -= 1
+    right = min(w, x2)
+    while right < w and right - x2 < FACE_REACH and on_face[right] >= FACE_COLUMN:
+        right += 1
+    return left, right, face
+
+
+def linked_rows(spans: dict[int, tuple[int, int, int, int]]) -> list[list[int]]:
+    """Rows of two or more faces side by side, each touching the next (within ``LINKED_GAP`` px either way), left to
+    right; ``spans``: per element index, its face's extent (x1, y1, x2, y2)."""
+    rows: list[list[int]] = []
+    for i in sorted(spans, key=lambda k: spans[k][0]):
+        box = spans[i]
+        for row in rows:
+            last = spans[row[-1]]
+            if (abs(box[0] - last[2]) <= LINKED_GAP and abs(box[1] - last[1]) <= LINKED_EDGE
+                    and abs(box[3] - last[3]) <= LINKED_EDGE):
+                row.append(i)
+                break
+        else:
+            rows.append([i])
+    return [row for row in rows if len(row) > 1]
+
+
+def _level(colour: np.ndarray) -> int:
+    return int(np.asarray(colour, dtype=np.int32).sum()) // 3
+
+
+def _closed_below(rgb: np.ndarray, box: Sequence[int], face: np.ndarray) -> bool:
+    """Whether a border line runs under the box's face (within ``BORDER_REACH`` px of its bottom):
+    a linked button is framed all round, a notebook's current tab opens into its page."""
+    x1, _, x2, y2 = (int(v) for v in box)
+    h = rgb.shape[0]
+    for y in range(max(0, y2 - BORDER_REACH), min(h, y2 + BORDER_REACH + 1)):
+        line = rgb[y, x1 + FACE_INSET:x2 - FACE_INSET].astype(np.int32)
+        if line.size and (np.abs(line - face).max(axis=1) >= BORDER_CONTRAST).mean() >= BORDER_SHARE:
+            return True
+    return False
+
+
+def current_in_row(rgb: np.ndarray, boxes: Sequence[Sequence[int]]) -> int | None:
+    """Which of a linked row's boxes is drawn held down as a stack switcher draws its current page:
+    the one face ``LINKED_DARKER`` levels darker than the others, which share one face, and as much
+    darker than the window above and below the row, each box framed below; None where the row shows
+    no such one."""
+    h, w = rgb.shape[:2]
+    faces = []
+    for box in boxes:
+        x1, y1, x2, y2 = (int(v) for v in box)
+        inner = rgb[max(0, y1 + FACE_INSET):min(h, y2 - FACE_INSET), max(0, x1 + FACE_INSET):min(w, x2 - FACE_INSET)]
+        if inner.size == 0:
+            return None
+        faces.append(dominant_colour(inner).astype(np.int32))
+    levels = [_level(face) for face in faces]
+    dark = min(range(len(levels)), key=lambda k: levels[k])
+    others = [faces[k] for k in range(len(faces)) if k != dark]
+    if any(levels[k] - levels[dark] < LINKED_DARKER for k in range(len(levels)) if k != dark):
+        return None
+    if any(int(np.abs(face - others[0]).max()) > SAME_COLOUR for face in others):
+        return None
+    x1, x2 = min(int(b[0]) for b in boxes), max(int(b[2]) for b in boxes)
+    y1, y2 = min(int(b[1]) for b in boxes), max(int(b[3]) for b in boxes)
+    # The window just above and just below the row (where it lies within the screen).
+    bands = [band for band in (rgb[y1 - 6:y1 - 2, x1:x2] if y1 >= 6 else rgb[:0], rgb[y2 + 2:y2 + 6, x1:x2])
+             if band.shape[0] == 4 and band.size]
+    if not bands or any(_level(dominant_colour(band)) - levels[dark] < LINKED_DARKER for band in bands):
+        return None
+    if not all(_closed_below(rgb, box, face) for box, face in zip(boxes, faces, strict=True)):
+        return None
+    return dark
+
+
 def tab_bars(image: Image.Image, elements: list[Element]) -> list[Element]:
     """Tabs (and texts boxed on a tab's word) with an accent bar along one side are the current
     tab, typed a tab; the other tabs of a strip with a current one so found are not current. A text
@@ -146,6 +251,21 @@ def tab_bars(image: Image.Image, elements: list[Element]) -> list[Element]:
             x1, _, x2, _ = elements[i].bbox
             update["bbox"] = (x1, start, x2, end)
         out[i] = out[i].model_copy(update=update)
+    spans = {}
+    for i, e in enumerate(out):
+        if e.type in LINKED_TYPES and (span := face_span(rgb, e.bbox)) is not None:
+            spans[i] = (span[0], e.bbox[1], span[1], e.bbox[3])
+    for row in linked_rows(spans):
+        if any(i in current for i in row) or not any(out[i].type is ElementType.TAB for i in row):
+            continue
+        dark = current_in_row(rgb, [spans[i] for i in row])
+        if dark is None:
+            continue
+        # Only boxes typed a tab are read: a row of linked toggles and a stack switcher look alike,
+        # and a held-down toggle typed a button is read by ``read_shaded_buttons``.
+        for k, i in enumerate(row):
+            if out[i].type is ElementType.TAB:
+                out[i] = out[i].model_copy(update={"highlighted": k == dark})
     for j, element in enumerate(out):
         if element.type is not ElementType.TAB or j in current or not element.highlighted:
             continue

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from PIL import Image, ImageDraw
 
 from caap.elements import Element
-from caap.observe.steps.tabs import tab_bar, tab_bars
+from caap.observe.steps.tabs import face_span, tab_bar, tab_bars
 from caap.taxonomy import ElementType
 
 DESKTOP = Path(__file__).resolve().parents[2] / "fixtures" / "desktop"
@@ -113,3 +115,72 @@ def test_a_gtk4_tab_at_the_left_boxed_whole_has_its_bar_ten_pixels_out():
     got = tab_bars(image, found)
     assert [e.text for e in got if e.highlighted] == ["Filters"]
     assert [label["text"] for label in labels if label["gold_highlighted"]] == ["Filters"]
+
+
+def test_the_held_down_page_of_a_gtk4_stack_switcher_is_the_current_tab():
+    """A stack switcher's pages are linked buttons, the current one on a grey face darker than the
+    white of the others and of the window; the detector boxes them on their words, short of their
+    frames, so each face is followed out to its frame before the row is seen to be linked."""
+    image, found, labels = _screen("gtk4-stack-switcher")
+    assert not any(e.highlighted for e in found)
+    got = tab_bars(image, found)
+    assert [bool(e.highlighted) for e in got] == [label["gold_highlighted"] for label in labels]
+    rgb = np.asarray(image)
+    spans = [face_span(rgb, e.bbox) for e in found if e.type is ElementType.TAB]
+    assert all(b[0] - a[1] <= 3 for a, b in itertools.pairwise(spans))  # faces that touch
+
+
+def test_a_stack_switcher_in_a_header_bar_clears_what_the_head_read_on_a_light_page():
+    image, found, _ = _screen("gtk4-stack-switcher-header")
+    assert [e.text for e in found if e.highlighted] == ["System"]  # the head's mistake
+    got = tab_bars(image, found)
+    assert [e.text for e in got if e.highlighted] == []
+    # The current page was boxed a button: the held-down face is left to ``read_shaded_buttons``.
+    assert [(e.type, e.checked) for e in got if e.text == "About"] == [(ElementType.BUTTON, None)]
+
+
+@pytest.mark.parametrize("name", ["tk-notebook-tabs", "qt5-fusion-tabs"])
+def test_notebook_tabs_drawn_the_other_way_are_left_alone(name):
+    """Tk's and Fusion's notebooks draw the tabs behind the current one on a darker face and the
+    current one open into its page: no linked row of buttons."""
+    image, found, _ = _screen(name)
+    assert tab_bars(image, found) == found
+
+
+def test_a_two_tab_notebook_whose_current_tab_opens_into_its_page_is_no_switcher():
+    """Two tabs, the one behind darker than the window: as a two-page stack switcher would look,
+    but the current tab has no line under it (it opens into its page), and a switcher's buttons
+    are framed all round."""
+    window, behind, line = (217, 217, 217), (195, 195, 195), (120, 120, 120)
+
+    def notebook(open_below: bool) -> Image.Image:
+        image = Image.new("RGB", (260, 90), window)
+        draw = ImageDraw.Draw(image)
+        draw.rectangle([10, 10, 100, 36], fill=window, outline=line)  # the current tab
+        draw.rectangle([101, 12, 190, 36], fill=behind, outline=line)
+        draw.line([10, 36, 250, 36], fill=line)  # the page's top
+        if open_below:
+            draw.line([11, 36, 99, 36], fill=window)
+        return image
+
+    tabs = [Element(type="tab", bbox=(10, 10, 101, 37), text="First"),
+            Element(type="tab", bbox=(101, 12, 191, 37), text="Second")]
+    assert tab_bars(notebook(open_below=True), tabs) == tabs
+    # Framed all round, the same two faces are a switcher whose second page is current.
+    assert [e.highlighted for e in tab_bars(notebook(open_below=False), tabs)] == [False, True]
+
+
+def test_a_face_no_darker_than_the_window_is_not_held_down():
+    """Framed tabs on white faces beside one flat on the window's own grey: the window shows
+    through a flat face, which says nothing of a held-down page."""
+    window, line = (236, 236, 236), (150, 150, 150)
+    image = Image.new("RGB", (300, 60), window)
+    draw = ImageDraw.Draw(image)
+    faces = [(255, 255, 255), window, (255, 255, 255)]
+    for k, face in enumerate(faces):
+        draw.rectangle([10 + 90 * k, 12, 100 + 90 * k, 40], fill=face, outline=line)
+    tabs = [Element(type="tab", bbox=(10 + 90 * k, 12, 101 + 90 * k, 41), text=f"T{k}") for k in range(3)]
+    assert tab_bars(image, tabs) == tabs
+    # The same row with the middle face well under the window's grey: its current page.
+    draw.rectangle([101, 13, 189, 39], fill=(200, 200, 200))
+    assert [e.highlighted for e in tab_bars(image, tabs)] == [False, True, False]
