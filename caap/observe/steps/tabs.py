@@ -197,11 +197,10 @@ def _closed_below(rgb: np.ndarray, box: Sequence[int], face: np.ndarray) -> bool
     return False
 
 
-def current_in_row(rgb: np.ndarray, boxes: Sequence[Sequence[int]]) -> int | None:
-    """Which of a linked row's boxes is drawn held down as a stack switcher draws its current page:
-    the one face ``LINKED_DARKER`` levels darker than the others, which share one face, and as much
-    darker than the window above and below the row, each box framed below; None where the row shows
-    no such one."""
+def held_in_row(rgb: np.ndarray, boxes: Sequence[Sequence[int]]) -> list[int] | None:
+    """Which of a linked row's boxes are drawn held down: faces ``LINKED_DARKER`` levels darker
+    than the others, which share one face, and as much darker than the window above and below the
+    row, every box framed below; None where the row shows none so (or all)."""
     h, w = rgb.shape[:2]
     faces = []
     for box in boxes:
@@ -211,18 +210,20 @@ def current_in_row(rgb: np.ndarray, boxes: Sequence[Sequence[int]]) -> int | Non
             return None
         faces.append(dominant_colour(inner).astype(np.int32))
     levels = [_level(face) for face in faces]
-    dark = min(range(len(levels)), key=lambda k: levels[k])
-    others = [faces[k] for k in range(len(faces)) if k != dark]
-    if any(levels[k] - levels[dark] < LINKED_DARKER for k in range(len(levels)) if k != dark):
+    light = max(levels)
+    dark = [k for k, level in enumerate(levels) if light - level >= LINKED_DARKER]
+    others = [faces[k] for k in range(len(faces)) if k not in dark]
+    if not dark or any(int(np.abs(face - others[0]).max()) > SAME_COLOUR for face in others):
         return None
-    if any(int(np.abs(face - others[0]).max()) > SAME_COLOUR for face in others):
+    if any(light - levels[k] < LINKED_DARKER for k in dark):
         return None
     x1, x2 = min(int(b[0]) for b in boxes), max(int(b[2]) for b in boxes)
     y1, y2 = min(int(b[1]) for b in boxes), max(int(b[3]) for b in boxes)
     # The window just above and just below the row (where it lies within the screen).
     bands = [band for band in (rgb[y1 - 6:y1 - 2, x1:x2] if y1 >= 6 else rgb[:0], rgb[y2 + 2:y2 + 6, x1:x2])
              if band.shape[0] == 4 and band.size]
-    if not bands or any(_level(dominant_colour(band)) - levels[dark] < LINKED_DARKER for band in bands):
+    darkest_allowed = min((_level(dominant_colour(band)) for band in bands), default=0) - LINKED_DARKER
+    if not bands or any(levels[k] > darkest_allowed for k in dark):
         return None
     if not all(_closed_below(rgb, box, face) for box, face in zip(boxes, faces, strict=True)):
         return None
@@ -258,14 +259,21 @@ def tab_bars(image: Image.Image, elements: list[Element]) -> list[Element]:
     for row in linked_rows(spans):
         if any(i in current for i in row) or not any(out[i].type is ElementType.TAB for i in row):
             continue
-        dark = current_in_row(rgb, [spans[i] for i in row])
-        if dark is None:
+        held = held_in_row(rgb, [spans[i] for i in row])
+        if held is None:
             continue
-        # Only boxes typed a tab are read: a row of linked toggles and a stack switcher look alike,
-        # and a held-down toggle typed a button is read by ``read_shaded_buttons``.
+        if len(held) > 1:
+            # Two pages are never current at once: a row of linked toggles, some held down.
+            for k, i in enumerate(row):
+                out[i] = out[i].model_copy(update={"type": ElementType.BUTTON, "checked": k in held,
+                                                   "highlighted": None})
+            continue
+        # One held down: a stack switcher's current page, or a toggle held down among linked ones,
+        # which look alike. Only boxes typed a tab are read here; a held-down toggle typed a button
+        # is read by ``read_shaded_buttons``.
         for k, i in enumerate(row):
             if out[i].type is ElementType.TAB:
-                out[i] = out[i].model_copy(update={"highlighted": k == dark})
+                out[i] = out[i].model_copy(update={"highlighted": k == held[0]})
     for j, element in enumerate(out):
         if element.type is not ElementType.TAB or j in current or not element.highlighted:
             continue

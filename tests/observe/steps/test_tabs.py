@@ -67,7 +67,20 @@ def test_a_focus_ring_beside_a_box_is_no_bar():
         image, found, _ = _screen(name)
         rgb = np.asarray(image)
         assert [tab_bar(rgb, e.bbox) for e in found] == [None] * len(found), name
-        assert tab_bars(image, found) == found, name
+    image, found, _ = _screen("gtk4-popover-focused-row")
+    assert tab_bars(image, found) == found
+
+
+def test_a_linked_row_with_several_faces_held_down_is_a_row_of_toggles():
+    """GTK 4's linked toggles in a theme that draws them held down on grey, one left up on white:
+    no stack switcher shows two current pages, so the row is toggles, whatever the detector typed
+    them (tabs, mostly), and the grey ones are held down."""
+    image, found, labels = _screen("gtk4-focused-toggle-beside")
+    assert {e.type for e in found} == {ElementType.TAB, ElementType.BUTTON}
+    got = tab_bars(image, found)
+    assert [e.type for e in got] == [ElementType.BUTTON] * len(got)
+    assert [e.checked for e in got] == [label["gold_checked"] for label in labels]
+    assert not any(e.highlighted for e in got)
 
 
 def test_other_coloured_lines_are_no_bar():
