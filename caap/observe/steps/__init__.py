@@ -49,7 +49,7 @@ from caap.observe.steps.shape_fit import fit_icons, fit_small_shapes
 from caap.observe.steps.snap import add_missed_rows, add_missed_words, snap_text_boxes, split_links
 from caap.observe.steps.states import read_states
 from caap.observe.steps.switches import retype_pills, toggle_switches
-from caap.observe.steps.tabs import tab_bars
+from caap.observe.steps.tabs import current_tabs
 from caap.observe.steps.text_areas import framed_text_areas
 
 
@@ -186,9 +186,9 @@ STEPS: tuple[Step, ...] = (
     Step("read_selection_faces", "settle", "desktop: a row standing on a rounded face of its own (GTK 4's "
          "selection) is highlighted",
          lambda look, els: els if look.parts.screens != "desktop" else rounded_faces(look.screen, els), READER),
-    Step("read_tab_bars", "settle", "desktop: the tab with an accent bar along one side is the current one, "
-         "the others of its strip are not",
-         lambda look, els: els if look.parts.screens != "desktop" else tab_bars(look.screen, els), READER),
+    Step("read_current_tabs", "settle", "desktop: a tab barred on one side or held down in a linked row is "
+         "current; linked toggles held down",
+         lambda look, els: els if look.parts.screens != "desktop" else current_tabs(look.screen, els), READER),
     Step("read_disclosure_triangles", "settle", "desktop: a row is open or closed as its triangle (▾ ▸) or "
          "box (⊟ ⊞) says; a titled one is a row",
          lambda look, els: els if look.parts.screens != "desktop" else disclosure_triangles(look.image, els),

@@ -1,4 +1,5 @@
-"""The current tab by the accent bar drawn along one of its sides.
+"""The current tab, by the accent bar along one of its sides or by its held-down face in a
+linked row; and linked toggles held down.
 
 GTK 3 and 4 (and KDE's Breeze) draw the current page's tab with a bar of the accent colour, a few
 pixels thick, along the tab's side that faces the page: under a tab on top, over one at the bottom,
@@ -6,25 +7,27 @@ beside one at the left or right. The tabs behind it have none. The state head le
 from strips on top, and the detector boxes a tab at the side of the page as its word, a text, so a
 tab is read from the bar: a box (a tab, or a text the detector took for one) with one straight
 coloured bar that runs along one of its sides, about as long as the tab, and none along the
-others, is the current tab; the tabs of its strip without one are not.
-
-A focus ring is coloured on all four sides, a selected row's fill on two, a slider's or progress
-bar's fill runs on past a word beside it, and a link's underline is one pixel thick: none is taken.
+others, is the current tab; the tabs of its strip without one are not. A focus ring is coloured on
+all four sides, a selected row's fill on two, a slider's or progress bar's fill runs on past a word
+beside it, and a link's underline is one pixel thick: none is taken.
 
 A stack switcher (GTK's pages as a row of linked buttons) draws the current page's button held
-down: a grey face darker than its neighbours', which are as light as the window round the row or
-lighter. In a linked row holding tabs (boxes side by side, touching, each framed below), the one
-face ``LINKED_DARKER`` levels darker than all the others, which share one face, and as much darker
-than the window above and below the row, is the current tab, and the others are not. A notebook's
-tabs in Tk or Qt's Fusion are drawn the other way: the tabs behind are the window's grey, the
-current one as light as its page, which it opens into with no line below it; such rows are left
-alone.
+down, on a face darker than the others'; so do linked toggle buttons, of which several may be held
+down. The detector boxes such buttons on their words, mostly as tabs, so each face is followed out
+to its frame (``face_span``), and faces that touch, framed above and below on the same rows, are a
+linked row. Where the faces left up share one face and the others are ``LINKED_DARKER`` levels
+darker, two or more held down make a row of toggles (typed buttons, those checked); one held down,
+also that much darker than the window round the row, is the current page of those typed tabs. A
+notebook's tabs in Tk or Qt's Fusion are drawn the other way: the tabs behind are the window's
+grey, the current one as light as its page, which it opens into with no line below it, and stands
+taller; such rows are not linked. A held-down face's frame may be as dark as the face itself
+(GTK 4's dark theme), so rows of framed faces are read first, then rows taking in unframed ones.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 from PIL import Image
@@ -45,9 +48,10 @@ LINKED_TYPES = frozenset({ElementType.TAB, ElementType.BUTTON})
 LINKED_GAP = 3      # px between linked faces (their frames' shared line), at most
 FACE_REACH = 60     # px a face is followed past its box, at most ...
 FACE_COLUMN = 0.8   # ... through columns this much in its colour
-LINKED_EDGE = 4     # px: linked boxes' tops and bottoms lie this close
+LINE_SLACK = 1      # px: linked faces' frame lines lie on the same rows, give or take this
+ROW_OVERLAP = 0.8   # share of the lower box's height two boxes share to stand in one row (a face unframed)
 LINKED_DARKER = 12  # grey levels: the current page's button is this much darker than the others
-BORDER_REACH = 3    # px from a linked box's bottom where its frame's lower line lies ...
+BORDER_REACH = 4    # px: a linked box's frame lines lie within twice this past its top and bottom ...
 BORDER_CONTRAST = 16  # ... a line of pixels this far (per channel) from its face ...
 BORDER_SHARE = 0.8  # ... along this share of its width
 FACE_INSET = 3      # px inside a box where its face is taken (past its border)
@@ -164,16 +168,30 @@ def face_span(rgb: np.ndarray, box: Sequence[int]) -> tuple[int, int, np.ndarray
     return left, right, face
 
 
-def linked_rows(spans: dict[int, tuple[int, int, int, int]]) -> list[list[int]]:
-    """Rows of two or more faces side by side, each touching the next (within ``LINKED_GAP`` px either way), left to
-    right; ``spans``: per element index, its face's extent (x1, y1, x2, y2)."""
+def linked_rows(spans: Mapping[int, Sequence[int]], boxes: Mapping[int, Sequence[int]],
+                faces: Mapping[int, np.ndarray], framed: Collection[int]) -> list[list[int]]:
+    """Rows of two or more faces side by side, left to right, each touching the next (within
+    ``LINKED_GAP`` px either way) or running into it, where two held-down faces of one colour meet
+    with no line between. ``spans``: per element index, its face's extent (x1, y1, x2, y2), between
+    its frame's lines for the ``framed`` ones, whose lines lie on the same rows in a row (a
+    notebook's current tab stands taller than the tabs behind it); ``boxes``, ``faces``: its box
+    and face colour."""
+    def level_with(i: int, j: int) -> bool:
+        if i in framed and j in framed:
+            return abs(spans[i][1] - spans[j][1]) <= LINE_SLACK and abs(spans[i][3] - spans[j][3]) <= LINE_SLACK
+        a, b = boxes[i], boxes[j]
+        return min(a[3], b[3]) - max(a[1], b[1]) >= ROW_OVERLAP * min(a[3] - a[1], b[3] - b[1])
+
     rows: list[list[int]] = []
     for i in sorted(spans, key=lambda k: spans[k][0]):
-        box = spans[i]
+        span = spans[i]
         for row in rows:
-            last = spans[row[-1]]
-            if (abs(box[0] - last[2]) <= LINKED_GAP and abs(box[1] - last[1]) <= LINKED_EDGE
-                    and abs(box[3] - last[3]) <= LINKED_EDGE):
+            j = row[-1]
+            last = spans[j]
+            touching = abs(span[0] - last[2]) <= LINKED_GAP
+            merged = (span[0] < last[2] and boxes[i][0] >= boxes[j][2] - LINKED_GAP
+                      and int(np.abs(faces[i] - faces[j]).max()) <= SAME_COLOUR)
+            if (touching or merged) and level_with(i, j):
                 row.append(i)
                 break
         else:
@@ -185,22 +203,33 @@ def _level(colour: np.ndarray) -> int:
     return int(np.asarray(colour, dtype=np.int32).sum()) // 3
 
 
-def _closed_below(rgb: np.ndarray, box: Sequence[int], face: np.ndarray) -> bool:
-    """Whether a border line runs under the box's face (within ``BORDER_REACH`` px of its bottom):
-    a linked button is framed all round, a notebook's current tab opens into its page."""
-    x1, _, x2, y2 = (int(v) for v in box)
+def frame_lines(rgb: np.ndarray, box: Sequence[int], face: np.ndarray) -> tuple[int, int] | None:
+    """The rows of the border lines above and below the face in ``box`` (each looked for from
+    ``BORDER_REACH`` px inside the box to twice that past it: the detector boxes a button a little
+    inside its frame), or None where either is missing: a linked button is framed all round, a
+    notebook's current tab opens into its page and a side tab's word stands on the strip's face."""
+    x1, y1, x2, y2 = (int(v) for v in box)
     h = rgb.shape[0]
-    for y in range(max(0, y2 - BORDER_REACH), min(h, y2 + BORDER_REACH + 1)):
-        line = rgb[y, x1 + FACE_INSET:x2 - FACE_INSET].astype(np.int32)
-        if line.size and (np.abs(line - face).max(axis=1) >= BORDER_CONTRAST).mean() >= BORDER_SHARE:
-            return True
-    return False
+
+    def line_past(start: int, step: int) -> int | None:
+        y = start
+        for _ in range(3 * BORDER_REACH + 1):
+            if not 0 <= y < h:
+                return None
+            line = rgb[y, x1 + FACE_INSET:x2 - FACE_INSET].astype(np.int32)
+            if line.size and (np.abs(line - face).max(axis=1) >= BORDER_CONTRAST).mean() >= BORDER_SHARE:
+                return y
+            y += step
+        return None
+
+    top, bottom = line_past(y1 + BORDER_REACH, -1), line_past(y2 - BORDER_REACH - 1, 1)
+    return None if top is None or bottom is None else (top, bottom)
 
 
 def held_in_row(rgb: np.ndarray, boxes: Sequence[Sequence[int]]) -> list[int] | None:
     """Which of a linked row's boxes are drawn held down: faces ``LINKED_DARKER`` levels darker
-    than the others, which share one face, and as much darker than the window above and below the
-    row, every box framed below; None where the row shows none so (or all)."""
+    than the others, which share one face (one such face alone also as much darker than the window
+    above and below the row); None where the row shows none so (or all)."""
     h, w = rgb.shape[:2]
     faces = []
     for box in boxes:
@@ -223,14 +252,15 @@ def held_in_row(rgb: np.ndarray, boxes: Sequence[Sequence[int]]) -> list[int] | 
     bands = [band for band in (rgb[y1 - 6:y1 - 2, x1:x2] if y1 >= 6 else rgb[:0], rgb[y2 + 2:y2 + 6, x1:x2])
              if band.shape[0] == 4 and band.size]
     darkest_allowed = min((_level(dominant_colour(band)) for band in bands), default=0) - LINKED_DARKER
-    if not bands or any(levels[k] > darkest_allowed for k in dark):
-        return None
-    if not all(_closed_below(rgb, box, face) for box, face in zip(boxes, faces, strict=True)):
+    # One face held down is a stack switcher's page only if darker than the window: Fusion draws the
+    # tabs behind the current one in the window's grey (dark themes draw toggles held down so too,
+    # two or more of which say toggles anyway).
+    if len(dark) == 1 and (not bands or levels[dark[0]] > darkest_allowed):
         return None
     return dark
 
 
-def tab_bars(image: Image.Image, elements: list[Element]) -> list[Element]:
+def current_tabs(image: Image.Image, elements: list[Element]) -> list[Element]:
     """Tabs (and texts boxed on a tab's word) with an accent bar along one side are the current
     tab, typed a tab; the other tabs of a strip with a current one so found are not current. A text
     beside a bar at its left or right (a tab at the page's side) is boxed as tall as the bar, which
@@ -252,28 +282,41 @@ def tab_bars(image: Image.Image, elements: list[Element]) -> list[Element]:
             x1, _, x2, _ = elements[i].bbox
             update["bbox"] = (x1, start, x2, end)
         out[i] = out[i].model_copy(update=update)
-    spans = {}
+    spans, boxes, faces = {}, {}, {}
+    framed: set[int] = set()
     for i, e in enumerate(out):
-        if e.type in LINKED_TYPES and (span := face_span(rgb, e.bbox)) is not None:
-            spans[i] = (span[0], e.bbox[1], span[1], e.bbox[3])
-    for row in linked_rows(spans):
-        if any(i in current for i in row) or not any(out[i].type is ElementType.TAB for i in row):
+        if e.type not in LINKED_TYPES or (span := face_span(rgb, e.bbox)) is None:
             continue
-        held = held_in_row(rgb, [spans[i] for i in row])
-        if held is None:
-            continue
-        if len(held) > 1:
-            # Two pages are never current at once: a row of linked toggles, some held down.
+        lines = frame_lines(rgb, (span[0], e.bbox[1], span[1], e.bbox[3]), span[2])
+        if lines is not None:
+            framed.add(i)
+        top, bottom = lines if lines is not None else (e.bbox[1], e.bbox[3])
+        spans[i], boxes[i], faces[i] = (span[0], top, span[1], bottom), e.bbox, span[2]
+    # Rows of framed faces first; then rows that take in unframed faces too (a held-down face's
+    # frame may be as dark as it), where a face that runs on unframed can join a row it is no part of.
+    read: set[int] = set(current)
+    for pool in (framed, set(spans)):
+        some = {i: spans[i] for i in pool if i not in read}
+        for row in linked_rows(some, boxes, faces, framed):
+            if not any(out[i].type is ElementType.TAB for i in row):
+                continue
+            held = held_in_row(rgb, [spans[i] for i in row])
+            # The faces left up must be framed all round.
+            if held is None or any(i not in framed for k, i in enumerate(row) if k not in held):
+                continue
+            read.update(row)
+            if len(held) > 1:
+                # Two pages are never current at once: a row of linked toggles, some held down.
+                for k, i in enumerate(row):
+                    out[i] = out[i].model_copy(update={"type": ElementType.BUTTON, "checked": k in held,
+                                                       "highlighted": None})
+                continue
+            # One held down: a stack switcher's current page, or a toggle held down among linked
+            # ones, which look alike. Only boxes typed a tab are read here; a held-down toggle typed
+            # a button is read by ``read_shaded_buttons``.
             for k, i in enumerate(row):
-                out[i] = out[i].model_copy(update={"type": ElementType.BUTTON, "checked": k in held,
-                                                   "highlighted": None})
-            continue
-        # One held down: a stack switcher's current page, or a toggle held down among linked ones,
-        # which look alike. Only boxes typed a tab are read here; a held-down toggle typed a button
-        # is read by ``read_shaded_buttons``.
-        for k, i in enumerate(row):
-            if out[i].type is ElementType.TAB:
-                out[i] = out[i].model_copy(update={"highlighted": k == held[0]})
+                if out[i].type is ElementType.TAB:
+                    out[i] = out[i].model_copy(update={"highlighted": k == held[0]})
     for j, element in enumerate(out):
         if element.type is not ElementType.TAB or j in current or not element.highlighted:
             continue

@@ -1,4 +1,4 @@
-"""The current tab told by the accent bar along one of its sides (``read_tab_bars``)."""
+"""The current tab told by the accent bar along one of its sides (``read_current_tabs``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from PIL import Image, ImageDraw
 
 from caap.elements import Element
-from caap.observe.steps.tabs import face_span, tab_bar, tab_bars
+from caap.observe.steps.tabs import current_tabs, face_span, tab_bar
 from caap.taxonomy import ElementType
 
 DESKTOP = Path(__file__).resolve().parents[2] / "fixtures" / "desktop"
@@ -29,7 +29,7 @@ def _screen(name: str) -> tuple[Image.Image, list[Element], list[dict]]:
 def test_the_tab_barred_on_top_at_the_bottom_of_a_gtk4_notebook_is_current():
     image, found, labels = _screen("gtk4-tabs-at-bottom")
     assert not any(e.highlighted for e in found)  # the state head read none of them
-    got = tab_bars(image, found)
+    got = current_tabs(image, found)
     assert [e.highlighted for e in got] == [e["gold_highlighted"] for e in labels]
     assert [e.text for e in got if e.highlighted] == ["Storage"]
     assert all(e.type is ElementType.TAB for e in got)
@@ -39,7 +39,7 @@ def test_a_word_beside_a_bar_at_its_right_is_the_current_tab_of_a_gtk3_notebook_
     """GTK 3 draws the current side tab with the bar at its right; the detector boxed its word as a
     text, which carries no tab's state: it becomes the current tab, as tall as its bar."""
     image, found, _ = _screen("gtk3-tabs-at-left")
-    got = tab_bars(image, found)
+    got = current_tabs(image, found)
     current = [e for e in got if e.highlighted]
     assert [(e.text, e.type) for e in current] == [("Templates", ElementType.TAB)]
     x1, y1, x2, y2 = current[0].bbox
@@ -53,7 +53,7 @@ def test_a_word_beside_a_bar_at_its_right_is_the_current_tab_of_a_gtk3_notebook_
 
 def test_a_gtk4_tab_at_the_right_has_its_bar_at_its_left():
     image, found, _ = _screen("gtk4-tabs-at-right")
-    got = tab_bars(image, found)
+    got = current_tabs(image, found)
     assert [e.text for e in got if e.highlighted] == ["Sharing"]
     sharing = next(e for e in got if e.text == "Sharing")
     assert sharing.type is ElementType.TAB
@@ -68,7 +68,7 @@ def test_a_focus_ring_beside_a_box_is_no_bar():
         rgb = np.asarray(image)
         assert [tab_bar(rgb, e.bbox) for e in found] == [None] * len(found), name
     image, found, _ = _screen("gtk4-popover-focused-row")
-    assert tab_bars(image, found) == found
+    assert current_tabs(image, found) == found
 
 
 def test_a_linked_row_with_several_faces_held_down_is_a_row_of_toggles():
@@ -77,7 +77,7 @@ def test_a_linked_row_with_several_faces_held_down_is_a_row_of_toggles():
     them (tabs, mostly), and the grey ones are held down."""
     image, found, labels = _screen("gtk4-focused-toggle-beside")
     assert {e.type for e in found} == {ElementType.TAB, ElementType.BUTTON}
-    got = tab_bars(image, found)
+    got = current_tabs(image, found)
     assert [e.type for e in got] == [ElementType.BUTTON] * len(got)
     assert [e.checked for e in got] == [label["gold_checked"] for label in labels]
     assert not any(e.highlighted for e in got)
@@ -117,7 +117,7 @@ def test_a_barred_tab_clears_a_head_read_selection_in_its_strip_only():
             for k in range(3)]
     draw.rectangle([10, 37, 79, 39], fill=(53, 132, 228))  # the first tab is the current one
     other = Element(type="tab", bbox=(10, 80, 80, 110), text="Elsewhere", highlighted=True)  # another strip
-    got = tab_bars(page, [*tabs, other])
+    got = current_tabs(page, [*tabs, other])
     assert [e.highlighted for e in got] == [True, False, False, True]
 
 
@@ -125,7 +125,7 @@ def test_a_gtk4_tab_at_the_left_boxed_whole_has_its_bar_ten_pixels_out():
     """GTK 4's side tabs are boxed whole by the detector; the bar, 4 px thick, stands past the box's
     padding, 10 px out: followed through its whole thickness, it is one bar."""
     image, found, labels = _screen("gtk4-tabs-at-left")
-    got = tab_bars(image, found)
+    got = current_tabs(image, found)
     assert [e.text for e in got if e.highlighted] == ["Filters"]
     assert [label["text"] for label in labels if label["gold_highlighted"]] == ["Filters"]
 
@@ -136,7 +136,7 @@ def test_the_held_down_page_of_a_gtk4_stack_switcher_is_the_current_tab():
     frames, so each face is followed out to its frame before the row is seen to be linked."""
     image, found, labels = _screen("gtk4-stack-switcher")
     assert not any(e.highlighted for e in found)
-    got = tab_bars(image, found)
+    got = current_tabs(image, found)
     assert [bool(e.highlighted) for e in got] == [label["gold_highlighted"] for label in labels]
     rgb = np.asarray(image)
     spans = [face_span(rgb, e.bbox) for e in found if e.type is ElementType.TAB]
@@ -146,7 +146,7 @@ def test_the_held_down_page_of_a_gtk4_stack_switcher_is_the_current_tab():
 def test_a_stack_switcher_in_a_header_bar_clears_what_the_head_read_on_a_light_page():
     image, found, _ = _screen("gtk4-stack-switcher-header")
     assert [e.text for e in found if e.highlighted] == ["System"]  # the head's mistake
-    got = tab_bars(image, found)
+    got = current_tabs(image, found)
     assert [e.text for e in got if e.highlighted] == []
     # The current page was boxed a button: the held-down face is left to ``read_shaded_buttons``.
     assert [(e.type, e.checked) for e in got if e.text == "About"] == [(ElementType.BUTTON, None)]
@@ -157,30 +157,30 @@ def test_notebook_tabs_drawn_the_other_way_are_left_alone(name):
     """Tk's and Fusion's notebooks draw the tabs behind the current one on a darker face and the
     current one open into its page: no linked row of buttons."""
     image, found, _ = _screen(name)
-    assert tab_bars(image, found) == found
+    assert current_tabs(image, found) == found
 
 
 def test_a_two_tab_notebook_whose_current_tab_opens_into_its_page_is_no_switcher():
     """Two tabs, the one behind darker than the window: as a two-page stack switcher would look,
-    but the current tab has no line under it (it opens into its page), and a switcher's buttons
-    are framed all round."""
+    but the current tab has no line under it (it opens into its page) and stands taller than the
+    one behind, where a switcher's buttons are framed all round on the same rows."""
     window, behind, line = (217, 217, 217), (195, 195, 195), (120, 120, 120)
 
-    def notebook(open_below: bool) -> Image.Image:
+    def row(notebook: bool) -> Image.Image:
         image = Image.new("RGB", (260, 90), window)
         draw = ImageDraw.Draw(image)
         draw.rectangle([10, 10, 100, 36], fill=window, outline=line)  # the current tab
-        draw.rectangle([101, 12, 190, 36], fill=behind, outline=line)
-        draw.line([10, 36, 250, 36], fill=line)  # the page's top
-        if open_below:
-            draw.line([11, 36, 99, 36], fill=window)
+        draw.rectangle([101, 12 if notebook else 10, 190, 36], fill=behind, outline=line)
+        if notebook:
+            draw.line([10, 36, 250, 36], fill=line)  # the page's top ...
+            draw.line([11, 36, 99, 36], fill=window)  # ... open under the current tab
         return image
 
     tabs = [Element(type="tab", bbox=(10, 10, 101, 37), text="First"),
             Element(type="tab", bbox=(101, 12, 191, 37), text="Second")]
-    assert tab_bars(notebook(open_below=True), tabs) == tabs
-    # Framed all round, the same two faces are a switcher whose second page is current.
-    assert [e.highlighted for e in tab_bars(notebook(open_below=False), tabs)] == [False, True]
+    assert current_tabs(row(notebook=True), tabs) == tabs
+    # Framed all round on the same rows, the same two faces are a switcher on its second page.
+    assert [e.highlighted for e in current_tabs(row(notebook=False), tabs)] == [False, True]
 
 
 def test_a_face_no_darker_than_the_window_is_not_held_down():
@@ -193,7 +193,28 @@ def test_a_face_no_darker_than_the_window_is_not_held_down():
     for k, face in enumerate(faces):
         draw.rectangle([10 + 90 * k, 12, 100 + 90 * k, 40], fill=face, outline=line)
     tabs = [Element(type="tab", bbox=(10 + 90 * k, 12, 101 + 90 * k, 41), text=f"T{k}") for k in range(3)]
-    assert tab_bars(image, tabs) == tabs
+    assert current_tabs(image, tabs) == tabs
     # The same row with the middle face well under the window's grey: its current page.
     draw.rectangle([101, 13, 189, 39], fill=(200, 200, 200))
-    assert [e.highlighted for e in tab_bars(image, tabs)] == [False, True, False]
+    assert [e.highlighted for e in current_tabs(image, tabs)] == [False, True, False]
+
+
+def test_a_dark_stack_switcher_whose_current_page_has_no_frame_of_its_own():
+    """In the dark theme the current page's face is as dark as its frame, so its frame is not seen;
+    the pages left up are framed, and the row is read from them."""
+    image, found, labels = _screen("gtk4-stack-switcher-dark")
+    got = current_tabs(image, found)
+    assert [e.text for e in got if e.highlighted] == ["Page 1"]
+    assert [bool(e.highlighted) for e in got] == [label["gold_highlighted"] for label in labels]
+
+
+def test_dark_linked_toggles_whose_held_faces_run_into_each_other():
+    """Two toggles held down side by side in the dark theme: their faces meet with no line between,
+    and a face beside the row (a tab's strip) runs on into the row's first face, unframed. The row
+    of framed faces is read first, as toggles: two held down, typed buttons."""
+    image, found, labels = _screen("gtk4-linked-toggles-dark")
+    got = current_tabs(image, found)
+    toggles = [k for k, label in enumerate(labels) if label["gold_type"] == "button"]
+    assert [got[k].type for k in toggles] == [ElementType.BUTTON] * 4  # Year was one already
+    assert [bool(got[k].checked) for k in toggles] == [labels[k]["gold_checked"] for k in toggles]
+    assert [(e.text, e.type) for e in got if e.highlighted] == [("Sharing", ElementType.TAB)]
