@@ -76,6 +76,15 @@ class Element(BaseModel):
             )
         return self
 
+    def retyped(self, kind: ElementType, **update: Any) -> Element:
+        """A copy typed ``kind``, with ``update`` applied and every attribute that type does not
+        carry cleared (a button read focused and retyped a checkbox keeps no focus)."""
+        allowed = attributes_of(kind)
+        cleared = {name: None for name in ATTRIBUTES if name not in allowed}
+        if SUBTYPE not in cleared and self.subtype not in subtypes_of(kind):
+            cleared[SUBTYPE] = None
+        return self.model_copy(update={**cleared, **update, "type": kind})
+
     # --- geometry -------------------------------------------------------------------------------
     @property
     def centre(self) -> tuple[int, int]:

@@ -201,3 +201,13 @@ def test_the_number_beside_a_bar_is_its_value_label():
     assert value_labels(bar, [bar, near, word, far]) == [near]
     # Only what has a value has a value label.
     assert value_labels(Element(type="button", bbox=[10, 40, 230, 50], text="OK"), [near]) == []
+
+
+def test_an_element_retyped_keeps_only_what_its_new_type_carries():
+    button = Element(type="button", bbox=(0, 0, 40, 20), text="Bold", focused=True, checked=False)
+    box = button.retyped(ElementType.CHECKBOX, checked=True)
+    assert (box.type, box.text, box.checked, box.focused) == (ElementType.CHECKBOX, "Bold", True, None)
+    assert Element.model_validate(box.model_dump()) == box
+    word = Element(type="text", bbox=(0, 0, 40, 20), text="Page 1", highlighted=True)
+    assert word.retyped(ElementType.TAB).highlighted is True
+    assert word.retyped(ElementType.BUTTON, checked=True).highlighted is None

@@ -166,6 +166,8 @@ def test_the_observer_reports_what_it_reported_before_the_pipeline(shipped_obser
         image = Image.open(FIXTURES / want["image"]).convert("RGB")
         got = shipped_observer.observe(image).numbered()
         assert [_plain(e.to_json()) for e in got.elements] == [_plain(e) for e in want["elements"]], want["image"]
+        # Steps copy elements without validating them: each must still carry only its type's attributes.
+        assert all(Element.model_validate(e.model_dump()) == e for e in got.elements), want["image"]
 
 
 def test_a_real_screen_through_the_pipeline(shipped_observer):

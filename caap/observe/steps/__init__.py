@@ -15,7 +15,13 @@ from caap.elements import Element
 from caap.observe.pipeline import Look, Step
 from caap.observe.primitives import rgb_pixels
 from caap.observe.steps import reading, texts
-from caap.observe.steps.boxes import drop_spanning_rows, merge_duplicates, merge_nested_bars, merge_overlapping_words
+from caap.observe.steps.boxes import (
+    drop_spanning_rows,
+    merge_duplicates,
+    merge_nested_bars,
+    merge_overlapping_words,
+    merge_split_text_areas,
+)
 from caap.observe.steps.cells import fit_cells
 from caap.observe.steps.disclosure import disclosure_triangles
 from caap.observe.steps.dither import dithered_faces
@@ -78,6 +84,8 @@ STEPS: tuple[Step, ...] = (
          "class each has", lambda look, els: merge_duplicates(els)),
     Step("merge_nested_bars", "detect", "keep the outer of two slider, progress bar or scrollbar boxes one "
          "inside the other", lambda look, els: merge_nested_bars(els)),
+    Step("merge_split_text_areas", "detect", "one box for a text view boxed in two overlapping halves",
+         lambda look, els: merge_split_text_areas(els)),
     Step("drop_spanning_rows", "detect", "drop a row box that spans two rows the detector also found",
          lambda look, els: drop_spanning_rows(els)),
     # fit: the detector's boxes fitted to the pixels

@@ -125,6 +125,42 @@ def merge_nested_bars(elements: list[Element]) -> list[Element]:
     return [e for e in elements if id(e) not in drop]
 
 
+SPLIT_EDGE_PX = 6      # px: two halves of one text view share their top and bottom (or sides) this closely ...
+SPLIT_OVERLAP_PX = 8   # ... and overlap at least this much
+
+
+def _halves(a: Element, b: Element) -> bool:
+    """Two text-view boxes that are one text view boxed in two overlapping parts, side by side or
+    one over the other: no toolkit draws two text views overlapping."""
+    if a.type is not ElementType.TEXT_AREA or b.type is not ElementType.TEXT_AREA:
+        return False
+    (ax1, ay1, ax2, ay2), (bx1, by1, bx2, by2) = a.bbox, b.bbox
+    rows = abs(ay1 - by1) <= SPLIT_EDGE_PX and abs(ay2 - by2) <= SPLIT_EDGE_PX
+    columns = abs(ax1 - bx1) <= SPLIT_EDGE_PX and abs(ax2 - bx2) <= SPLIT_EDGE_PX
+    return ((rows and min(ax2, bx2) - max(ax1, bx1) >= SPLIT_OVERLAP_PX)
+            or (columns and min(ay2, by2) - max(ay1, by1) >= SPLIT_OVERLAP_PX))
+
+
+def merge_split_text_areas(elements: list[Element]) -> list[Element]:
+    """One box for a text view the detector boxed in two overlapping halves: it boxes nothing much
+    wider than about 460 px (its box head reaches 15 strides either side of an anchor), so an empty
+    text view 600-750 px wide comes back as a left and a right box sharing its top and bottom. The
+    union is the text view; the more confident half's score stands."""
+    merged = list(elements)
+    i = 0
+    while i < len(merged):
+        a = merged[i]
+        j = next((j for j in range(i + 1, len(merged)) if _halves(a, merged[j])), None)
+        if j is None:
+            i += 1
+            continue
+        b = merged.pop(j)
+        box = (min(a.bbox[0], b.bbox[0]), min(a.bbox[1], b.bbox[1]),
+               max(a.bbox[2], b.bbox[2]), max(a.bbox[3], b.bbox[3]))
+        merged[i] = (a if (a.score or 0.0) >= (b.score or 0.0) else b).model_copy(update={"bbox": box})
+    return merged
+
+
 ROW_TYPES = (ElementType.TABLED_TEXT,)
 
 

@@ -189,7 +189,7 @@ def control_kind(rgb: np.ndarray, box: Sequence[int]) -> ElementType | None:
 
 def _by_control(rgb: np.ndarray, element: Element) -> Element | None:
     kind = control_kind(rgb, element.bbox)
-    return element.model_copy(update={"type": kind}) if kind is not None and kind != element.type else None
+    return element.retyped(kind) if kind is not None and kind != element.type else None
 
 
 MARK_INK = 60        # a channel this far from the control's inside is a mark in it (a tick, a dot, a bar)

@@ -176,6 +176,6 @@ def labelled_controls(image: Image.Image, elements: list[Element]) -> list[Eleme
             continue  # the control is boxed already; this box is its label
         x1, y1, x2, y2 = element.bbox
         bbox = (min(x1, control[0]), min(y1, control[1]), x2, max(y2, control[3]))
-        out[i] = element.model_copy(update={"type": kind, "bbox": bbox, "highlighted": None})
+        out[i] = element.retyped(kind, bbox=bbox)
     return out
 

@@ -277,11 +277,11 @@ def current_tabs(image: Image.Image, elements: list[Element]) -> list[Element]:
             continue
         side, start, end = bar
         current[i] = side
-        update: dict[str, object] = {"type": ElementType.TAB, "highlighted": True}
+        update: dict[str, object] = {"highlighted": True}
         if elements[i].type is ElementType.TEXT and side in ("left", "right"):
             x1, _, x2, _ = elements[i].bbox
             update["bbox"] = (x1, start, x2, end)
-        out[i] = out[i].model_copy(update=update)
+        out[i] = out[i].retyped(ElementType.TAB, **update)
     spans, boxes, faces = {}, {}, {}
     framed: set[int] = set()
     for i, e in enumerate(out):
@@ -308,8 +308,7 @@ def current_tabs(image: Image.Image, elements: list[Element]) -> list[Element]:
             if len(held) > 1:
                 # Two pages are never current at once: a row of linked toggles, some held down.
                 for k, i in enumerate(row):
-                    out[i] = out[i].model_copy(update={"type": ElementType.BUTTON, "checked": k in held,
-                                                       "highlighted": None})
+                    out[i] = out[i].retyped(ElementType.BUTTON, checked=k in held)
                 continue
             # One held down: a stack switcher's current page, or a toggle held down among linked
             # ones, which look alike. Only boxes typed a tab are read here; a held-down toggle typed
