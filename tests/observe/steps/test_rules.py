@@ -14,7 +14,12 @@ from PIL import Image, ImageDraw, ImageFont
 
 from caap.elements import Element
 from caap.observe.primitives import dominant_colour, on_page_colour
-from caap.observe.steps.boxes import drop_spanning_rows, merge_nested_bars, merge_overlapping_words
+from caap.observe.steps.boxes import (
+    drop_spanning_rows,
+    merge_nested_bars,
+    merge_overlapping_words,
+    merge_split_text_areas,
+)
 from caap.observe.steps.field_ink import (
     blank_placeholders,
     caret_columns,
@@ -1023,3 +1028,25 @@ def test_tool_box_pages_boxed_blank_from_their_middle_are_grown_to_their_frames(
     # GTK 3's linked buttons share their frame's lines; one boxed round its name keeps its box
     linked = np.asarray(Image.open(DESKTOP / "gtk3-linked-buttons.png").convert("RGB"), dtype=np.int32)
     assert frame_ends(linked, (108, 13, 196, 47)) is None
+
+
+def test_a_text_view_boxed_in_two_overlapping_halves_is_one():
+    """gtk4-demo's header bar window: an empty text view 615 px wide, which the detector (boxing
+    nothing much wider than 460 px) returns as a left and a right half sharing its top and bottom."""
+    left = Element(type="text_area", bbox=(7, 49, 434, 410), score=0.8)
+    right = Element(type="text_area", bbox=(163, 49, 614, 411), score=0.6)
+    other = Element(type="button", bbox=(10, 10, 60, 30), score=0.9)
+    got = merge_split_text_areas([left, other, right])
+    assert [(e.type.value, e.bbox, e.score) for e in got] == [("text_area", (7, 49, 614, 411), 0.8),
+                                                            ("button", (10, 10, 60, 30), 0.9)]
+    # One over the other, likewise.
+    top, bottom = Element(type="text_area", bbox=(0, 0, 400, 300)), Element(type="text_area", bbox=(2, 280, 401, 620))
+    assert [e.bbox for e in merge_split_text_areas([top, bottom])] == [(0, 0, 401, 620)]
+    # Two text views side by side (a paned window) do not overlap; a field over a text view is
+    # another kind; halves of unlike heights are two things.
+    apart = [Element(type="text_area", bbox=(0, 0, 300, 400)), Element(type="text_area", bbox=(306, 0, 600, 400))]
+    assert merge_split_text_areas(apart) == apart
+    kinds = [Element(type="text_area", bbox=(0, 0, 300, 400)), Element(type="input_field", bbox=(200, 0, 500, 400))]
+    assert merge_split_text_areas(kinds) == kinds
+    unlike = [Element(type="text_area", bbox=(0, 0, 300, 400)), Element(type="text_area", bbox=(200, 0, 500, 200))]
+    assert merge_split_text_areas(unlike) == unlike
