@@ -11,8 +11,8 @@ fitting, proposals, reader, PP-OCR); the rest of the pipeline then runs four way
   disclosure triangles and drawn focus);
 - ``head``: the state head alone (the rules stand down where it has read; the desktop ones off);
 - ``head+drawn``: the observer with every step on: the head, then on desktop windows the disclosure
-  triangles, the drawn focus where the head read none, and the faces of selected rows and held-down
-  buttons and tool-bar icons.
+  triangles, the drawn focus where the head read none, the faces of selected rows and held-down
+  buttons and tool-bar icons, and the current tabs (accent bars, linked rows).
 
 Every variant's elements are matched to the labelled ones (IoU ≥ 0.5, as ``caap eval reader``) and
 each state is scored where the label knows it: accuracy (a state not read counts as false, and as
@@ -46,8 +46,8 @@ from caap.train.eval_reader import PRESSED, scored_as, toolkit_of
 SCORED = (*BOOLEAN_ATTRIBUTES, PRESSED)  # a labelled button's checked is scored apart, as caap eval reader does
 
 RULES = ("read_control_marks", "read_focus_rings")
-DRAWN = ("read_disclosure_triangles", "read_drawn_focus", "read_selection_faces", "read_dithered_faces",
-         "read_pressed_faces")
+DRAWN = ("read_shaded_buttons", "read_disclosure_triangles", "read_drawn_focus", "read_selection_faces",
+         "read_current_tabs", "read_dithered_faces", "read_pressed_faces")
 # what desktop windows draw, read over the head
 VARIANTS: dict[str, tuple[str, ...]] = {
     "reader": ("read_states", *RULES, *DRAWN),
