@@ -89,18 +89,23 @@ def merge_overlapping_words(elements: list[Element]) -> list[Element]:
     stand a space apart, so two boxes that run into each other cover one thing the network boxed
     twice, in two parts ("ullamco" and "amcorper" for the link "ullamcorper") or a part inside the
     whole; the reader gets the union and reads it once. The most confident box's score stands."""
+    return _merge_pairs(elements, _one_thing)
+
+
+def _merge_pairs(elements: list[Element], one: Callable[[Element, Element], bool]) -> list[Element]:
+    """The elements with every pair ``one`` says is one thing replaced by the more confident of
+    the two, boxed as their union (which may reach a third box: it is looked at again)."""
     merged = list(elements)
     i = 0
     while i < len(merged):
         a = merged[i]
-        j = next((j for j in range(i + 1, len(merged)) if _one_thing(a, merged[j])), None)
+        j = next((j for j in range(i + 1, len(merged)) if one(a, merged[j])), None)
         if j is None:
             i += 1
             continue
         b = merged.pop(j)
         box = (min(a.bbox[0], b.bbox[0]), min(a.bbox[1], b.bbox[1]),
                max(a.bbox[2], b.bbox[2]), max(a.bbox[3], b.bbox[3]))
-        # The union may reach a third box: look again from the same place.
         merged[i] = (a if (a.score or 0.0) >= (b.score or 0.0) else b).model_copy(update={"bbox": box})
     return merged
 
@@ -146,19 +151,7 @@ def merge_split_text_areas(elements: list[Element]) -> list[Element]:
     wider than about 460 px (its box head reaches 15 strides either side of an anchor), so an empty
     text view 600-750 px wide comes back as a left and a right box sharing its top and bottom. The
     union is the text view; the more confident half's score stands."""
-    merged = list(elements)
-    i = 0
-    while i < len(merged):
-        a = merged[i]
-        j = next((j for j in range(i + 1, len(merged)) if _halves(a, merged[j])), None)
-        if j is None:
-            i += 1
-            continue
-        b = merged.pop(j)
-        box = (min(a.bbox[0], b.bbox[0]), min(a.bbox[1], b.bbox[1]),
-               max(a.bbox[2], b.bbox[2]), max(a.bbox[3], b.bbox[3]))
-        merged[i] = (a if (a.score or 0.0) >= (b.score or 0.0) else b).model_copy(update={"bbox": box})
-    return merged
+    return _merge_pairs(elements, _halves)
 
 
 ROW_TYPES = (ElementType.TABLED_TEXT,)
