@@ -13,7 +13,11 @@ observed elements, the labelled ones and, per observed element, the labelled one
 worktree add``, then ``PYTHONPATH=<worktree>``) is the before. ``compare`` scores both dumps on the
 screens they share: labelled elements found, the default text's exact match over the found ones that
 have a known text, per app, the texts right in one only, and each state per toolkit as
-``tools/state_ab.py`` scores its ``head+drawn`` variant (the whole observer).
+``tools/state_ab.py`` scores its ``head+drawn`` variant (the whole observer). ``errors`` lists the
+labelled elements whose state one dump reads wrong, counted by toolkit, missed or extra, label type
+and observed type:
+
+    .venv/bin/python tools/observer_dump.py errors runs/val21-after.jsonl highlighted --apps gtk4
 """
 
 from __future__ import annotations
@@ -136,6 +140,32 @@ def compare(before: Path, after: Path) -> dict[str, Any]:
             "texts_put_wrong": sum(not c["right_after"] for c in changed), "changed": changed}
 
 
+def errors(path: Path, state: str, apps: str = "") -> list[dict[str, Any]]:
+    """The matched labelled elements whose ``state`` the observer reads wrong (``pressed``: a
+    labelled button's ``checked``, as ``tools/state_ab.py`` scores it; a state not read counts as
+    false), each with its screen, toolkit, label type, observed type, box and text."""
+    from caap.train.eval_reader import toolkit_of
+
+    attr = "checked" if state == "pressed" else state
+    prefixes = tuple(a for a in apps.split(",") if a)
+    out = []
+    for name, record in sorted(_load(path).items()):
+        if prefixes and not (record["app"] or "").startswith(prefixes):
+            continue
+        for i, j in enumerate(record["match"]):
+            if j < 0:
+                continue
+            gold, found = record["gold"][j], record["found"][i]
+            if gold.get(attr) is None or (state == "checked" and gold["type"] == "button") \
+                    or (state == "pressed" and gold["type"] != "button"):
+                continue
+            if bool(gold[attr]) != bool(found.get(attr)):
+                out.append({"screen": name, "toolkit": toolkit_of(record["app"] or ""),
+                            "error": "missed" if gold[attr] else "extra", "label_type": gold["type"],
+                            "observed_type": found["type"], "bbox": gold["bbox"], "text": gold.get("text")})
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -149,7 +179,25 @@ def main() -> None:
     c.add_argument("before", type=Path)
     c.add_argument("after", type=Path)
     c.add_argument("--out", type=Path)
+    e = sub.add_parser("errors", help="list the labelled elements whose state a dump reads wrong")
+    e.add_argument("dump", type=Path)
+    e.add_argument("state", help="checked, pressed, focused, highlighted, expanded, indeterminate or enabled")
+    e.add_argument("--apps", default="", help="comma-separated app name prefixes (default: every app)")
     args = parser.parse_args()
+    if args.command == "errors":
+        if not args.dump.is_file():
+            raise SystemExit(f"{args.dump}: no such dump")
+        try:
+            wrong = errors(args.dump, args.state, args.apps)
+        except (json.JSONDecodeError, KeyError) as exc:
+            raise SystemExit(f"not an observer dump: {exc}") from None
+        kinds = Counter((w["toolkit"], w["error"], w["label_type"], w["observed_type"]) for w in wrong)
+        for (kit, error, label, observed), n in kinds.most_common():
+            print(f"{n:>4}  {kit:<7}{error:<7}labelled {label}, observed {observed}")
+        for w in wrong:
+            print(f"{w['screen']}  {w['error']:<7}{w['label_type']:<12}{w['observed_type']:<12}"
+                  f"{w['bbox']}  {w['text']!r}")
+        return
     if args.command == "dump":
         for path in (args.data, args.detector, args.checkpoint):
             if not path.exists():
