@@ -119,7 +119,13 @@ def tab_bar(rgb: np.ndarray, box: Sequence[int]) -> tuple[str, int, int] | None:
     x1, y1, x2, y2 = (int(v) for v in box)
     if x2 - x1 < MIN_SIDE or y2 - y1 < MIN_SIDE:
         return None
-    coloured = _coloured(rgb)
+    # Only the pixels a bar and its clear ring can lie on are looked at, in the window's own
+    # coordinates (a screen holds hundreds of texts).
+    h, w = rgb.shape[:2]
+    reach = BAR_REACH + BAR_THICK[1] + max(BAR_OVERHANG, CORNER_REACH) + BAR_CLEAR + 1
+    ox, oy = max(0, x1 - reach), max(0, y1 - reach)
+    coloured = _coloured(rgb[oy:min(h, y2 + reach), ox:min(w, x2 + reach)])
+    x1, y1, x2, y2 = x1 - ox, y1 - oy, x2 - ox, y2 - oy
     across = coloured.T  # columns as lines, for the left and right sides
     inset_h, inset_w = min(BAR_INSET, (y2 - y1) // 3), min(BAR_INSET, (x2 - x1) // 3)
     thick = BAR_THICK[1]
@@ -134,7 +140,8 @@ def tab_bar(rgb: np.ndarray, box: Sequence[int]) -> tuple[str, int, int] | None:
     if len(found) != 1:
         return None
     side, (start, end) = found[0]
-    return side, start, end
+    shift = ox if side in ("top", "bottom") else oy
+    return side, start + shift, end + shift
 
 
 def _same_strip(a: Sequence[int], b: Sequence[int], side: str) -> bool:
@@ -158,12 +165,14 @@ def face_span(rgb: np.ndarray, box: Sequence[int]) -> tuple[int, int, np.ndarray
     if inner.size == 0:
         return None
     face = dominant_colour(inner).astype(np.int32)
-    on_face = (np.abs(rows.astype(np.int32) - face).max(axis=2) <= SAME_COLOUR).mean(axis=0)
+    ox = max(0, x1 - FACE_REACH)
+    near = rows[:, ox:min(w, x2 + FACE_REACH)].astype(np.int32)
+    on_face = (np.abs(near - face).max(axis=2) <= SAME_COLOUR).mean(axis=0)
     left = max(0, x1)
-    while left > 0 and x1 - left < FACE_REACH and on_face[left - 1] >= FACE_COLUMN:
+    while left > ox and on_face[left - 1 - ox] >= FACE_COLUMN:
         left -= 1
     right = min(w, x2)
-    while right < w and right - x2 < FACE_REACH and on_face[right] >= FACE_COLUMN:
+    while right < ox + len(on_face) and on_face[right - ox] >= FACE_COLUMN:
         right += 1
     return left, right, face
 
@@ -282,6 +291,8 @@ def current_tabs(image: Image.Image, elements: list[Element]) -> list[Element]:
             x1, _, x2, _ = elements[i].bbox
             update["bbox"] = (x1, start, x2, end)
         out[i] = out[i].retyped(ElementType.TAB, **update)
+    if not any(e.type is ElementType.TAB for e in out):
+        return out  # a linked row is read only where it holds a tab
     spans, boxes, faces = {}, {}, {}
     framed: set[int] = set()
     for i, e in enumerate(out):
