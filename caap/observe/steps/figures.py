@@ -246,14 +246,59 @@ RING_SATURATION = 60  # a pixel whose channels spread this much is coloured (an 
 RING_SHARE = 0.25    # of the band coloured: a ring (desktop-val, focused controls 0.46-0.98, others ≤ 0.1)
 RING_FILL = 0.2      # of the face's edge inside the ring coloured at most: a plain face, not a coloured button
 GREY_FACE_SPREAD = 4  # the most a grey face's channels spread (median); Fusion's default button: 8-9
+RING_LINE = 0.6      # of a row or column inside the box's span coloured: a line of a ring ...
+RING_SIDES = 3       # ... found on at least this many sides to move the box onto the ring
 
 
-def focus_ring(rgb: np.ndarray, box: Sequence[int], *, grey_face: bool = False) -> bool:
+def ring_box(rgb: np.ndarray, box: Sequence[int], reach: int) -> tuple[int, int, int, int] | None:
+    """The box moved onto a coloured ring whose sides lie within ``reach`` px of the box's: the
+    detector boxes a drop-down or a field a few pixels off its ring (a box 4 px taller than the ring
+    sees none of it in its band). None where fewer than ``RING_SIDES`` sides have a ring line."""
+    x1, y1, x2, y2 = (int(v) for v in box)
+    h, w = rgb.shape[:2]
+    if x2 - x1 < 3 * RING_INSET + 2 * reach or y2 - y1 < 2.5 * RING_INSET + 2 * reach:
+        return None
+    def share(lines: np.ndarray) -> np.ndarray:
+        lines = lines.astype(np.int16)
+        return ((lines.max(axis=2) - lines.min(axis=2)) >= RING_SATURATION).mean(axis=1)
+
+    def pick(at: range, shares: np.ndarray, outward: int) -> int | None:
+        """The outer line of the strongest ring line in ``at``: the band takes it and the next one in."""
+        if not len(at) or float(shares.max()) < RING_LINE:
+            return None
+        best = int(np.argmax(shares))
+        nxt = best + outward
+        return at[nxt] if 0 <= nxt < len(at) and shares[nxt] >= RING_LINE else at[best]
+
+    cols = slice(max(0, x1 + RING_INSET + reach), min(w, x2 - RING_INSET - reach))
+    rows = slice(max(0, y1 + RING_INSET + reach), min(h, y2 - RING_INSET - reach))
+    tops = range(max(0, y1 - reach), min(h, y1 + reach + 1))
+    bottoms = range(max(0, y2 - 1 - reach), min(h, y2 + reach))
+    lefts = range(max(0, x1 - reach), min(w, x1 + reach + 1))
+    rights = range(max(0, x2 - 1 - reach), min(w, x2 + reach))
+    top = pick(tops, share(rgb[tops.start:tops.stop, cols]), -1)
+    bottom = pick(bottoms, share(rgb[bottoms.start:bottoms.stop, cols]), 1)
+    left = pick(lefts, share(rgb[rows, lefts.start:lefts.stop].transpose(1, 0, 2)), -1)
+    right = pick(rights, share(rgb[rows, rights.start:rights.stop].transpose(1, 0, 2)), 1)
+    if sum(v is not None for v in (top, bottom, left, right)) < RING_SIDES:
+        return None
+    return (x1 if left is None else left, y1 if top is None else top,
+            x2 if right is None else right + 1, y2 if bottom is None else bottom + 1)
+
+
+def focus_ring(rgb: np.ndarray, box: Sequence[int], *, grey_face: bool = False, reach: int = 0) -> bool:
     """Whether a control is drawn with a coloured ring round a face that is not coloured: the focus
     ring GTK, Qt and browsers draw in their accent colour. A coloured button (its face coloured too)
     is not ringed. ``grey_face``: the face next to the ring must also be untinted, as a focused
     button's is, where Qt's Fusion tints the default button's and a web page's outlined buttons
-    have a pale colour of their own."""
+    have a pale colour of their own. ``reach``: px the box may lie off the ring (``ring_box``)."""
+    if _ringed(rgb, box, grey_face):
+        return True
+    moved = ring_box(rgb, box, reach) if reach else None
+    return moved is not None and _ringed(rgb, moved, grey_face)
+
+
+def _ringed(rgb: np.ndarray, box: Sequence[int], grey_face: bool) -> bool:
     x1, y1, x2, y2 = (int(v) for v in box)
     h, w = rgb.shape[:2]
     x1, y1, x2, y2 = max(0, x1), max(0, y1), min(w, x2), min(h, y2)

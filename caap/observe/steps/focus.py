@@ -62,7 +62,9 @@ def ringed_button(rgb: np.ndarray, box: Sequence[int], *, held: bool = False) ->
     Fusion rings the default button too but tints its face, and an outlined web button has a pale
     face of its own colour. ``held``: the button is held down, whose face is a shade of its own
     (GTK 4's warm grey spreads as much as Fusion's tint), and no default button."""
-    return focus_ring(rgb, box, grey_face=not held)
+    return focus_ring(rgb, box, grey_face=not held, reach=RING_REACH)
+
+RING_REACH = 5         # px a control's box may lie off its ring (``caap.observe.steps.figures.ring_box``)
 
 CARET_TYPES = frozenset({ElementType.INPUT_FIELD, ElementType.TEXT_AREA})
 MIN_BOX = (24, 14)     # px (width, height): smaller boxes hold no dotted ring
@@ -135,8 +137,10 @@ def _caret(rgb: np.ndarray, box: Sequence[int]) -> str | None:
     """Where a caret shows in the field boxed at ``box``: ``alone``, ``after`` its one-line
     value, or None."""
     h, w = rgb.shape[:2]
-    x1, y1 = max(int(box[0]) + BORDER_PX, 0), max(int(box[1]) + BORDER_PX, 0)
-    x2, y2 = min(int(box[2]) - BORDER_PX, w), min(int(box[3]) - BORDER_PX, h)
+    # A box at the screen's edge has no border there: a text view's caret may stand in its first column.
+    x1, y1 = (max(int(v) + BORDER_PX, 0) if v > 0 else 0 for v in box[:2])
+    x2 = min(int(box[2]) - BORDER_PX, w) if box[2] < w else w
+    y2 = min(int(box[3]) - BORDER_PX, h) if box[3] < h else h
     if x2 - x1 < 6 or y2 - y1 < CARET_MIN_PX:
         return None
     crop = rgb[y1:y2, x1:x2]
@@ -250,6 +254,8 @@ SIGNS = ((dotted_ring, None), (text_caret, CARET_TYPES), (focus_ring, RING_TYPES
 def _shows(sign: Callable[..., bool], rgb: np.ndarray, element: Element) -> bool:
     if sign is ringed_button:
         return ringed_button(rgb, element.bbox, held=bool(element.checked))
+    if sign is focus_ring:
+        return focus_ring(rgb, element.bbox, reach=RING_REACH)
     return sign(rgb, element.bbox)
 
 
@@ -274,20 +280,32 @@ def drawn_focus(image: Image.Image, elements: list[Element]) -> list[Element]:
             return elements
         return [e.model_copy(update={"focused": False}) if i in read and i != shown[0] else e
                 for i, e in enumerate(elements)]
-    if read:
-        return elements
     rgb = rgb_pixels(image)
+    if read and (not HEAD_YIELDS or _shows_focus(rgb, elements[read[0]])):
+        return elements
+    drawn = _drawn(rgb, elements, focusable)
+    if drawn is None:
+        return elements
+    # The head's one reading with no sign drawn on it yields to the one control the focus is drawn on
+    # (it reads a large glyph boxed as a button focused).
+    return [e.model_copy(update={"focused": i == drawn}) if i == drawn or i in read else e
+            for i, e in enumerate(elements)]
+
+
+HEAD_YIELDS = True
+
+
+def _drawn(rgb: np.ndarray, elements: Sequence[Element], focusable: list[int]) -> int | None:
+    """The one control a sign of focus is drawn on, by the signs in their order; None where no sign
+    shows, or the first that shows does in two places (two controls cannot both hold the focus)."""
     for sign, types in SIGNS:
         shown = [i for i in focusable
                  if (types is None or elements[i].type in types) and _shows(sign, rgb, elements[i])]
         if _one_place(shown, elements):
-            best = max(shown, key=lambda i: elements[i].score or 0.0)
-            out = list(elements)
-            out[best] = out[best].model_copy(update={"focused": True})
-            return out
+            return max(shown, key=lambda i: elements[i].score or 0.0)
         if shown:
-            return elements  # two elements cannot both hold the focus: say nothing
-    return elements
+            return None
+    return None
 
 
 # What the readers make of a caret standing alone in an empty field.

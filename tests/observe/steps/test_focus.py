@@ -10,7 +10,7 @@ import pytest
 from PIL import Image, ImageDraw
 
 from caap.elements import Element
-from caap.observe.steps.figures import focus_ring
+from caap.observe.steps.figures import focus_ring, ring_box
 from caap.observe.steps.focus import (
     dark_frame,
     dotted_ring,
@@ -41,10 +41,15 @@ def test_the_button_with_the_dotted_ring_is_the_focused_one(name):
     assert [bool(e.focused) for e in drawn_focus(image, unread)] == [bool(e.focused) for e in gold]
 
 
-def test_the_state_heads_focus_stands_and_two_signs_say_nothing():
+def test_the_state_heads_lone_reading_yields_to_a_drawn_focus_and_two_signs_say_nothing():
+    """The head read a button with nothing drawn on it focused (a large glyph boxed as a button, on a
+    GTK 4 validation screen): the one control whose focus is drawn takes it. A reading on a control
+    that shows a sign stands."""
     image, gold = _screen("gtk3-focused-button")
     read = [e.model_copy(update={"focused": e.text == "Medium"}) for e in gold]  # the head's (wrong) reading
-    assert drawn_focus(image, read) == read
+    out = drawn_focus(image, read)
+    assert [e.text for e in out if e.focused] == [e.text for e in gold if e.focused] == ["Underline"]
+    assert drawn_focus(image, gold) == gold
     twice = Image.new("RGB", (image.width * 2, image.height), "white")
     twice.paste(image, (0, 0))
     twice.paste(image, (image.width, 0))
@@ -228,3 +233,42 @@ def test_a_held_down_toggle_with_an_accent_ring_holds_the_focus():
     assert [bool(e.focused) for e in drawn_focus(image, held)] == [bool(e.focused) for e in gold]
     plain = [e.model_copy(update={"checked": False}) for e in held]
     assert not any(e.focused for e in drawn_focus(image, plain))
+
+
+def test_a_ring_the_box_lies_a_few_pixels_off_is_still_seen():
+    """A GTK 4 drop-down focused (a validation screen): the detector boxed it 5 px above its ring,
+    so the box's band holds only the ring's sides. Moved onto the ring, the band holds it all; the
+    field beside it, unringed, stays unfocused."""
+    image, gold = _screen("gtk4-dropdown-ring-off-box")
+    rgb = np.asarray(image)
+    drop = next(e for e in gold if e.type.value == "dropdown")
+    assert not focus_ring(rgb, drop.bbox)
+    assert focus_ring(rgb, drop.bbox, reach=5)
+    unread = [e.model_copy(update={"focused": None if e.focused is None else False}) for e in gold]
+    out = drawn_focus(image, unread)
+    assert [e.type.value for e in out if e.focused] == ["dropdown"]
+
+
+def test_a_ring_line_on_fewer_than_three_sides_moves_no_box():
+    image = Image.new("RGB", (120, 60), "white")
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([10, 10, 109, 49], outline=(128, 128, 128))
+    draw.line([10, 14, 109, 14], fill=(53, 132, 228), width=2)  # a selected row's edge, say
+    rgb = np.asarray(image)
+    assert ring_box(rgb, (10, 10, 110, 50), 5) is None
+    assert not focus_ring(rgb, (10, 10, 110, 50), reach=5)
+    draw.rectangle([10, 14, 109, 49], outline=(53, 132, 228), width=2)  # a ring, 4 px below the box's top
+    rgb = np.asarray(image)
+    assert ring_box(rgb, (10, 10, 110, 50), 5) == (10, 14, 110, 50)
+    assert not focus_ring(rgb, (10, 10, 110, 50)) and focus_ring(rgb, (10, 10, 110, 50), reach=5)
+
+
+def test_a_caret_in_a_text_views_first_column_at_the_screens_edge_is_seen():
+    """GTK 4's print editor (a validation screen): the text view starts at the window's left edge
+    and its caret stands in its first column, where a box inside the screen has its border."""
+    image, gold = _screen("gtk4-text-view-at-screen-edge")
+    view = next(e for e in gold if e.type.value == "text_area")
+    rgb = np.asarray(image)
+    whole = (0, 22, view.bbox[2], view.bbox[3])  # the view as grown to its panel
+    assert text_caret(rgb, whole)
+    assert not text_caret(rgb, (3, 22, view.bbox[2], view.bbox[3]))  # a box with a border on its left
