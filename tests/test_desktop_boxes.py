@@ -6,8 +6,10 @@ centred labels taken for tabs, text areas by the panel their lines stand on."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
@@ -22,6 +24,7 @@ from caap.observe.steps.shape_fit import fit_icons
 from caap.observe.steps.snap import add_missed_rows
 from caap.observe.steps.switches import toggle_switches
 from caap.observe.steps.text_areas import framed_text_areas
+from caap.taxonomy import ElementType
 
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 needs_font = pytest.mark.skipif(not FONT.is_file(), reason="needs fonts-dejavu-core (tools/setup.sh --system)")
@@ -361,3 +364,37 @@ def test_a_text_area_is_found_by_the_panel_its_lines_stand_on():
     out = framed_text_areas(image, found)
     assert [(e.type.value, e.bbox) for e in out[len(found):]] == [("text_area", (10, 10, 301, 141))]
     assert framed_text_areas(image, out) == out
+
+
+def test_a_text_view_boxed_in_part_grows_to_its_panel():
+    """A GTK 4 text view 760 px wide (a validation screen, dark theme) that the detector boxed from
+    its middle on: the box grows to the panel of the view's colour, the caret at its first column
+    comes inside, and a box on the window itself, a panel holding a button, or a web page stay."""
+    from caap.observe.steps.focus import text_caret
+    from caap.observe.steps.text_areas import grown_text_areas
+
+    fixtures = Path(__file__).resolve().parent / "fixtures" / "desktop"
+    image = Image.open(fixtures / "gtk4-text-view-boxed-in-part-dark.png").convert("RGB")
+    labels = json.loads((fixtures / "gtk4-text-view-boxed-in-part-dark.json").read_text())
+    found = [Element(**{k: v for k, v in e.items() if not k.startswith("gold_")}) for e in labels["elements"]]
+    view = next(i for i, e in enumerate(found) if e.type is ElementType.TEXT_AREA)
+    assert not text_caret(np.asarray(image), found[view].bbox)
+    out = grown_text_areas(image, found)
+    assert iou(out[view].bbox, (3, 49, 767, 510)) > 0.97  # the view's labelled extent
+    assert text_caret(np.asarray(image), out[view].bbox)
+    assert [e for i, e in enumerate(out) if i != view] == [e for i, e in enumerate(found) if i != view]
+    assert grown_text_areas(image, out) == out
+
+    window = Image.new("RGB", (400, 300), (246, 245, 244))
+    draw = ImageDraw.Draw(window)
+    draw.rectangle([20, 20, 309, 279], fill=(255, 255, 255), outline=(200, 200, 200))
+    draw.rectangle([330, 0, 399, 299], fill=(60, 60, 60))  # a side bar the window's colour stops at
+    halves = [Element(type="text_area", bbox=(22, 22, 200, 277), score=0.5),
+              Element(type="text_area", bbox=(150, 22, 307, 277), score=0.7)]
+    assert [(e.bbox, e.score) for e in grown_text_areas(window, halves)] == [((18, 18, 312, 282), 0.7)]
+    beside = Image.new("RGB", (400, 300), (246, 245, 244))
+    ImageDraw.Draw(beside).rectangle([100, 0, 399, 299], fill=(60, 60, 60))
+    on_window = [Element(type="text_area", bbox=(0, 0, 15, 300), score=0.5)]  # on a window's strip
+    assert grown_text_areas(beside, on_window) == on_window
+    with_button = [*halves[:1], Element(type="button", bbox=(230, 200, 300, 230), score=0.9)]
+    assert grown_text_areas(window, with_button) == with_button

@@ -56,7 +56,7 @@ from caap.observe.steps.snap import add_missed_rows, add_missed_words, snap_text
 from caap.observe.steps.states import read_states
 from caap.observe.steps.switches import retype_pills, toggle_switches
 from caap.observe.steps.tabs import current_tabs
-from caap.observe.steps.text_areas import framed_text_areas
+from caap.observe.steps.text_areas import framed_text_areas, grown_text_areas
 
 
 def _detect(look: Look, elements: list[Element]) -> list[Element]:
@@ -96,6 +96,8 @@ STEPS: tuple[Step, ...] = (
     Step("grow_to_frame_ends", "fit", "grow a control boxed blank in a frame running past its box to the frame "
          "(Qt's tool box)",
          lambda look, els: grow_to_frame_ends(look.image, els)),
+    Step("grow_text_areas", "fit", "desktop: grow a text view boxed in part to the panel of its colour it stands on",
+         lambda look, els: els if look.parts.screens != "desktop" else grown_text_areas(look.image, els)),
     Step("fit_icons", "fit", "fit each small icon box to what differs from the colour round it",
          lambda look, els: fit_icons(look.image, els)),
     Step("snap_text_boxes", "fit", "move one-line text boxes' left and right sides to the words they cover",

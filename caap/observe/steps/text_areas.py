@@ -18,6 +18,7 @@ from PIL import Image
 from caap.elements import Element
 from caap.geometry import Box, area, intersection, iou
 from caap.observe.primitives import background_colour, rgb_pixels
+from caap.observe.steps.field_ink import BORDER_PX
 from caap.taxonomy import ElementType
 
 SAME = 4              # largest channel difference that is still the panel's colour
@@ -102,3 +103,81 @@ def framed_text_areas(image: Image.Image, elements: list[Element]) -> list[Eleme
         if all(iou(box, e.bbox) <= HELD for e in out):
             out.append(Element(type=ElementType.TEXT_AREA, bbox=box, score=min(e.score or 0.0 for e in elements)))
     return out
+
+
+# --- text areas boxed in part -------------------------------------------------------------------------
+GROW_SOLID = 0.6      # least share of the panel its colour fills (a view full of text shows less of it)
+GROW_SLACK = 6        # px the box may stand out of the panel on a side (the view's frame, the window's edge)
+GROW_MAX_SCREEN = 0.95  # a larger region is the window behind a box, not a text view's panel ...
+GROW_EDGES = 3         # ... as is one touching this many of the screen's sides
+GROW_HOLDS = frozenset({ElementType.TEXT, ElementType.SCROLLBAR, ElementType.TEXT_AREA, ElementType.HYPERLINK})
+
+
+def _panel_round(rgb: np.ndarray, box: Box, mask: np.ndarray) -> tuple[Box, int] | None:
+    """The panel of one colour a text area's box stands on, flooded from the box's own background."""
+    x1, y1, x2, y2 = box
+    crop = rgb[y1:y2, x1:x2]
+    if crop.size == 0:
+        return None
+    colour = background_colour(crop).astype(np.int16)
+    at = np.argwhere(np.abs(crop.astype(np.int16) - colour).max(axis=2) == 0)
+    if not len(at):
+        return None
+    mid = np.array([(y2 - y1) / 2, (x2 - x1) / 2])
+    y, x = at[int(np.argmin(np.abs(at - mid).sum(axis=1)))]
+    mask[:] = 0
+    return _fill(rgb, mask, (x1 + int(x), y1 + int(y)), 1)
+
+
+def _stands_out(rgb: np.ndarray, panel: Box) -> bool:
+    """Whether the rows and columns just outside a panel are mostly of another colour than its own."""
+    x1, y1, x2, y2 = panel
+    colour = background_colour(rgb[y1:y2, x1:x2]).astype(np.int16)
+    ring = [rgb[max(0, y1 - RING_PX):y1, x1:x2], rgb[y2:y2 + RING_PX, x1:x2],
+            rgb[y1:y2, max(0, x1 - RING_PX):x1], rgb[y1:y2, x2:x2 + RING_PX]]
+    pixels = np.concatenate([r.reshape(-1, 3) for r in ring]).astype(np.int16)
+    return bool(len(pixels)) and float((np.abs(pixels - colour).max(axis=1) <= SAME).mean()) <= STANDS_OUT
+
+
+def grown_text_areas(image: Image.Image, elements: list[Element]) -> list[Element]:
+    """Text areas boxed in part, grown to the panel of the view's colour they stand on. The
+    detector's boxes reach about 460 px, so it boxes a wider or taller text view in parts, or one
+    part only; the caret or the lines outside the box are then lost. A box grows where the panel
+    round it is solid, holds nothing but the view's lines, and is no window behind it."""
+    todo = [i for i, e in enumerate(elements) if e.type is ElementType.TEXT_AREA]
+    if not todo:
+        return elements
+    rgb = np.array(rgb_pixels(image))  # writable: floodFill takes the image as an output
+    h, w = rgb.shape[:2]
+    mask = np.zeros((h + 2, w + 2), np.uint8)
+    out = list(elements)
+    grown: list[int] = []
+    for i in todo:
+        box = tuple(int(v) for v in out[i].bbox)
+        found = _panel_round(rgb, box, mask)  # type: ignore[arg-type]
+        if found is None:
+            continue
+        panel, filled = found
+        if (filled < GROW_SOLID * area(panel)
+                or area(panel) > GROW_MAX_SCREEN * w * h):
+            continue
+        if sum((panel[0] == 0, panel[1] == 0, panel[2] >= w, panel[3] >= h)) >= GROW_EDGES \
+                or not _stands_out(rgb, panel):
+            continue
+        if (box[0] < panel[0] - GROW_SLACK or box[1] < panel[1] - GROW_SLACK or box[2] > panel[2] + GROW_SLACK
+                or box[3] > panel[3] + GROW_SLACK):
+            continue
+        inside = [e for k, e in enumerate(elements) if k != i and intersection(e.bbox, panel) > INSIDE * area(e.bbox)]
+        if any(e.type not in GROW_HOLDS for e in inside):
+            continue
+        # The panel's own edge may hold the caret (GTK 4's at the start of a line): its box reaches
+        # past the edge by the border that caret and ink reading leave out.
+        new = (min(box[0], max(0, panel[0] - BORDER_PX)), min(box[1], max(0, panel[1] - BORDER_PX)),
+               max(box[2], min(w, panel[2] + BORDER_PX)), max(box[3], min(h, panel[3] + BORDER_PX)))
+        if new != box:
+            out[i] = out[i].model_copy(update={"bbox": new})
+            grown.append(i)
+    # Two parts of one view grow to one box: the more confident stays.
+    drop = {j for a in grown for j in grown if j != a and iou(out[a].bbox, out[j].bbox) > HELD
+            and ((out[j].score or 0.0), -j) < ((out[a].score or 0.0), -a)}
+    return [e for k, e in enumerate(out) if k not in drop]
