@@ -283,7 +283,10 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
     # As the observer reads: with the detector's class as the type, the decoder writes that class's
     # record (the reader's own type is then not measured: score it on labelled boxes).
     follow = det is not None and type_source == "detector"
-    detection = {"labelled": 0, "matched": 0, "missed": 0, "unmatched_boxes": 0}
+    # matched_centres: one to one, each box's centre inside the other's (a click on the found box lands
+    # on the element), beside the IoU match: toolkits box one element differently (a tree row's text
+    # or its whole row), which IoU counts as missed.
+    detection = {"labelled": 0, "matched": 0, "missed": 0, "unmatched_boxes": 0, "matched_centres": 0}
     observe_times: list[tuple[float, int]] = []  # (ms, boxes) per screen
     read_times: list[float] = []
     ocr_times: list[float] = []
@@ -318,6 +321,8 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             detection["labelled"] += len(ann.elements)
             detection["matched"] += sum(j >= 0 for j in matched)
             detection["unmatched_boxes"] += sum(j < 0 for j in matched)
+            detection["matched_centres"] += sum(j >= 0 for j in match_boxes(
+                [(e.score or 0.0, e.bbox) for e in found], [e.bbox for e in ann.elements], 0.0, centres=True))
             found_in_task[ann.source.task or "?"][0] += len(ann.elements)
             found_in_task[ann.source.task or "?"][1] += sum(j >= 0 for j in matched)
             if not found:
@@ -463,7 +468,10 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
                                                latency_screens))
     if det is not None:
         detection["missed"] = detection["labelled"] - detection["matched"]
-        result["detection"] = {"detector": str(detector), "iou": iou_match, **detection}
+        labelled = max(detection["labelled"], 1)
+        result["detection"] = {"detector": str(detector), "iou": iou_match, **detection,
+                               "found": round(detection["matched"] / labelled, 4),
+                               "found_centres": round(detection["matched_centres"] / labelled, 4)}
         result["observe_ms"] = _observe_timing(observe_times)
     result["tesseract"] = tesseract_eval(screens) if tesseract else {"error": "not run (tesseract=False)"}
     return result

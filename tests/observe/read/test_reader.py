@@ -792,6 +792,8 @@ def test_eval_on_detected_boxes_scores_matched_elements_and_times_the_observatio
     det = result["detection"]
     assert result["boxes"] == "detected"
     assert det["matched"] + det["missed"] == det["labelled"] > 0
+    assert det["found"] == round(det["matched"] / det["labelled"], 4)
+    assert 0 < det["matched_centres"] <= det["labelled"]
     assert result["elements"] == det["matched"]  # only matched boxes are scored
     observe = result["observe_ms"]
     assert observe["per_screen"]["screens"] == 3 and observe["per_screen"]["mean"] > 0
