@@ -322,6 +322,18 @@ MUTATIONS = (
     Mutation("text-area-halves-kept", "both parts of one text view kept after growing",
              "caap/observe/steps/text_areas.py", "    return [e for k, e in enumerate(out) if k not in drop]",
              "    return out", ("tests/test_desktop_boxes.py",)),
+    Mutation("comma-read-as-period", "a comma's tail under the baseline not looked at",
+             "caap/observe/steps/letter_shapes.py", '    return "," if rows[-1] > line.baseline else None',
+             "    return None", ("tests/observe/steps/test_rules.py",)),
+    Mutation("tiny-i-as-l", "an i in 5 px capitals left as read (an l)",
+             "caap/observe/steps/letter_shapes.py", "        if ratio <= TINY_DOT or (rows[0] >= 1 and ratio <= 1.0):",
+             "        if False:", ("tests/observe/steps/test_rules.py",)),
+    Mutation("stacked-read-whole", "a button under another read in its whole box",
+             "caap/observe/steps/field_ink.py", "                if i != j and (over := stacked_under(",
+             "                if False and (over := stacked_under(", ("tests/observe/steps/test_rules.py",)),
+    Mutation("figure-one-letter-only", "a figure read as two letters left a text",
+             "caap/observe/steps/figures.py", "FIGURE_READING = 3 ", "FIGURE_READING = 1 ",
+             ("tests/observe/steps/test_rules.py",)),
 )
 
 

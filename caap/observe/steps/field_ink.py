@@ -28,7 +28,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.geometry import Box
+from caap.geometry import Box, area, intersection, iou, uncovered_part
 from caap.observe.primitives import (
     background_colour,
     difference,
@@ -372,6 +372,61 @@ def _key_sized(extent: Box, shape: tuple[int, ...]) -> bool:
     return height <= KEYPAD_SHARE * shape[0] and width <= KEYPAD_SHARE * shape[1] and width <= KEYPAD_WIDTH * height
 
 
+STACK_REACH = 5   # px a detector box's side may lie off the frame it boxes
+STACK_LINE = 0.8  # of the rows (or columns) two stacked buttons share, a frame line inks this share at least
+STACK_INK = 40    # a frame pixel is this far (largest channel) from the face under it
+
+
+def _frame_line(rgb: np.ndarray, vertical: bool, at: int, span: tuple[int, int], face: np.ndarray) -> int | None:
+    """Where a line off ``face`` runs unbroken along ``span`` within ``STACK_REACH`` px of ``at`` (a
+    column where ``vertical``, else a row), nearest ``at``; None where none does."""
+    lo, hi = span
+    if hi - lo < 4:
+        return None
+    size = rgb.shape[1] if vertical else rgb.shape[0]
+    for pos in sorted(range(at - STACK_REACH, at + STACK_REACH + 1), key=lambda v: abs(v - at)):
+        if not 0 <= pos < size:
+            continue
+        line = (rgb[lo:hi, pos] if vertical else rgb[pos, lo:hi]).astype(np.int16)
+        if float((np.abs(line - face).max(axis=1) >= STACK_INK).mean()) >= STACK_LINE:
+            return pos
+    return None
+
+
+def _drawn_over(rgb: np.ndarray, top: Box, under: Box, face: np.ndarray) -> Box | None:
+    """``top`` with its sides moved onto their frame lines where a side that lies well inside
+    ``under`` is drawn as a frame line across it; None where none is (a side near ``under``'s own,
+    on the same side, may be either box's frame)."""
+    rows = (max(top[1], under[1]) + 2, min(top[3], under[3]) - 2)
+    cols = (max(top[0], under[0]) + 2, min(top[2], under[2]) - 2)
+    moved, drawn = list(top), False
+    for k, (vertical, lo, hi, edge) in enumerate(((True, 0, 2, 0), (False, 1, 3, 0), (True, 0, 2, 1),
+                                                  (False, 1, 3, 1))):
+        if not under[lo] + STACK_REACH < top[k] < under[hi] - STACK_REACH:
+            continue
+        pos = _frame_line(rgb, vertical, top[k] - edge, rows if vertical else cols, face)
+        if pos is not None:
+            moved[k], drawn = pos + edge, True
+    return (moved[0], moved[1], moved[2], moved[3]) if drawn else None
+
+
+def stacked_under(rgb: np.ndarray, a: Box, b: Box) -> Box | None:
+    """Where button ``a`` lies under button ``b``, which covers part of it, ``b``'s box on its frame:
+    a side of ``b``'s runs as a frame line across ``a``'s face, and none of ``a``'s across ``b``'s
+    (click-test-2's ONE and TWO; ``a`` read whole took in ``b``'s first letters, ``ON TW``). None
+    where it does not."""
+    shared = intersection(a, b)
+    if shared == 0 or iou(a, b) >= 0.5 or shared >= 0.9 * min(area(a), area(b)):
+        return None  # apart, one thing boxed twice, or one box inside the other
+    x1, y1, x2, y2 = (max(int(v), 0) for v in a)
+    crop = rgb[y1:y2, x1:x2]
+    if crop.size == 0:
+        return None
+    face = np.median(crop.reshape(-1, 3), axis=0).astype(np.int16)
+    over = _drawn_over(rgb, b, a, face)
+    return over if over is not None and _drawn_over(rgb, a, b, face) is None else None
+
+
 def reading_boxes(image: Image.Image, elements: Sequence[Element], *, keys: bool = False) -> list[Element]:
     """The elements with the boxes the readers read them in: a row's or button's box starts after
     the icon drawn before its text (``leading_icon``), a field's ends before the controls at its end
@@ -412,6 +467,14 @@ def reading_boxes(image: Image.Image, elements: Sequence[Element], *, keys: bool
         elif keys and inset and (glyphs := keypad_glyphs(crop[top:bottom, left:right], (
                 x1 + inset + left, y1 + inset + top, x1 + inset + right, y1 + inset + bottom))) is not None:
             out[i] = element.model_copy(update={"bbox": glyphs})
+    # A button another is stacked over is read in the part of it that shows.
+    buttons = [i for i, e in enumerate(elements) if e.type == ElementType.BUTTON]
+    if len(buttons) > 1:
+        rgb = np.asarray(image.convert("RGB"))
+        for i in buttons:
+            for j in buttons:
+                if i != j and (over := stacked_under(rgb, elements[i].bbox, elements[j].bbox)) is not None:
+                    out[i] = out[i].model_copy(update={"bbox": uncovered_part(out[i].bbox, over)})
     return out
 
 

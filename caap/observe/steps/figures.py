@@ -97,11 +97,14 @@ def _as_figure(rgb: np.ndarray, element: Element) -> Element | None:
     return Element(type=ElementType.SHAPE, bbox=bbox, subtype=subtype, score=element.score, id=element.id)
 
 
+FIGURE_READING = 3  # a text read as this many letters at most may be a figure (a circle read ``D\nC``)
+
+
 def solid_figures(image: Image.Image, elements: list[Element]) -> list[Element]:
-    """Texts of at most one glyph and shapes that are filled figures become shapes of the figure's
+    """Texts of a few glyphs and shapes that are filled figures become shapes of the figure's
     kind, boxed tightly; everything else is kept as it is."""
-    return rewrite_each(image, elements, lambda e: e.type == ElementType.SHAPE
-                    or (e.type == ElementType.TEXT and len((e.text or "").strip()) <= 1), _as_figure)
+    return rewrite_each(image, elements, lambda e: e.type == ElementType.SHAPE or (
+        e.type == ElementType.TEXT and len("".join((e.text or "").split())) <= FIGURE_READING), _as_figure)
 
 CONTROL_INK = 40      # a channel this far from the control's background is its outline
 ROUND_CORNERS = 0.35  # ink share of a control's corner squares: a radio's circle leaves them empty
