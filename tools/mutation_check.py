@@ -334,6 +334,8 @@ MUTATIONS = (
     Mutation("figure-one-letter-only", "a figure read as two letters left a text",
              "caap/observe/steps/figures.py", "FIGURE_READING = 3 ", "FIGURE_READING = 1 ",
              ("tests/observe/steps/test_rules.py",)),
+    Mutation("bench-screens-set", "the benchmark's workers get the kind of screens as set (desktop for MiniWoB)",
+             "caap/cli/bench.py", '        del data["observe"]["screens"]', "        pass", ("tests/test_bench.py",)),
 )
 
 
