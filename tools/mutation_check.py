@@ -336,6 +336,10 @@ MUTATIONS = (
              ("tests/observe/steps/test_rules.py",)),
     Mutation("bench-screens-set", "the benchmark's workers get the kind of screens as set (desktop for MiniWoB)",
              "caap/cli/bench.py", '        del data["observe"]["screens"]', "        pass", ("tests/test_bench.py",)),
+    Mutation("blank-text-left-blank", "a small text read as nothing is not read again with room round it",
+             "caap/observe/steps/texts.py", "if i in blank or may_be_letter(",
+             "if False or may_be_letter(",
+             ("tests/observe/steps/test_rules.py",)),
 )
 
 

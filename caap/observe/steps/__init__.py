@@ -149,7 +149,8 @@ STEPS: tuple[Step, ...] = (
          reading.read_elements, READER),
     Step("reread_doubtful_texts", "read", "PP-OCR reads the texts the reader is unsure of; the chooser "
          "picks where they differ", texts.reread_doubtful_texts, ("reader", "ocr")),
-    Step("read_lone_letters", "read", "a small icon both readers read as one letter becomes that letter",
+    Step("read_lone_letters", "read", "a small icon both readers read as one letter, or a text read as nothing "
+         "PP-OCR reads as one, is that letter",
          texts.read_lone_letters, ("reader", "ocr")),
     Step("empty_placeholder_fields", "read", "a field that shows only its placeholder has no text",
          lambda look, els: blank_placeholders(look.image, els), READER),

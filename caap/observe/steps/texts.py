@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,7 @@ from caap.observe.pipeline import Look, Parts
 from caap.observe.primitives import rgb_pixels
 from caap.observe.read.ctc import normalise
 from caap.observe.read.inference import Readings
-from caap.observe.steps.figures import lone_letter, may_be_letter, solid_figure
+from caap.observe.steps.figures import LETTER_MAX_SIDE, lone_letter, may_be_letter, solid_figure
 from caap.observe.steps.symbols import MIN_MATCH, SYMBOLS, Glyph, lone_glyph
 from caap.observe.text_choice import resolve_lookalikes
 from caap.taxonomy import TEXT, TEXT_ELEMENT_TYPES, ElementType, attributes_of
@@ -427,24 +428,41 @@ def reread_doubtful_texts(look: Look, elements: list[Element]) -> list[Element]:
     return out
 
 
+BLANK_ROOM = 4  # px of room round a text read as nothing, for PP-OCR to read it again
+
+
+def grown(box: Sequence[int], by: int, width: int, height: int) -> tuple[int, int, int, int]:
+    """``box`` grown by ``by`` px on every side, inside the screen."""
+    return (max(0, int(box[0]) - by), max(0, int(box[1]) - by), min(width, int(box[2]) + by),
+            min(height, int(box[3]) + by))
+
+
 def read_lone_letters(look: Look, elements: list[Element]) -> list[Element]:
     """Small icons and shapes that hold one letter or digit become texts of it where the reader's
-    CTC head and PP-OCR read the same one (``caap.observe.steps.figures.lone_letter``)."""
+    CTC head and PP-OCR read the same one (``caap.observe.steps.figures.lone_letter``); a small
+    text read as nothing takes the one letter or digit PP-OCR reads, sure, in its box grown by
+    ``BLANK_ROOM``."""
     parts, readings = look.parts, look.readings
     if parts.ocr is None or readings is None or len(readings.readings) != len(elements):
         return elements
     texts = [r.text or "" for r in readings.readings]
-    wanted = [i for i, e in enumerate(elements) if may_be_letter(e, texts[i])]
+    # A text read as nothing may be one glyph the reader cannot see (identify-shape's yellow r on
+    # white): PP-OCR reads it in a box with room round it, and alone decides.
+    blank = {i for i, e in enumerate(elements) if e.type == ElementType.TEXT and not (e.text or "").strip()
+             and max(e.bbox[2] - e.bbox[0], e.bbox[3] - e.bbox[1]) <= LETTER_MAX_SIDE}
+    wanted = [i for i, e in enumerate(elements) if i in blank or may_be_letter(e, texts[i])]
     if not wanted:
         return elements
     rgb = rgb_pixels(look.image)
     wanted = [i for i in wanted if solid_figure(rgb, elements[i].bbox) is None]
     if not wanted:
         return elements
-    got = parts.ocr.read(look.image, [elements[i].bbox for i in wanted], [ElementType.TEXT.value] * len(wanted))
+    boxes = [grown(elements[i].bbox, BLANK_ROOM, look.image.width, look.image.height) if i in blank
+             else elements[i].bbox for i in wanted]
+    got = parts.ocr.read(look.image, boxes, [ElementType.TEXT.value] * len(wanted))
     out = list(elements)
     for i, reading in zip(wanted, got, strict=True):
-        letter = lone_letter(texts[i], reading.text, float(reading.confidence))
+        letter = lone_letter(reading.text if i in blank else texts[i], reading.text, float(reading.confidence))
         if letter is not None:
             e = out[i]
             out[i] = Element(type=ElementType.TEXT, bbox=e.bbox, score=e.score, id=e.id, text=letter,

@@ -1084,3 +1084,10 @@ def test_a_figure_read_as_two_letters_is_the_figure(observer):
     """identify-shape seed 4001: a yellow circle read as ``D`` over ``C``."""
     found = observer.observe(Image.open(SCREENS / "identify-shape-circle-read-as-letters.png")).elements
     assert [(e.type.value, e.subtype) for e in found if e.type.value == "shape"] == [("shape", "circle")]
+
+
+def test_a_glyph_the_reader_reads_as_nothing_is_read_by_pp_ocr_with_room_round_it(observer):
+    """identify-shape seed 4002: a yellow ``r`` on white; the reader reads nothing in its box and
+    PP-OCR nothing in the tight box, ``r`` with 4 px of room round it."""
+    found = observer.observe(Image.open(SCREENS / "identify-shape-yellow-letter.png")).elements
+    assert [e.text for e in found if e.type.value == "text" and e.bbox[1] > 40] == ["r"]
