@@ -206,18 +206,21 @@ def render_comparison_markdown(runs: Sequence[BenchRun], paper_tsv: Path | None 
     def rate(v: float | None) -> str:
         return "—" if v is None else f"{v:.2f}"
 
+    def mean(v: float | None) -> str:  # a third decimal: 0.965 is not the 0.97 a target asks
+        return "—" if v is None else f"{v:.3f}"
+
     lines = ["| run | tasks | episodes | mean success | tasks ≥ 0.95 | tasks ≥ 0.9 | steps / episode | s / step | "
              "per step (ms) |", "|---|---|---|---|---|---|---|---|---|"]
     for name, run in zip(names, runs, strict=True):
         covered = [t for t in tasks if t in run.tasks]
         latency = ", ".join(f"{k} {v:.0f}" for k, v in stage_items(run.overall.get("latency_ms")))
-        lines.append(f"| {name} | {len(covered)} | {run.overall.get('episodes', '—')} | {rate(run.mean(covered))} | "
+        lines.append(f"| {name} | {len(covered)} | {run.overall.get('episodes', '—')} | {mean(run.mean(covered))} | "
                      f"{run.at_least(covered, GOOD)} | {run.at_least(covered, 0.9)} | "
                      f"{fmt(run.overall.get('mean_steps'), 2)} | {fmt(run.overall.get('mean_seconds_per_step'), 3)} | "
                      f"{latency or '—'} |")
     if paper:
         on = [paper[t] for t in tasks if t in paper]
-        lines.append(f"| paper ({column}) | {len(on)} | — | {rate(sum(on) / len(on) if on else None)} | "
+        lines.append(f"| paper ({column}) | {len(on)} | — | {mean(sum(on) / len(on) if on else None)} | "
                      f"{sum(v >= GOOD for v in on)} | {sum(v >= 0.9 for v in on)} | — | — | — |")
     lines += ["", "| task | " + " | ".join(names) + " | Δ (pts) | paper | "
               + " | ".join(f"{n} steps · s/step" for n in names) + f" | {names[0]} failures |",
