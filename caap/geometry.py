@@ -80,6 +80,12 @@ def uncovered_part(box: Box, other: Box) -> Box:
     return best if area(best) > 0 else box
 
 
+def grow(box: Box, by: int, width: int, height: int) -> Box:
+    """``box`` grown by ``by`` px on every side, inside a ``width`` × ``height`` screen."""
+    return (max(0, int(box[0]) - by), max(0, int(box[1]) - by), min(width, int(box[2]) + by),
+            min(height, int(box[3]) + by))
+
+
 def intersect(a: Box, b: Box) -> Box | None:
     """The box two boxes share; None when they share no pixel."""
     x1, y1, x2, y2 = max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])

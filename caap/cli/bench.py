@@ -202,11 +202,10 @@ def _run_inputs(config: Any, base_url: str | None, model: str | None, mode: str 
         fail(str(exc))
     data: dict[str, Any] = cfg.model_dump(mode="json")
     data["llm"]["api_key"] = cfg.llm.api_key.get_secret_value() if cfg.llm.api_key else None
-    # The kind of screens stays unset unless the config or environment set it: the workers rebuild
-    # the config from this dump, and a field in it counts as set, so MiniWoB would be observed with
-    # the desktop windows' steps and text chooser rather than the web pages' (miniwob_observe).
-    if "screens" not in cfg.observe.model_fields_set:
-        del data["observe"]["screens"]
+    # The workers rebuild the config from this dump, where every field would count as set: the
+    # observe section keeps only what the config, environment or flags set, so the benchmark's own
+    # defaults still apply (miniwob_observe: MiniWoB is observed as web pages unless told).
+    data["observe"] = cfg.observe.model_dump(mode="json", exclude_unset=True)
     return cfg, data, task_list, seed_list
 
 

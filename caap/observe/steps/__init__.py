@@ -161,8 +161,8 @@ STEPS: tuple[Step, ...] = (
          texts.trim_trailing_chevrons, READER),
     Step("trim_drawn_marks", "settle", "on desktop windows, take icons and frame lines off the "
          "texts beside them", texts.trim_drawn_marks, READER),
-    Step("retype_solid_figures", "settle", "a one-glyph text or shape that is a filled figure becomes a shape "
-         "of its kind", lambda look, els: solid_figures(look.image, els), READER),
+    Step("retype_solid_figures", "settle", "a text of up to three letters or a shape that is a filled figure "
+         "becomes a shape of its kind", lambda look, els: solid_figures(look.image, els), READER),
     Step("retype_bars_as_letters", "settle", "a lone glyph read as the digit one whose ink is a plain bar is "
          "the letter l", lambda look, els: bars_as_letters(look.image, els), READER),
     Step("retype_controls_by_outline", "settle", "a round control is a radio button, a square one a checkbox",

@@ -469,12 +469,10 @@ def reading_boxes(image: Image.Image, elements: Sequence[Element], *, keys: bool
             out[i] = element.model_copy(update={"bbox": glyphs})
     # A button another is stacked over is read in the part of it that shows.
     buttons = [i for i, e in enumerate(elements) if e.type == ElementType.BUTTON]
-    if len(buttons) > 1:
-        rgb = np.asarray(image.convert("RGB"))
-        for i in buttons:
-            for j in buttons:
-                if i != j and (over := stacked_under(rgb, elements[i].bbox, elements[j].bbox)) is not None:
-                    out[i] = out[i].model_copy(update={"bbox": uncovered_part(out[i].bbox, over)})
+    pairs = [(i, j) for i in buttons for j in buttons if i != j and intersection(elements[i].bbox, elements[j].bbox)]
+    for i, j in pairs:
+        if (over := stacked_under(rgb_pixels(image), elements[i].bbox, elements[j].bbox)) is not None:
+            out[i] = out[i].model_copy(update={"bbox": uncovered_part(out[i].bbox, over)})
     return out
 
 

@@ -55,6 +55,13 @@ DOT_OVERLAP = 0.8      # the top and bottom runs share this share of the longer 
 # nothing else shows the focus and its face is grey (``ringed_button``).
 RING_TYPES = frozenset({ElementType.INPUT_FIELD, ElementType.DROPDOWN, ElementType.TEXT_AREA})
 RINGED_BUTTONS = frozenset({ElementType.BUTTON})
+RING_REACH = 5         # px a control's box may lie off its ring (``caap.observe.steps.figures.ring_box``)
+
+
+def ringed_field(rgb: np.ndarray, box: Sequence[int]) -> bool:
+    """Whether a field, drop-down or text view shows its focus by an accent ring, a few px off its
+    box at most."""
+    return focus_ring(rgb, box, reach=RING_REACH)
 
 
 def ringed_button(rgb: np.ndarray, box: Sequence[int], *, held: bool = False) -> bool:
@@ -64,7 +71,6 @@ def ringed_button(rgb: np.ndarray, box: Sequence[int], *, held: bool = False) ->
     (GTK 4's warm grey spreads as much as Fusion's tint), and no default button."""
     return focus_ring(rgb, box, grey_face=not held, reach=RING_REACH)
 
-RING_REACH = 5         # px a control's box may lie off its ring (``caap.observe.steps.figures.ring_box``)
 
 CARET_TYPES = frozenset({ElementType.INPUT_FIELD, ElementType.TEXT_AREA})
 MIN_BOX = (24, 14)     # px (width, height): smaller boxes hold no dotted ring
@@ -247,15 +253,13 @@ def _one_place(shown: list[int], elements: Sequence[Element]) -> bool:
 
 
 # The signs of focus, in the order they are trusted, each with the types it is looked for on (None: all).
-SIGNS = ((dotted_ring, None), (text_caret, CARET_TYPES), (focus_ring, RING_TYPES), (dark_frame, None),
+SIGNS = ((dotted_ring, None), (text_caret, CARET_TYPES), (ringed_field, RING_TYPES), (dark_frame, None),
          (ringed_button, RINGED_BUTTONS))
 
 
 def _shows(sign: Callable[..., bool], rgb: np.ndarray, element: Element) -> bool:
     if sign is ringed_button:
         return ringed_button(rgb, element.bbox, held=bool(element.checked))
-    if sign is focus_ring:
-        return focus_ring(rgb, element.bbox, reach=RING_REACH)
     return sign(rgb, element.bbox)
 
 
@@ -265,10 +269,11 @@ def _shows_focus(rgb: np.ndarray, element: Element) -> bool:
 
 
 def drawn_focus(image: Image.Image, elements: list[Element]) -> list[Element]:
-    """The elements with the one whose focus is drawn focused, where none is read focused yet; and
-    where several are read focused and the focus is drawn on one of them alone, that one alone (a
-    window has one focus: Qt draws its default button as it draws a focused one, and the state
-    head reads both focused)."""
+    """The elements with the one whose focus is drawn focused, where none is read focused yet, or
+    the one read focused shows no sign of it (the head reads a large glyph boxed as a button
+    focused); and where several are read focused and the focus is drawn on one of them alone, that
+    one alone (a window has one focus: Qt draws its default button as it draws a focused one, and
+    the state head reads both focused)."""
     focusable = [i for i, e in enumerate(elements) if FOCUSED in attributes_of(e.type)]
     if not focusable:
         return elements
@@ -281,18 +286,13 @@ def drawn_focus(image: Image.Image, elements: list[Element]) -> list[Element]:
         return [e.model_copy(update={"focused": False}) if i in read and i != shown[0] else e
                 for i, e in enumerate(elements)]
     rgb = rgb_pixels(image)
-    if read and (not HEAD_YIELDS or _shows_focus(rgb, elements[read[0]])):
+    if read and _shows_focus(rgb, elements[read[0]]):
         return elements
     drawn = _drawn(rgb, elements, focusable)
     if drawn is None:
         return elements
-    # The head's one reading with no sign drawn on it yields to the one control the focus is drawn on
-    # (it reads a large glyph boxed as a button focused).
     return [e.model_copy(update={"focused": i == drawn}) if i == drawn or i in read else e
             for i, e in enumerate(elements)]
-
-
-HEAD_YIELDS = True
 
 
 def _drawn(rgb: np.ndarray, elements: Sequence[Element], focusable: list[int]) -> int | None:

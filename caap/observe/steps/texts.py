@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from PIL import Image
 
 from caap.elements import NUMBER, Element
+from caap.geometry import grow
 from caap.observe.pipeline import Look, Parts
 from caap.observe.primitives import rgb_pixels
 from caap.observe.read.ctc import normalise
@@ -431,12 +431,6 @@ def reread_doubtful_texts(look: Look, elements: list[Element]) -> list[Element]:
 BLANK_ROOM = 4  # px of room round a text read as nothing, for PP-OCR to read it again
 
 
-def grown(box: Sequence[int], by: int, width: int, height: int) -> tuple[int, int, int, int]:
-    """``box`` grown by ``by`` px on every side, inside the screen."""
-    return (max(0, int(box[0]) - by), max(0, int(box[1]) - by), min(width, int(box[2]) + by),
-            min(height, int(box[3]) + by))
-
-
 def read_lone_letters(look: Look, elements: list[Element]) -> list[Element]:
     """Small icons and shapes that hold one letter or digit become texts of it where the reader's
     CTC head and PP-OCR read the same one (``caap.observe.steps.figures.lone_letter``); a small
@@ -457,7 +451,7 @@ def read_lone_letters(look: Look, elements: list[Element]) -> list[Element]:
     wanted = [i for i in wanted if solid_figure(rgb, elements[i].bbox) is None]
     if not wanted:
         return elements
-    boxes = [grown(elements[i].bbox, BLANK_ROOM, look.image.width, look.image.height) if i in blank
+    boxes = [grow(elements[i].bbox, BLANK_ROOM, look.image.width, look.image.height) if i in blank
              else elements[i].bbox for i in wanted]
     got = parts.ocr.read(look.image, boxes, [ElementType.TEXT.value] * len(wanted))
     out = list(elements)
