@@ -110,8 +110,13 @@ TEXT_ELEMENT_TYPES: frozenset[ElementType] = frozenset(
     {ElementType.TEXT, ElementType.HYPERLINK, ElementType.TABLED_TEXT, ElementType.DRAGGABLE_TEXT})
 
 SHAPE_SUBTYPES: tuple[str, ...] = ("point", "line", "circle", "triangle", "rectangle")
+# The paper's icons (its e-mail and social-media tasks), which the reader names, then toolbar and menu
+# glyphs named by the reader's glyph bank (``caap.observe.glyphs``: a jQuery UI menu's floppy disk,
+# magnifiers, player controls) so that a task naming an item by its picture can be matched.
+GLYPH_ICON_SUBTYPES: tuple[str, ...] = ("save", "print", "zoom_in", "zoom_out", "previous", "stop", "play", "next")
 ICON_SUBTYPES: tuple[str, ...] = (
     "back", "delete", "important", "forward", "reply", "retweet", "like", "share", "menu", "search", "send",
+    *GLYPH_ICON_SUBTYPES,
 )
 SUBTYPES: dict[ElementType, tuple[str, ...]] = {
     ElementType.SHAPE: SHAPE_SUBTYPES,

@@ -101,9 +101,20 @@ def test_click_menu_2_opens_the_menu_and_its_submenu() -> None:
     assert plan(task.format("Play"), [*menu, button]) == [("point_element", {"element_id": 6})]
     assert plan(task.format("Zoom Out"), [*menu, button]) == [("click_element", {"element_id": 9}), kit.done()]
     assert plan(task.format("Zoom In"), [*menu, button]) == [("click_element", {"element_id": 8}), kit.done()]
-    # The icon variant names its entry by a picture the element list lacks: the planner guesses.
+    # The icon variant names its entry by the glyph the instruction shows: the observer names glyphs (icon
+    # subtypes), and the planner clicks the menu's icon of the same name.
     icon = 'Click the "Menu" button, and then find and click on the item with the icon.'
-    assert plan(icon, [*menu, button]) == [("click_element", {"element_id": 5}), kit.done()]
+    words = el(1, "text", (21, 25, 43, 36), text="icon.")
+    shown = el(2, "icon", (6, 27, 16, 36), subtype="zoom_out")
+    glyphs = [el(11, "icon", (11, 60, 22, 71), subtype="save"), el(12, "icon", (11, 112, 21, 121), subtype="zoom_in"),
+              el(13, "icon", (11, 134, 21, 143), subtype="zoom_out")]
+    assert plan(icon, [words, shown, button]) == [clicks(button)]
+    assert plan(icon, [words, shown, *menu, *glyphs, button]) == [clicks(glyphs[2]), kit.done()]
+    # An entry of the submenu: its parent is pointed at first.
+    shown_stop = el(2, "icon", (9, 29, 14, 34), subtype="stop")
+    assert plan(icon, [words, shown_stop, *menu, *glyphs, button]) == [("point_element", {"element_id": 6})]
+    # No named glyph in the instruction: nothing to match, and no guess.
+    assert plan(icon, [words, *menu, button])[0][0] == "fail"
 
 
 # --- click-scroll-list ----------------------------------------------------------------------------------

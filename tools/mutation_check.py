@@ -342,6 +342,26 @@ MUTATIONS = (
              "caap/observe/steps/texts.py", "if i in blank or may_be_letter(",
              "if False or may_be_letter(",
              ("tests/observe/steps/test_rules.py",)),
+    Mutation("glyph-rival-ignored", "a glyph is named by its best pattern, however close another subtype's",
+             "caap/observe/glyphs.py", "1.0 - score <= RIVAL_ERROR * (1.0 - max(rival, 0.0))", "True",
+             ("tests/observe/test_glyphs.py",)),
+    Mutation("glyph-no-margin", "glyph patterns cut to the ink alone (a plain square has no pattern)",
+             "caap/observe/glyphs.py", "cut = grey[rows[0] - 1:rows[-1] + 2, cols[0] - 1:cols[-1] + 2]",
+             "cut = grey[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]", ("tests/observe/test_glyphs.py",)),
+    Mutation("glyph-islands-gradient", "glyph islands from a 3 x 3 gradient (a glyph joins the line above)",
+             "caap/observe/glyphs.py", "edges[:-1, :] |= np.abs(np.diff(g, axis=0)) > INK",
+             "edges[:-1, :] |= np.abs(np.diff(g, axis=0)) > INK\n"
+             "    edges = cv2.dilate(edges, np.ones((3, 3), np.uint8))",
+             ("tests/observe/test_glyphs.py",)),
+    Mutation("glyph-text-keeps-it", "a text starting with a glyph keeps it in its box",
+             "caap/observe/steps/glyph_icons.py", "out[i] = e.model_copy(update={\"bbox\": (g[2] + 1, y1, x2, y2)})",
+             "pass", ("tests/observe/test_glyphs.py",)),
+    Mutation("glyph-not-named", "a read icon over a glyph keeps the reader's subtype",
+             "caap/observe/steps/glyph_icons.py", "if i is not None and out[i].subtype != f.subtype:",
+             "if False:", ("tests/observe/test_glyphs.py",)),
+    Mutation("menu-2-guess", "click-menu-2's icon variant clicks any named icon",
+             "caap/testing/planner/policies/menus.py", "e.subtype == shown.subtype and e.id != shown.id",
+             "e.id != shown.id", ("tests/test_scripted_policies_menus.py",)),
 )
 
 

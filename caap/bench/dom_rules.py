@@ -26,6 +26,18 @@ EMAIL_ICONS = [
 ]
 
 JQUERY_MENU_ROWS = ".ui-menu-item-wrapper"
+# jQuery UI's sprite glyphs (click-menu-2 names an item by one, in its instruction and beside the item);
+# the submenu caret (.ui-menu-icon) is not among them.
+JQUERY_ICONS = [
+    [".ui-icon-disk", "save"],
+    [".ui-icon-print", "print"],
+    [".ui-icon-zoomin", "zoom_in"],
+    [".ui-icon-zoomout", "zoom_out"],
+    [".ui-icon-seek-start", "previous"],
+    [".ui-icon-stop", "stop"],
+    [".ui-icon-play", "play"],
+    [".ui-icon-seek-end", "next"],
+]
 
 FAMILIES: dict[str, dict[str, Any]] = {
     # Inbox rows are list rows (tabled_text); the toolbar glyphs are icons.
@@ -40,7 +52,7 @@ FAMILIES: dict[str, dict[str, Any]] = {
     # Spinner arrows are text-less anchors.
     "use-spinner": {"buttons": [[".ui-spinner-up", "▲"], [".ui-spinner-down", "▼"]]},
     # Menu entries (and autocomplete suggestions) are rows; the active one is highlighted.
-    "click-menu": {"rows": JQUERY_MENU_ROWS, "skip": ".ui-menu-icon"},
+    "click-menu": {"rows": JQUERY_MENU_ROWS, "skip": ".ui-menu-icon", "icons": JQUERY_ICONS},
     "use-autocomplete": {"rows": JQUERY_MENU_ROWS},
     # Sortable items are list rows; the ⇕ grip is decoration.
     "drag-items": {"rows": "#sortable li", "skip": ".ui-icon"},

@@ -169,11 +169,12 @@ def _fitted(run: Callable[[], dict], as_json: bool) -> dict | None:
     """Run one of the steps fitted to a trained reader: its report, or None once printed as JSON
     (``--json``); a dataset or reader problem is one error line."""
     from caap.data.format import DatasetError
+    from caap.observe.glyphs import GlyphError
     from caap.observe.read.configuration import ReaderError
 
     try:
         report = run()
-    except (ReaderError, DatasetError) as exc:
+    except (ReaderError, DatasetError, GlyphError) as exc:
         fail(str(exc))
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
@@ -181,7 +182,7 @@ def _fitted(run: Callable[[], dict], as_json: bool) -> dict | None:
     return report
 
 
-# The steps fitted to a trained reader (character model, text chooser) take the same three inputs.
+# The steps fitted to a trained reader (character model, text chooser, glyph bank) take the same inputs.
 ReaderDatasets = Annotated[list[Path], typer.Option(
     "--data", help="The caap datasets the reader was trained on (repeat for several): their split as in training.")]
 ReaderCheckpoint = Annotated[Path, typer.Option(
@@ -404,6 +405,43 @@ def train_text_choice(
                   + (f", the chooser it replaces {before[th]['exact_match']:.4f}" if before else ""), highlight=False)
     out.print(f"text areas (read line by line): PP-OCR's text below confidence {report['text_area_below']}; "
               f"written: {report['written']} ({report['seconds']:.0f} s)", highlight=False)
+
+
+@train_app.command("glyphs")
+def train_glyphs(
+    data: Annotated[list[Path], typer.Option(
+        "--data", help="caap datasets whose labelled glyph icons (a subtype of the glyphs) are cut (repeat).")],
+    checkpoint: ReaderCheckpoint,
+    val: Annotated[list[Path] | None, typer.Option(
+        help="A validation dataset the bank is scored on (labelled glyph icons found; repeat).")] = None,
+    screens: Annotated[list[str] | None, typer.Option(
+        help="The kinds of screen the glyphs are looked for on (desktop, web; repeat); default web.")] = None,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Write here instead of the checkpoint.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Cut the labelled glyph icons (a menu's disk, magnifiers, player controls) into the bank the observer
+    names icons with (caap/observe/glyphs.py); written as glyphs.json beside the reader's weights."""
+    from caap.train.glyphs import build_and_write
+
+    report = _fitted(lambda: build_and_write([str(d) for d in data], checkpoint, val=[str(v) for v in val or ()],
+                                             screens=tuple(screens or ("web",)), out=out_file), as_json)
+    if report is None:
+        return
+    table = Table(title=f"glyph bank: {sum(report['patterns'].values())} patterns")
+    for column in ("subtype", "labelled", "patterns", *(("val found", "val labelled", "val wrong")
+                                                         if "validation" in report else ())):
+        table.add_column(column, justify="right")
+    per = report.get("validation", {}).get("per_subtype", {})
+    for subtype in sorted(set(report["labelled"]) | set(per)):
+        v = per.get(subtype)
+        table.add_row(subtype, str(report["labelled"].get(subtype, 0)), str(report["patterns"].get(subtype, 0)),
+                      *((str(v["right"]), str(v["labelled"]), str(v["wrong"])) if v else ()))
+    out.print(table)
+    if "validation" in report:
+        v = report["validation"]
+        out.print(f"validation ({v['screens']} screens): recall {_fmt(v['recall'])}, precision {_fmt(v['precision'])}",
+                  highlight=False)
+    out.print(f"written: {report['written']}", highlight=False)
 
 
 def _settings_overrides(items: list[str]) -> dict[str, object]:

@@ -39,6 +39,7 @@ from caap.observe.primitives import one_screen, page_difference, page_ink
 
 if TYPE_CHECKING:
     from caap.observe.detect.detector import Detector
+    from caap.observe.glyphs import Found
     from caap.observe.ocr.ppocr import PPOCR
     from caap.observe.read.inference import Reader, Readings
     from caap.observe.text_choice import TextChooser
@@ -108,6 +109,7 @@ class Look:
     readings: Readings | None = None
     reading_boxes: list[Element] | None = None  # the boxes the readers read in, where a step narrowed them
     states_read: bool = False  # the state head has read the states (the pixel rules for them stand down)
+    glyphs: list[Found] | None = None  # the reader's bank's glyphs drawn on the screen, once looked for
     steps: list[StepRun] = field(default_factory=list)
     provenance: list[Provenance] = field(default_factory=list)
     _arrays: dict[str, np.ndarray] = field(default_factory=dict, repr=False)

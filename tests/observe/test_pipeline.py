@@ -23,7 +23,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SCREENS = FIXTURES / "screens"
 GOLDEN = FIXTURES / "observer-golden.jsonl"
 VERBS = ("detect", "merge", "drop", "fit", "grow", "snap", "split", "add", "retype", "erase", "narrow", "read",
-         "unhighlight", "reread", "empty", "trim")
+         "unhighlight", "reread", "empty", "trim", "name")
 
 
 def el(kind: str, box: list[int], **kw) -> Element:

@@ -36,6 +36,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import Box, as_box
+from caap.observe.glyphs import GLYPH_FILE, GlyphBank, GlyphError
 from caap.observe.memo import ReadingMemo, memo_of, pixel_key
 from caap.observe.primitives import rgb_pixels
 from caap.observe.read.charlm import LM_FILE, CharLM, CharLMError
@@ -105,6 +106,7 @@ class Reader:
     lm: CharLM | None  # the character model the CTC texts are searched with (charlm)
     choosers: TextChoosers | None  # pick the reader's or PP-OCR's text, one per kind of screen (text_choice)
     state_head: StateHead | None  # reads controls' states from their pixels (states)
+    glyphs: GlyphBank | None  # names the icons drawn as glyphs it holds (caap.observe.glyphs)
     memo: ReadingMemo | None  # readings of crops seen before (caap.observe.memo)
 
     def __init__(self, checkpoint: str | Path, *, device: str | None = "cpu", chunk_size: int = 64,
@@ -126,6 +128,11 @@ class Reader:
             try:
                 self.choosers = TextChoosers.load(path / CHOICE_FILE)
             except TextChoiceError as exc:
+                raise ReaderError(str(exc)) from None
+        if (path / GLYPH_FILE).is_file():
+            try:
+                self.glyphs = GlyphBank.load(path / GLYPH_FILE)
+            except GlyphError as exc:
                 raise ReaderError(str(exc)) from None
         if (path / HEAD_FILE).is_file():
             try:
@@ -158,6 +165,7 @@ class Reader:
         self.lm = None
         self.choosers = None
         self.state_head = None
+        self.glyphs = None
         self.memo = None
 
     # -- the model passes -------------------------------------------------------------------------

@@ -12,6 +12,7 @@ model cards' HISTORY files, not here.
 from __future__ import annotations
 
 from caap.elements import Element
+from caap.observe.glyphs import Found
 from caap.observe.pipeline import Look, Step
 from caap.observe.primitives import rgb_pixels
 from caap.observe.steps import reading, texts
@@ -39,6 +40,7 @@ from caap.observe.steps.figures import (
 from caap.observe.steps.focus import drawn_focus, empty_caret_fields
 from caap.observe.steps.framed_icons import framed_icons
 from caap.observe.steps.frames import grow_framed_icons, grow_to_frame_ends
+from caap.observe.steps.glyph_icons import add_glyph_icons, name_glyph_icons
 from caap.observe.steps.grips import resize_grips
 from caap.observe.steps.indicators import labelled_controls
 from caap.observe.steps.label_stacks import centred_label_stacks
@@ -67,6 +69,15 @@ def _detect(look: Look, elements: list[Element]) -> list[Element]:
 def _missed_lines(look: Look, elements: list[Element]) -> list[Element]:
     assert look.parts.ocr is not None  # the step needs PP-OCR
     return missed_lines(look.image, elements, look.parts.ocr)
+
+
+def _glyphs(look: Look) -> list[Found]:
+    """The glyphs of the reader's bank drawn on the screen, looked for once (on the kinds of screen the
+    bank was cut from)."""
+    if look.glyphs is None:
+        bank = look.parts.reader.glyphs if look.parts.reader is not None else None
+        look.glyphs = bank.find(look.image) if bank is not None and look.parts.screens in bank.screens else []
+    return look.glyphs
 
 
 def _erase_mnemonic_underlines(look: Look, elements: list[Element]) -> list[Element]:
@@ -133,6 +144,8 @@ STEPS: tuple[Step, ...] = (
          lambda look, els: drawn_lines(look.image, els, look.page_ink), READER),
     Step("add_toggle_switches", "propose", "add a checkbox for every switch-shaped pill no box holds",
          lambda look, els: toggle_switches(look.image, els, look.page_difference), READER),
+    Step("add_glyph_icons", "propose", "add an icon for each glyph of the reader's glyph bank no icon box holds; "
+         "a text it starts or ends cedes it", lambda look, els: add_glyph_icons(els, _glyphs(look)), READER),
     Step("add_missed_lines", "propose", "add a text for every line PP-OCR's text detector finds where no box "
          "stands", _missed_lines, ("reader", "ocr")),
     Step("add_text_areas", "propose", "add a text area for every panel that text lines stand on",
@@ -155,6 +168,8 @@ STEPS: tuple[Step, ...] = (
     Step("empty_placeholder_fields", "read", "a field that shows only its placeholder has no text",
          lambda look, els: blank_placeholders(look.image, els), READER),
     # settle: corrections on the pixels around what was read
+    Step("name_glyph_icons", "settle", "an icon drawn as a glyph of the reader's glyph bank (a menu's disk or "
+         "magnifier) takes the bank's name", lambda look, els: name_glyph_icons(els, _glyphs(look)), READER),
     Step("read_letter_shapes", "settle", "look-alike letters set as drawn: i or I by the dot, c o s v w x z by "
          "their height", lambda look, els: letter_shapes(look.image, els), READER),
     Step("trim_trailing_chevrons", "settle", "take a submenu's chevron off the end of a row's text",

@@ -133,15 +133,35 @@ def click_menu(p: Prompt, m: re.Match[str]) -> list[Action]:
     return _menu_path(p, path) or [fail(f"no menu entry {path[0]!r} on the screen")]
 
 
-# click-menu-2's fixed menu: what lies inside its one submenu.
+# click-menu-2's fixed menu: what lies inside its one submenu, and the item each glyph stands for.
 _PLAYBACK = ("Prev", "Stop", "Play", "Next")
+_GLYPH_ITEMS = {"save": "Save", "zoom_in": "Zoom In", "zoom_out": "Zoom Out", "print": "Print...",
+                "previous": "Prev", "stop": "Stop", "play": "Play", "next": "Next"}
+
+
+def _instruction_glyph(p: Prompt) -> El | None:
+    """The icon the instruction shows before its last word ("... with the [glyph] icon."): a named icon
+    on the line of the text that reads "icon.", ending at most a few px before it."""
+    word = next((e for e in p.elements if e.type == "text" and norm(e.text).endswith("icon.")), None)
+    if word is None:
+        return None
+    icons = [e for e in find_all(p, "icon") if e.subtype in _GLYPH_ITEMS
+             and e.box[1] < word.box[3] and word.box[1] < e.box[3] and e.box[2] <= word.box[0] + 3]
+    return max(icons, key=lambda e: e.box[2], default=None)
 
 
 @policy(r'^Click the "Menu" button, and then find and click on the item (?:labeled "(?P<label>.+)"|with the\s*icon)\.$')
 def click_menu_2(p: Prompt, m: re.Match[str]) -> list[Action]:
-    # The icon variant names the entry by a picture the element list does not carry (neither in the task's
-    # line nor in the menu): any entry is a guess, so take the first one.
-    label = m["label"] or "Save"
+    label = m["label"]
+    if label is None:
+        # The icon variant names the entry by its glyph, shown in the instruction and beside the entry.
+        shown = _instruction_glyph(p)
+        if shown is None:
+            return [fail("no named glyph in the instruction")]
+        same = [e for e in find_all(p, "icon") if e.subtype == shown.subtype and e.id != shown.id]
+        if same:
+            return [click(same[0]), done()]
+        label = _GLYPH_ITEMS[shown.subtype or ""]
     path = ["Playback", label] if label in _PLAYBACK else [label]
     actions = _menu_path(p, path)
     if actions:
