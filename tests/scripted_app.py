@@ -15,7 +15,7 @@ from caap.act.executor import RecordingExecutor
 from caap.elements import Element
 from caap.geometry import contains
 from caap.observe.capture.screen import Screen
-from caap.observe.observation import Observation
+from caap.observe.observation import Observation, Typed
 
 
 def el(t: str, box: Sequence[int], text: str | None = None, **kw) -> Element:
@@ -62,8 +62,10 @@ class AppObserver:
 
     def __init__(self, app: ScriptedApp) -> None:
         self.app = app
+        self.typed: list[Typed] = []
 
-    def observe(self, image: Image.Image) -> Observation:
+    def observe(self, image: Image.Image, typed: Sequence[Typed] = ()) -> Observation:
+        self.typed = list(typed)  # what the loop last said it had typed, for tests to check
         return Observation([e.model_copy() for e in self.app.states[self.app.state]])
 
 

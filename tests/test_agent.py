@@ -14,6 +14,7 @@ from caap.config import AgentConfig, LLMConfig, Price
 from caap.decide.llm import LLMClient, LLMReply, Usage
 from caap.decide.parser import ToolCall
 from caap.decide.prompter import CaapPrompter, PromptOptions
+from caap.observe.observation import Typed
 from caap.records import EpisodeStatus, Outcome, StepRecord
 from caap.testing.llm_server import Failure, Reply, ScriptedLLMServer
 
@@ -236,6 +237,25 @@ def test_keys_after_a_click_at_a_point_go_to_the_element_under_it():
     result = agent.run("Enter 7.")
     assert result.status == "done" and result.steps == 1 and app.visited == ["empty", "focused", "selected", "typed"]
     assert [a.outcome for a in result.actions[1:3]] == [Outcome.CHANGED_WITHIN] * 2
+
+
+def test_the_observer_is_told_what_was_typed_into_which_field():
+    """The next look reads the field back with the value typed into it (caap/observe/steps/typed.py)."""
+    app = FieldApp()
+    observer = AppObserver(app)
+    planner = ListPlanner(["Action_1=(Action: functions.click_element, Argument: {element_id: 1})\n"
+                           "Action_2=(Action: functions.press_control_A)\n"
+                           "Action_3=(Action: functions.type_text, Argument: {text: \"7\"})",
+                           "Action_4=(Action: functions.done, Argument: {reason: \"typed\"})"])
+    agent = Agent(screen=app, observer=observer, executor=FieldExecutor(app), planner=planner,
+                  prompter=CaapPrompter(PromptOptions(mode="text")), config=AgentConfig())
+    result = agent.run("Enter 7.")
+    assert result.status == "done" and result.steps == 2
+    assert observer.typed == [Typed((10, 60, 140, 80), "7")]
+    # A new episode starts knowing nothing typed.
+    agent.planner = ListPlanner(["Action_1=(Action: functions.done, Argument: {reason: \"nothing\"})"])
+    agent.run("Nothing.")
+    assert observer.typed == []
 
 
 def test_invalid_answers_are_reported_back_then_the_episode_stops():

@@ -23,6 +23,7 @@ from caap.act.actions import ActionError, PlannedAction, ScreenState, execute, t
 from caap.act.device import Device
 from caap.act.executor import Executor
 from caap.agent.trace import TraceWriter
+from caap.agent.typed import TypedValues
 from caap.config import AgentConfig, CaapConfig
 from caap.decide.demos import Demonstration
 from caap.decide.llm import LLMError, LLMReply
@@ -126,6 +127,7 @@ class Agent:
         self.steps: list[StepRecord] = []  # this episode's step records (auto-context reads them)
         self._button_held = False  # a drag was started and not yet released
         self._moved_on_before = False  # the last batch stopped because its target changed before it ran
+        self._typed = TypedValues()  # what the episode typed into which field, for the observer to read back
 
     @classmethod
     def from_config(cls, cfg: CaapConfig, device: Device, *, observer: Observer | None = None,
@@ -194,6 +196,7 @@ class Agent:
         invalid_streak = 0
         tools = self._tools()
 
+        self._typed = TypedValues()
         frame = self.screen.capture()
         for step in range(1, cfg.max_steps + 1):
             elapsed = time.monotonic() - started
@@ -208,7 +211,7 @@ class Agent:
             self.last_frame = frame
             grab_ms = getattr(self.screen, "last_capture_ms", None)  # the grab of the frame observed now
             t0 = time.perf_counter()
-            observation = self.observer.observe(frame)
+            observation = self.observer.observe(frame, typed=self._typed.typed())
             elements = tracker.update(observation.elements)
             timings["observe"] = time.perf_counter() - t0
             # The breakdown the benchmark reports, where the screen and observer measure it.
@@ -365,6 +368,7 @@ class Agent:
                 failure = _act_failure(exc)
                 executed.append(ActionRecord.of(action, Outcome.ERROR, reason=failure[1]))
                 return executed, frame, None, timings, failure
+            self._typed.after(action, elements)
             t1 = time.perf_counter()
             after = self.screen.settle(frame)
             t2 = time.perf_counter()

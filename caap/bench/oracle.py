@@ -8,11 +8,12 @@ perfect perception; the gap to a run with the vision models is what perception c
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from PIL import Image
 
 from caap.bench.miniwob import MiniWoBEnv
-from caap.observe.observation import Observation, Provenance
+from caap.observe.observation import Observation, Provenance, Typed
 
 
 class OracleObserver:
@@ -21,7 +22,7 @@ class OracleObserver:
     def __init__(self, env: MiniWoBEnv) -> None:
         self.env = env
 
-    def observe(self, image: Image.Image) -> Observation:
+    def observe(self, image: Image.Image, typed: Sequence[Typed] = ()) -> Observation:
         from caap.bench.dom_labels import annotate, popup_rect
 
         t0 = time.perf_counter()

@@ -9,6 +9,7 @@ added it and the steps that changed it after.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -108,11 +109,24 @@ class Observation:
                 "steps_ms": self.steps_ms}
 
 
+@dataclass(frozen=True)
+class Typed:
+    """A value the agent typed into a text field: the field's box on the screen it was typed on, and
+    the text the field should hold now. The observer may read such a field back with the value as
+    the one it expects (``caap.observe.steps.typed``): a reading that differs only where the pixels
+    are hard to read (a grey heading under the value) is set right when a second reader reads the
+    value exactly; a field that holds something else keeps its reading."""
+
+    box: tuple[int, int, int, int]
+    text: str
+
+
 @runtime_checkable
 class Observer(Protocol):
-    """Screenshot → ``Observation`` (elements without ids; the loop's tracker assigns them)."""
+    """Screenshot → ``Observation`` (elements without ids; the loop's tracker assigns them).
+    ``typed``: the values the agent typed into fields, for observers that read fields back."""
 
-    def observe(self, image: Image.Image) -> Observation: ...
+    def observe(self, image: Image.Image, typed: Sequence[Typed] = ()) -> Observation: ...
 
 
 class StaticObserver:
@@ -121,6 +135,6 @@ class StaticObserver:
     def __init__(self, elements: list[Element]) -> None:
         self.elements = elements
 
-    def observe(self, image: Image.Image) -> Observation:
+    def observe(self, image: Image.Image, typed: Sequence[Typed] = ()) -> Observation:
         copies = [e.model_copy() for e in self.elements]
         return Observation(copies, {"detect": 0.0, "read": 0.0, "total": 0.0}, [], [GIVEN] * len(copies))

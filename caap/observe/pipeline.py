@@ -34,7 +34,7 @@ from PIL import Image
 
 from caap.elements import Element
 from caap.geometry import iou_between
-from caap.observe.observation import GIVEN, Observation, Provenance, StepRun
+from caap.observe.observation import GIVEN, Observation, Provenance, StepRun, Typed
 from caap.observe.primitives import one_screen, page_difference, page_ink
 
 if TYPE_CHECKING:
@@ -110,6 +110,7 @@ class Look:
     reading_boxes: list[Element] | None = None  # the boxes the readers read in, where a step narrowed them
     states_read: bool = False  # the state head has read the states (the pixel rules for them stand down)
     glyphs: list[Found] | None = None  # the reader's bank's glyphs drawn on the screen, once looked for
+    typed: tuple[Typed, ...] = ()  # the values the agent typed into fields (``Typed``), to read back
     steps: list[StepRun] = field(default_factory=list)
     provenance: list[Provenance] = field(default_factory=list)
     _arrays: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
@@ -253,9 +254,11 @@ class Pipeline:
                 current = after
         return current
 
-    def observe(self, image: Image.Image, parts: Parts) -> Observation:
-        """Every enabled step on ``image``: the observation with its timings and provenance."""
+    def observe(self, image: Image.Image, parts: Parts, typed: Sequence[Typed] = ()) -> Observation:
+        """Every enabled step on ``image`` (``typed``: the values the agent typed into fields, read
+        back): the observation with its timings and provenance."""
         look = self.look(image, parts)
+        look.typed = tuple(typed)
         elements = self.run(look)
         return Observation(elements, legacy_timings(look.steps, ocr=parts.ocr is not None), look.steps,
                            look.provenance)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from PIL import Image
 from caap.config import ObserveConfig
 from caap.geometry import Box
 from caap.observe.detect.detector import Detector
-from caap.observe.observation import Observation
+from caap.observe.observation import Observation, Typed
 from caap.observe.pipeline import MODELS, Parts, Pipeline, describe
 from caap.observe.steps import FIT_STEPS
 from caap.observe.text_choice import SCREENS
@@ -152,15 +152,17 @@ class VisionObserver:
             if memo is not None:
                 memo.clear()
 
-    def observe(self, image: Image.Image) -> Observation:
+    def observe(self, image: Image.Image, typed: Sequence[Typed] = ()) -> Observation:
         """The observation of a screenshot, boxes in its pixels. At a UI scale other than 1 the
-        models look at the screen shrunk to the size they were trained at, and the boxes grow back."""
+        models look at the screen shrunk to the size they were trained at, and the boxes grow back.
+        ``typed``: the values the agent typed into fields, read back (``Typed``)."""
         if self.ui_scale == 1.0:
-            return self.pipeline.observe(image, self.parts)
+            return self.pipeline.observe(image, self.parts, typed)
         t0 = time.perf_counter()
         small = image.resize((max(1, round(image.width / self.ui_scale)), max(1, round(image.height / self.ui_scale))),
                              Image.Resampling.BOX if self.ui_scale > 1 else Image.Resampling.BICUBIC)
-        seen = self.pipeline.observe(small, self.parts)
+        shrunk = [Typed(scaled_box(t.box, 1 / self.ui_scale, small.width, small.height), t.text) for t in typed]
+        seen = self.pipeline.observe(small, self.parts, shrunk)
         grown = seen.with_elements([e.model_copy(update={"bbox": scaled_box(e.bbox, self.ui_scale, image.width,
                                                                              image.height)})
                                     for e in seen.elements])

@@ -6,13 +6,14 @@ planner's ceiling with perfect perception, never the agent's own eyes."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PIL import Image
 
 from caap.bench.desktop import atspi, tk
 from caap.bench.desktop.labels import finish
-from caap.observe.observation import Observation, Provenance
+from caap.observe.observation import Observation, Provenance, Typed
 
 if TYPE_CHECKING:
     from caap.bench.desktop.env import DesktopEnv
@@ -25,7 +26,7 @@ class AccessibilityOracle:
     def __init__(self, env: DesktopEnv) -> None:
         self.env = env
 
-    def observe(self, image: Image.Image) -> Observation:
+    def observe(self, image: Image.Image, typed: Sequence[Typed] = ()) -> Observation:
         t0 = time.perf_counter()
         session, pid = self.env.session, self.env.pid
         windows = session.windows()

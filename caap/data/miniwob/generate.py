@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from caap.data.dedup import dhash, near_duplicate
 from caap.data.format import Annotation, Dataset, Source
 from caap.elements import Element
 from caap.observe.capture.live import CaptureTarget, LiveScreen, SettleOptions
-from caap.observe.observation import Observation
+from caap.observe.observation import Observation, Typed
 
 # Clicking these usually ends the episode; the explorer leaves them alone except by accident.
 ENDING_WORDS = ("submit", "ok", "login", "log in", "search", "cancel", "yes", "no", "done", "next", "previous")
@@ -261,7 +261,7 @@ class _LabellingObserver:
         self.dataset, self.hashes, self.near_bits, self.stats = dataset, hashes, near_bits, stats
         self.step = self.kept = 0
 
-    def observe(self, image: Image.Image) -> Observation:
+    def observe(self, image: Image.Image, typed: Sequence[Typed] = ()) -> Observation:
         observation = self.oracle.observe(image)
         elements = observation.elements
         h = dhash(image)

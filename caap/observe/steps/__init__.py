@@ -59,6 +59,7 @@ from caap.observe.steps.states import read_states
 from caap.observe.steps.switches import retype_pills, toggle_switches
 from caap.observe.steps.tabs import current_tabs
 from caap.observe.steps.text_areas import framed_text_areas, grown_text_areas
+from caap.observe.steps.typed import read_typed_values
 
 
 def _detect(look: Look, elements: list[Element]) -> list[Element]:
@@ -167,6 +168,8 @@ STEPS: tuple[Step, ...] = (
          texts.read_lone_letters, ("reader", "ocr")),
     Step("empty_placeholder_fields", "read", "a field that shows only its placeholder has no text",
          lambda look, els: blank_placeholders(look.image, els), READER),
+    Step("read_typed_values", "read", "a field read otherwise than the value the agent typed into it takes that "
+         "value where PP-OCR reads exactly it", read_typed_values, ("reader", "ocr")),
     # settle: corrections on the pixels around what was read
     Step("name_glyph_icons", "settle", "an icon drawn as a glyph of the reader's glyph bank (a menu's disk or "
          "magnifier) takes the bank's name", lambda look, els: name_glyph_icons(els, _glyphs(look)), READER),
@@ -233,4 +236,4 @@ STEP_NAMES: tuple[str, ...] = tuple(s.name for s in STEPS)
 # The steps behind ``[observe] snap_text_boxes = false`` and ``caap eval --no-snap``: the fit stage.
 FIT_STEPS: tuple[str, ...] = tuple(s.name for s in STEPS if s.stage == "fit")
 # The read stage's PP-OCR steps: the observe contract's ``timings_ms.ocr``.
-OCR_READ_STEPS: tuple[str, ...] = ("reread_doubtful_texts", "read_lone_letters")
+OCR_READ_STEPS: tuple[str, ...] = ("reread_doubtful_texts", "read_lone_letters", "read_typed_values")

@@ -517,6 +517,26 @@ def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Imag
     return Image.fromarray(rgb) if painted else image
 
 
+def value_cores(image: Image.Image, fields: Sequence[Element]) -> Image.Image:
+    """``image`` with everything inside each of ``fields`` but its value's core (ink at
+    ``CORE_FRACTION`` of the strongest contrast, where that reaches ``DARK_TEXT``) painted in the
+    field's background colour: a value wholly over a lighter text, where ``foreign_ink`` finds no
+    piece of the lighter one apart from it, stands alone. Binarising every field loses thin strokes
+    (``foreign_ink``), so this is read only to confirm a value (``caap.observe.steps.typed``)."""
+    rgb = np.array(rgb_pixels(image))  # painted below
+    for field in fields:
+        x1, y1, x2, y2 = _inside_border(field, image)
+        if x2 - x1 < 3 or y2 - y1 < 3:
+            continue
+        crop = rgb[y1:y2, x1:x2]
+        bg = _background(crop)
+        diff = difference(crop, bg, "max")
+        strongest = int(diff.max())
+        if strongest >= DARK_TEXT:
+            crop[diff < CORE_FRACTION * strongest] = bg.astype(np.uint8)
+    return Image.fromarray(rgb)
+
+
 def placeholder_only(crop: np.ndarray) -> bool:
     """Whether a field's crop (H × W × 3, uint8, border cut away) shows only a placeholder: its
     strongest ink stands within ``PLACEHOLDER_SHARES`` of the farthest any colour could stand from
