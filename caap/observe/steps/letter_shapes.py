@@ -50,6 +50,7 @@ SIZE_RATIO = (1.12, 1.24)  # a glyph's height over the small letters': small at 
 TINY_LINE_PX = 5      # px: a line's capitals this tall at least have their l and i told apart ...
 TINY_DOT = 0.85        # ... below MIN_LINE_PX, by a top row at most this share of the stem's strength
 POINT_HEIGHT = 0.4     # of the line's height: a period's or comma's dot starts this close over the baseline
+TAIL = 40              # a comma's faint tail under the baseline differs from the face this much at least
 WORD_GAP = 0.3         # of the line's height: a gap between glyphs this wide is a space (letters stand 1-2 px apart)
 TEXT_TYPES = frozenset(t for t in ElementType if TEXT in attributes_of(t)) - {ElementType.TEXT_AREA}
 
@@ -65,6 +66,7 @@ class _Line:
     glyphs: list[tuple[int, int]]
     thin: list[bool]
     cut: bool
+    under: np.ndarray | None = None  # the row right under the baseline, its difference from the face (no frame line)
 
     def top(self, glyph: int) -> int:
         a, b = self.glyphs[glyph]
@@ -105,7 +107,9 @@ def _line(rgb: np.ndarray, box: Sequence[int], least: int = MIN_LINE_PX) -> _Lin
         return None
     glyphs = true_runs(band.any(axis=0))
     thin = [b - a + 1 <= max(2, THIN * (baseline + 1)) for a, b in glyphs]
-    return _Line(band, diff[top:bottom + 1], baseline, glyphs, thin, cut=top == 0)
+    row = top + baseline + 1
+    under = diff[row] if row < diff.shape[0] and row not in set(frame_rows.tolist()) else None
+    return _Line(band, diff[top:bottom + 1], baseline, glyphs, thin, cut=top == 0, under=under)
 
 
 def _pairs(text: str, thin: list[bool]) -> tuple[dict[int, int], int] | None:
@@ -205,13 +209,36 @@ def _point(line: _Line, glyph: int) -> str | None:
     """``,`` for a small mark on the baseline whose tail runs below it. A link's underline, a row
     inked most of the way across, is no part of it (``_line`` takes it away), and the comma's tail
     stops a row above it: the readers, which see the tail run into the underline, read ``justo,``
-    as ``justo.``. None for a mark that ends on the baseline, or is not small (a ``;``, an ``i``
-    paired with a period): a comma read from a faint tail (a desktop font's) is not undone."""
+    as ``justo.``. The tail may be fainter than ink (``Lacus,.``: 46-71 levels off the face under
+    a head of 129): a mark ending on the baseline with ``TAIL`` levels or more right under it is a
+    comma too; a period leaves that row blank. None for a mark that ends on the baseline with
+    nothing under it, or is not small (a ``;``, an ``i`` paired with a period): a comma read from a
+    faint tail (a desktop font's) is not undone."""
     a, b = line.glyphs[glyph]
     rows = np.flatnonzero(line.band[:, a:b + 1].any(axis=1))
     if not rows.size or rows[0] < line.baseline - POINT_HEIGHT * (line.baseline + 1):
         return None
-    return "," if rows[-1] > line.baseline else None
+    if rows[-1] > line.baseline:
+        return ","
+    tail = line.under is not None and rows[-1] == line.baseline and int(line.under[a:b + 1].max()) >= TAIL
+    return "," if tail else None
+
+
+def _end_pairs(text: str, thin: list[bool]) -> dict[int, int]:
+    """Letters of ``text`` paired with glyphs from its end, one to one, as far as each thin letter
+    meets a thin glyph and each other letter a wide one. On 5-7 px lines letters touch where no
+    alignment of the whole text holds (``Loralie``: ``or`` one glyph, ``al`` another); the letters
+    after the last touching pair still have glyphs of their own. (Paired from the start too, an l
+    after a capital is taken for an i: its top stands lower than the capital's, ``Elvina``.)"""
+    at = [k for k, c in enumerate(text) if not c.isspace()]
+    if " " in text.strip():  # a word space would need its gap found: whole words only
+        return {}
+    pairs: dict[int, int] = {}
+    for i, g in zip(range(len(at) - 1, -1, -1), range(len(thin) - 1, -1, -1), strict=False):
+        if (text[at[i]] in THIN_CHARS) != thin[g]:
+            break
+        pairs[at[i]] = g
+    return pairs
 
 
 def _tiny_dots(line: _Line, text: str) -> str:
@@ -220,10 +247,12 @@ def _tiny_dots(line: _Line, text: str) -> str:
     ``Harrie`` as ``Harrle``. The dot is drawn fainter than the stem, or lower than the line's
     top, where an l is as strong from a top as high as the capitals' (MiniWoB validation seeds
     2800-2999: 91 of 100 i's so drawn, 1 of 58 l's, and that one stronger at its top)."""
-    if "l" not in text or (aligned := _pairs(text, line.thin)) is None:
+    if "l" not in text:
         return text
+    aligned = _pairs(text, line.thin)
+    pairs = aligned[0] if aligned is not None else _end_pairs(text, line.thin)
     chars = list(text)
-    for k, g in aligned[0].items():
+    for k, g in pairs.items():
         if chars[k] != "l":
             continue
         a, b = line.glyphs[g]

@@ -563,6 +563,7 @@ def add_missed_rows(image: Image.Image, elements: Sequence[Element]) -> list[Ele
 MIN_PART_PX = 3  # a part of a split link holds at least this many glyph columns
 UNDERLINE_BELOW_PX = 2  # a link's box may end right above its underline
 WORD_GAP_PX = 3  # the narrowest blank between two words (letters of a word stand 1-2 px apart)
+NARROW_GAP_PX = 2  # ... or between two links, where their underlines break with nothing drawn across
 SHORT_UNDERLINE_PX = 5  # the underline of a two-letter link
 
 
@@ -596,6 +597,15 @@ def _link_parts(pixels: np.ndarray, box: Box) -> list[tuple[int, int]] | None:
     blank = ~glyphs
     edges = np.flatnonzero(np.diff(np.concatenate([[0], blank.astype(np.int8), [0]])))
     spaces = [(a, b) for a, b in zip(edges[::2], edges[1::2], strict=True) if b - a >= WORD_GAP_PX]
+    # A narrower space is one where the underline breaks with nothing drawn across its rows: the
+    # underline skips round a descender, which runs through the gap, while two links' underlines end
+    # a space apart ("Suspendisse" and "accumsan" 2 px apart in click-collapsible-2).
+    counts = underline.sum(axis=1)
+    rows = np.flatnonzero(counts >= counts.max() / 2)  # the underline's own rows (not a line below's top)
+    across = ink[max(0, int(rows[0]) - 1):int(rows[-1]) + 2].any(axis=0)
+    gone = np.flatnonzero(np.diff(np.concatenate([[1], under[lined[0]:lined[-1] + 1].astype(np.int8), [1]])))
+    spaces += [(int(lined[0]) + a, int(lined[0]) + b) for a, b in zip(gone[::2], gone[1::2], strict=True)
+               if b - a >= NARROW_GAP_PX and not across[lined[0] + a:lined[0] + b].any()]
     cuts = [x for x in range(int(lined[0]), int(lined[-1]) + 1)
             if not under[x] and any(a <= x < b for a, b in spaces)]
     if not cuts:

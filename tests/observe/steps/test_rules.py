@@ -3,6 +3,7 @@ that it fixed (tests/fixtures/screens/, captured from the vision benchmark's tra
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -1078,6 +1079,47 @@ def test_a_tiny_i_whose_dot_joins_its_stem_is_read_as_i(observer):
     names = {e.text for e in found if e.type.value == "tabled_text"}
     assert {"Harrie", "Bonni", "Sally", "Sallyanne"} <= names
     assert not {"Harrle", "Bonnl"} & names
+
+
+# --- development seeds 4003-4005 (issue 48, stop 72): as above.
+
+def test_a_commas_faint_tail_under_the_baseline_makes_it_a_comma(observer):
+    """click-tab-2 seed 4003: the link ``Lacus,.``; the comma's tail, a row under the baseline and a
+    row over the underline, is 46-71 levels off the page (fainter than ink), and both readers read
+    ``Lacus..``. A period leaves that row blank."""
+    found = observer.observe(Image.open(SCREENS / "click-tab-2-faint-comma-tail.png")).elements
+    links = {e.text for e in found if e.type.value == "hyperlink"}
+    assert "Lacus,." in links and "Lacus.." not in links
+    assert {"tincidunt.", "arcu."} <= links  # periods with nothing under them stay periods
+
+
+def test_two_links_a_narrow_space_apart_are_two(observer):
+    """click-collapsible-2 seed 4005: ``Suspendisse`` and ``accumsan``, two links 2 px apart, boxed
+    as one. Their underlines break where nothing is drawn across; the underline's break round the
+    p's descender has the descender in it and cuts nothing."""
+    found = observer.observe(Image.open(SCREENS / "click-collapsible-2-links-2px-apart.png")).elements
+    links = [e.text for e in found if e.type.value == "hyperlink"]
+    assert {"Suspendisse", "accumsan"} <= set(links) and "Suspendisse accumsan" not in links
+
+
+def test_tiny_letters_that_touch_still_show_their_is(observer):
+    """drag-items-grid seed 4004: in 5 px names ``or`` and ``al`` touch, so no alignment of the
+    whole name holds; the letters after the last touching pair are paired from the end
+    (``Loralle`` -> ``Loralie``, ``Virginla`` -> ``Virginia``), and an l drawn strong to its top
+    stays (``Sadella``)."""
+    found = observer.observe(Image.open(SCREENS / "drag-items-grid-touching-tiny-letters.png")).elements
+    names = {e.text for e in found if e.type.value == "tabled_text"}
+    assert {"Loralie", "Virginia", "Sadella", "Barbette"} <= names
+
+
+def test_letters_are_paired_from_the_end_as_far_as_thin_meets_thin():
+    end_pairs = importlib.import_module("caap.observe.steps.letter_shapes")._end_pairs
+    # L | or | al | l | e: e and the second l from the end; then the first l meets the wide "al".
+    thin = [False, False, False, True, False]
+    assert end_pairs("Loralle", thin) == {6: 4, 5: 3}
+    assert end_pairs("ab cd", [False, False]) == {}  # two words: their gap is not looked for
+    assert end_pairs("il", [True, True]) == {0: 0, 1: 1}
+    assert end_pairs("li", [False, False]) == {}
 
 
 def test_a_figure_read_as_two_letters_is_the_figure(observer):
