@@ -18,6 +18,7 @@ SCREENS = Path(__file__).resolve().parents[1] / "fixtures" / "screens"
 # email-inbox dev seed 4000: `Sonny` typed into the search field, which lies over the grey "Results"
 # heading; the reader reads `Snry`, PP-OCR `Sonriy`, PP-OCR on the field's darkest ink `Sonny`.
 OVER_HEADING = SCREENS / "email-inbox-typed-over-heading.png"
+OVER_HEADING_2 = SCREENS / "email-inbox-typed-over-heading-2.png"
 SEARCH = (3, 73, 129, 90)
 
 FIELD = Element(id=1, type="input_field", bbox=(10, 60, 140, 80), text="")
@@ -68,7 +69,15 @@ def test_only_fields_read_otherwise_than_typed_are_looked_at_again() -> None:
     assert misread_typed_fields([BUTTON], [Typed(BUTTON.bbox, "Submit!")]) == []  # a button is typed into by no one
     far = Element(type="input_field", bbox=(10, 100, 140, 120), text="x")
     assert misread_typed_fields([far], [Typed(FIELD.bbox, "Sonny")]) == []
-    assert confirmed(" Sonny ", "Sonny") and not confirmed("sonny", "Sonny") and not confirmed("Sonny.", "Sonny")
+    assert confirmed(" Sonny ", [], "Sonny") and not confirmed("sonny", [], "Sonny")
+    assert not confirmed("Sonny.", ["Sonny."], "Sonny")  # a letter more
+    # The darkest ink's reading misses the r that the field as drawn shows: confirmed together.
+    assert confirmed("Anne-Coinne", ["ArneCorinne", "ArneCorinne"], "Anne-Corinne")
+    # What the darkest ink shows more (the hyphen, an n) or what no reading shows (a value cut short,
+    # letters the page changed) is not typed there.
+    for other in ("AnneCorinne", "Ann-Corinne", "Anne-Corinn", "Anne-Corrine", "Anne-Corinnes"):
+        assert not confirmed("Anne-Coinne", ["ArneCorinne", "ArneCorinne"], other), other
+    assert not confirmed("Xyz-Qwerty", ["Anne-Corinne"], "Anne-Corinne!")  # far off, and a letter unseen
 
 
 def search_field(observer, typed: list[Typed]) -> str | None:
@@ -76,6 +85,15 @@ def search_field(observer, typed: list[Typed]) -> str | None:
     fields = [e for e in found if e.type.value == "input_field"]
     assert len(fields) == 1
     return fields[0].text
+
+
+def test_a_value_whose_readings_each_miss_a_letter_is_read_back(miniwob_observer) -> None:
+    """email-inbox-nl-turk dev seed 4004: ``Anne-Corinne`` over the heading; the reader and PP-OCR
+    read ``ArneCorinne``, PP-OCR in the darkest ink ``Anne-Coinne``."""
+    found = miniwob_observer.observe(Image.open(OVER_HEADING_2), typed=[Typed((5, 72, 130, 90), "Anne-Corinne")])
+    assert [e.text for e in found.elements if e.type.value == "input_field"] == ["Anne-Corinne"]
+    found = miniwob_observer.observe(Image.open(OVER_HEADING_2), typed=[Typed((5, 72, 130, 90), "AnneCorinne")])
+    assert [e.text for e in found.elements if e.type.value == "input_field"] != ["AnneCorinne"]
 
 
 def test_a_value_typed_over_a_grey_heading_is_read_back(miniwob_observer) -> None:

@@ -5,10 +5,11 @@ typed over something the page draws behind the field (email-inbox's search field
 "Results" heading: the typed ``Sonny`` is read ``Snry``) is misread, and an agent that checks what
 it typed types it again until it runs out of steps. The agent knows what it typed (``Typed``): where
 the reading of the field it typed into differs from that value, PP-OCR reads the field again, as it
-is and in its darkest ink alone (``value_cores``), and the value stands if PP-OCR reads exactly it.
-A reader agreeing with the typed value letter for letter is the pixels' say, not the agent's: a
-field that holds something else (a typo the page corrected, a value the page cleared, a password's
-dots) keeps its reading, since PP-OCR does not read the typed value there either.
+is and in its darkest ink alone (``value_cores``), and the value stands where the darkest-ink
+reading shows no letter more than it and the readings together see every letter of it
+(``confirmed``). That is the pixels' say, not the agent's: a
+field that holds something else (a value the page corrected, cut short or cleared, a password's
+dots) keeps its reading, since no reader sees the typed value's missing letters there.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from caap.observe.pipeline import Look
 
 SAME_FIELD = 0.5  # a field overlapping the box a value was typed into this much (IoU) is that field
+FAR = 0.34        # a darkest-ink reading more edits off the typed value than this share of it confirms nothing
 
 
 def typed_field(elements: Sequence[Element], typed: Typed) -> int | None:
@@ -50,15 +52,52 @@ def misread_typed_fields(elements: Sequence[Element], typed: Sequence[Typed]) ->
     return sorted(out.items())
 
 
-def confirmed(reading: str, value: str) -> bool:
-    """Whether PP-OCR's ``reading`` of a field is the typed ``value`` (spacing at the ends aside)."""
-    return reading.strip() == value.strip()
+def _matched(text: str, value: str) -> tuple[list[bool], bool, int]:
+    """Aligned with ``value`` (``difflib``): which of its letters ``text`` shows in a matching run,
+    whether ``text`` has letters the value has not (more in some place than the value there), and
+    how many letters the two differ by."""
+    from difflib import SequenceMatcher
+
+    seen = [False] * len(value)
+    more, edits = False, 0
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, value, text, autojunk=False).get_opcodes():
+        if tag == "equal":
+            seen[i1:i2] = [True] * (i2 - i1)
+        else:
+            edits += max(i2 - i1, j2 - j1)
+            more = more or j2 - j1 > i2 - i1
+    return seen, more, edits
+
+
+def confirmed(core: str, others: Sequence[str], value: str) -> bool:
+    """Whether a field's readings show the typed ``value``: ``core`` (PP-OCR in the field's darkest
+    ink, the surest of a dark value over lighter ink) and ``others`` (the reader's, PP-OCR's as
+    drawn). One of them reading exactly the value does; else the core reading must be at most
+    ``FAR`` edits off it, add no letter to it, and each letter it misses must stand in another
+    reading. ``Anne-Corinne`` read ``Anne-Coinne`` in the darkest ink and ``ArneCorinne`` as drawn
+    is confirmed (the r the one misses the other sees); ``AnneCorinne`` or ``Ann-Corinne`` said
+    typed there is not (the darkest ink shows a letter more), nor ``Sunny`` over ``Sonny`` (no reading
+    has its u), nor a value the page cut short (no reading has its end)."""
+    value = value.strip()
+    texts = [t.strip() for t in (core, *others)]
+    if not value or value in texts:
+        return bool(value)
+    seen, more, edits = _matched(texts[0], value)
+    if more or edits > FAR * len(value):
+        return False
+    for text in texts[1:]:
+        if all(seen):
+            break
+        theirs, _, _ = _matched(text, value)
+        seen = [a or b for a, b in zip(seen, theirs, strict=True)]
+    return all(seen)
 
 
 def read_typed_values(look: Look, elements: list[Element]) -> list[Element]:
-    """Each field read otherwise than the value typed into it takes the value where PP-OCR reads
-    exactly it: in the field as the reader saw it (what shows through fields painted over), or in
-    the field's darkest ink alone (``value_cores``: a value typed wholly over a grey heading)."""
+    """Each field read otherwise than the value typed into it takes the value where the readings of
+    it confirm the value (``confirmed``): the reader's, and PP-OCR's in the field as the reader saw
+    it (what shows through fields painted over) and in its darkest ink alone (``value_cores``: a
+    value typed wholly over a grey heading)."""
     ocr = look.parts.ocr
     if not look.typed or ocr is None:
         return elements
@@ -70,9 +109,9 @@ def read_typed_values(look: Look, elements: list[Element]) -> list[Element]:
     plain = ocr.read(look.image, boxes, kinds)
     cores = ocr.read(value_cores(look.image, [elements[i] for i, _ in wanted]), boxes, kinds)
     out = list(elements)
-    for (i, value), *readings in zip(wanted, plain, cores, strict=True):
-        reading = next((r for r in readings if confirmed(r.text, value)), None)
-        if reading is not None:
+    for (i, value), drawn, core in zip(wanted, plain, cores, strict=True):
+        if confirmed(core.text, [drawn.text, out[i].text or ""], value):
+            confidence = max(float(drawn.confidence), float(core.confidence))
             out[i] = out[i].model_copy(update={"text": value.strip(),
-                                               "text_confidence": min(max(float(reading.confidence), 0.0), 1.0)})
+                                               "text_confidence": min(max(confidence, 0.0), 1.0)})
     return out
