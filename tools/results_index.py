@@ -102,8 +102,8 @@ DESCRIPTIONS: tuple[tuple[str, str], ...] = (
                                        "measured once at the end of the stop"),
     ("observer/stop*-val-*.json", "Whole observer on validation screens of training apps (`caap eval reader "
                                   "--detector`), the set named in the file"),
-    ("observer/stop*-bench-67-*.json", "Vision benchmark, 67 tasks × seeds 0-1, scripted planner "
-                                       "(`caap bench miniwob`)"),
+    ("observer/stop*-bench-67-*.json", "MiniWoB benchmark, 67 tasks, scripted planner (`caap bench miniwob`); "
+                                       "the seeds and the observer are the run's own"),
     ("observer/stop*-bench-desktop-*.json", "Desktop benchmark, training tasks × seeds 0-2, scripted planner "
                                             "(`caap bench desktop`)"),
     ("observer/stop*-found-misses-*.json", "The labelled elements no detected box matches, by type, app and nearest "
@@ -170,7 +170,12 @@ def bench_numbers(data: dict[str, Any]) -> list[str]:
     overall = data["overall"]
     tasks = len(data.get("tasks", {}))
     episodes = f"{fmt(overall.get('successes'))}/{fmt(overall.get('episodes'))} episodes"
-    return [f"success {fmt(overall['success_rate'])} ({episodes}, {tasks} task{'' if tasks == 1 else 's'})"]
+    config = data.get("config") or {}
+    # Which seeds and eyes each number comes from, from the run itself (development seeds 4000-4999
+    # and test seeds 0-999 are kept apart: ../shared/DESIGN.md §6).
+    run = [f"seeds {config['seeds']}"] if config.get("seeds") else []
+    run += [f"observer {config['observer']}"] if config.get("observer") else []
+    return [f"success {fmt(overall['success_rate'])} ({episodes}, {tasks} task{'' if tasks == 1 else 's'})", *run]
 
 
 def json_numbers(path: Path) -> list[str]:
