@@ -102,6 +102,12 @@ DESCRIPTIONS: tuple[tuple[str, str], ...] = (
                                        "measured once at the end of the stop"),
     ("observer/stop*-val-*.json", "Whole observer on validation screens of training apps (`caap eval reader "
                                   "--detector`), the set named in the file"),
+    ("observer/stop*-miniwob-test-stop*.json",
+     "The previous stop's observer on the MiniWoB-67 test screens (seeds 0-999, `caap eval reader --detector`, "
+     "the MiniWoB detector), for the before and after"),
+    ("observer/stop*-miniwob-test*.json",
+     "Whole observer on the MiniWoB-67 test screens (seeds 0-999, `caap eval reader --detector`, the MiniWoB "
+     "detector), measured once at the end of the stop"),
     ("observer/stop*-bench-67-*.json", "MiniWoB benchmark, 67 tasks, scripted planner (`caap bench miniwob`); "
                                        "the seeds and the observer are the run's own"),
     ("observer/stop*-bench-desktop-*.json", "Desktop benchmark, training tasks × seeds 0-2, scripted planner "
