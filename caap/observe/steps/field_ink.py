@@ -22,7 +22,7 @@ above the text; read with it, the label loses letters (``audio-volume-high`` rea
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 from PIL import Image
@@ -483,6 +483,16 @@ def _inside_border(field: Element, image: Image.Image) -> tuple[int, int, int, i
             min(x2 - BORDER_PX, image.width), min(y2 - BORDER_PX, image.height))
 
 
+def _insides(rgb: np.ndarray, image: Image.Image,
+             fields: Sequence[Element]) -> Iterator[tuple[Element, np.ndarray, tuple[int, int, int, int]]]:
+    """Each field with the view of ``rgb`` inside its border (painting it paints ``rgb``) and that
+    box, where at least 3 px a side are left."""
+    for field in fields:
+        x1, y1, x2, y2 = _inside_border(field, image)
+        if x2 - x1 >= 3 and y2 - y1 >= 3:
+            yield field, rgb[y1:y2, x1:x2], (x1, y1, x2, y2)
+
+
 def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Image.Image:
     """``image`` with the second text, the caret and the trailing controls of every text field
     painted in that field's background colour (``image`` itself when no field shows any)."""
@@ -491,11 +501,7 @@ def without_foreign_ink(image: Image.Image, elements: Sequence[Element]) -> Imag
         return image
     rgb = np.array(rgb_pixels(image))  # painted below
     painted = False
-    for element in fields:
-        x1, y1, x2, y2 = _inside_border(element, image)
-        if x2 - x1 < 3 or y2 - y1 < 3:
-            continue
-        crop = rgb[y1:y2, x1:x2]
+    for element, crop, (x1, y1, x2, y2) in _insides(rgb, image, fields):
         mask = foreign_ink(crop)
         if mask is not None:
             crop[mask] = _background(crop).astype(np.uint8)
@@ -524,11 +530,7 @@ def value_cores(image: Image.Image, fields: Sequence[Element]) -> Image.Image:
     piece of the lighter one apart from it, stands alone. Binarising every field loses thin strokes
     (``foreign_ink``), so this is read only to confirm a value (``caap.observe.steps.typed``)."""
     rgb = np.array(rgb_pixels(image))  # painted below
-    for field in fields:
-        x1, y1, x2, y2 = _inside_border(field, image)
-        if x2 - x1 < 3 or y2 - y1 < 3:
-            continue
-        crop = rgb[y1:y2, x1:x2]
+    for _, crop, _ in _insides(rgb, image, fields):
         bg = _background(crop)
         diff = difference(crop, bg, "max")
         strongest = int(diff.max())
