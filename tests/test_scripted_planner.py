@@ -307,6 +307,15 @@ def test_stacked_buttons_are_found_by_what_shows_of_their_names() -> None:
     o = el(5, "button", (4, 60, 44, 100), text="ON", focused=False)
     n = el(6, "button", (50, 60, 90, 100), text="NE", focused=False)
     assert plan("Click button ONE, then click button TWO.", [two, o, n])[0][0] == "fail"
+    # All of ONE's name under TWO (seed 4008: a 2 px band shows): the one button with no name is ONE,
+    # while TWO is on show; without TWO, or with two nameless buttons, nothing is.
+    sliver = el(7, "button", (16, 109, 56, 111))
+    assert plan("Click button ONE.", [two, sliver]) == [("click_element", {"element_id": 7}), kit.done()]
+    assert plan("Click button ONE, then click button TWO.", [sliver, two]) == [
+        ("click_element", {"element_id": 7}), ("click_element", {"element_id": 3}), kit.done()]
+    assert plan("Click button ONE.", [sliver])[0][0] == "fail"
+    other = el(8, "button", (60, 109, 90, 111))
+    assert plan("Click button ONE.", [two, sliver, other])[0][0] == "fail"
 
 
 # --- the server -------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from caap.observe.steps.boxes import (
     merge_split_text_areas,
 )
 from caap.observe.steps.cells import fit_cells
+from caap.observe.steps.covered import covered_buttons
 from caap.observe.steps.disclosure import disclosure_triangles
 from caap.observe.steps.dither import dithered_faces
 from caap.observe.steps.field_ink import blank_placeholders
@@ -230,6 +231,9 @@ STEPS: tuple[Step, ...] = (
          lambda look, els: els if look.states_read else focus_rings(look.image, els), READER),
     Step("add_resize_grips", "settle", "a field with a resize grip is a text area; add a handle over the grip",
          lambda look, els: resize_grips(look.image, els), READER),
+    Step("add_covered_buttons", "settle", "web pages: add a nameless button for what shows of a button another one "
+         "lies on", lambda look, els: covered_buttons(look.image, els) if look.parts.screens == "web" else els,
+         READER),
 )
 
 STEP_NAMES: tuple[str, ...] = tuple(s.name for s in STEPS)

@@ -321,8 +321,10 @@ def find_covered(p: Prompt, types: tuple[str, ...] | str, name: str, others: Ite
     """The element named ``name`` among stacked ones that cover each other (click-test-2's ONE and TWO):
     the exact name if one has it, else the one element whose visible text holds the name (the box
     takes in a letter of its neighbour: ``WONE``), else the one whose text (two letters or more) is
-    part of ``name`` and of none of the ``others`` (the rest is hidden behind its neighbour: ``ON``).
-    A model that is told of buttons ``TWO`` and ``ON`` and asked for ONE reads it the same way."""
+    part of ``name`` and of none of the ``others`` (the rest is hidden behind its neighbour: ``ON``),
+    else, with every one of the ``others`` on show, the one element that shows no name (all of it
+    but a sliver lies under its neighbour). A model that is told of buttons ``TWO`` and ``ON`` (or
+    a button with no name) and asked for ONE reads it the same way."""
     found = find(p, types, name)
     if found is not None:
         return found
@@ -332,7 +334,11 @@ def find_covered(p: Prompt, types: tuple[str, ...] | str, name: str, others: Ite
         return holding[0]
     part = [e for e in pool if len(norm(e.text)) >= 2 and norm(e.text) in norm(name)
             and not any(norm(e.text) in norm(o) for o in others)]
-    return part[0] if len(part) == 1 else None
+    if len(part) == 1:
+        return part[0]
+    # All of its name hidden: the one element of the kind that shows no name is the covered one.
+    nameless = [e for e in pool if not norm(e.text)]
+    return nameless[0] if len(nameless) == 1 and not any(find(p, types, o) is None for o in others) else None
 
 
 def same_text(a: str | None, b: str | None, *, like: bool = False) -> bool:

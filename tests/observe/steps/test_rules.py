@@ -1112,6 +1112,49 @@ def test_tiny_letters_that_touch_still_show_their_is(observer):
     assert {"Loralie", "Virginia", "Sadella", "Barbette"} <= names
 
 
+def test_a_button_covered_but_for_a_sliver_or_a_part_is_a_nameless_button(observer):
+    """click-test-2 seeds 4008 and 4010: TWO lies on ONE, which shows only a 2 px band of its frame
+    and face along TWO's top, or its left part with half its O; the detector boxes TWO alone."""
+    for screen, part in (("click-test-2-one-under-two-sliver.png", (16, 109, 56, 111)),
+                         ("click-test-2-one-under-two-left-part.png", (45, 119, 64, 159))):
+        found = observer.observe(Image.open(SCREENS / screen)).elements
+        buttons = sorted((e.text or "", tuple(e.bbox)) for e in found if e.type.value == "button")
+        assert buttons[0] == ("", part) and buttons[1][0] == "TWO", screen
+
+
+def _button(draw: ImageDraw.ImageDraw, box: tuple[int, int, int, int], face: int = 239, frame: int = 118) -> None:
+    draw.rectangle(box, fill=(face,) * 3, outline=(frame,) * 3)
+
+
+def test_buttons_side_by_side_or_on_a_pane_cover_nothing():
+    covered = importlib.import_module("caap.observe.steps.covered").covered_buttons
+    image = Image.new("RGB", (200, 120), "white")
+    draw = ImageDraw.Draw(image)
+    # A dialog's pane a shade off the buttons' face, its border running on past them, and OK and
+    # Cancel 3 px apart on it.
+    draw.rectangle((5, 5, 195, 115), fill=(255, 255, 255), outline=(118,) * 3)
+    _button(draw, (30, 60, 70, 80), face=246)
+    _button(draw, (74, 60, 130, 80), face=246)
+    ok, cancel = Element(type="button", bbox=(30, 60, 71, 81), text="OK"), \
+        Element(type="button", bbox=(74, 60, 131, 81), text="Cancel")
+    assert covered(image, [ok, cancel]) == [ok, cancel]
+    # A pane of the button's own face colour, its border 10 px under the button: a band of face between
+    # two frame lines, but not framed at its ends as a button is.
+    image = Image.new("RGB", (200, 120), "white")
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((5, 5, 195, 100), fill=(239,) * 3, outline=(118,) * 3)
+    _button(draw, (30, 60, 70, 90))
+    alone = Element(type="button", bbox=(30, 60, 71, 91), text="OK")
+    assert covered(image, [alone]) == [alone]
+    # The same button drawn over another 2 px lower: the band of the lower one's face and frame shows.
+    image = Image.new("RGB", (200, 120), "white")
+    draw = ImageDraw.Draw(image)
+    _button(draw, (30, 58, 70, 98))
+    _button(draw, (30, 60, 70, 100))
+    two = Element(type="button", bbox=(30, 60, 71, 101), text="TWO")
+    assert [tuple(e.bbox) for e in covered(image, [two])[1:]] == [(30, 58, 71, 60)]
+
+
 def test_letters_are_paired_from_the_end_as_far_as_thin_meets_thin():
     end_pairs = importlib.import_module("caap.observe.steps.letter_shapes")._end_pairs
     # L | or | al | l | e: e and the second l from the end; then the first l meets the wide "al".
