@@ -30,6 +30,7 @@ from PIL import Image
 from caap.config import Screens
 from caap.files import read_json, write_atomic
 from caap.geometry import Box
+from caap.observe.primitives import components
 from caap.taxonomy import GLYPH_ICON_SUBTYPES
 
 SCREENS: tuple[str, ...] = get_args(Screens)
@@ -70,12 +71,10 @@ def cut_glyph(grey: np.ndarray) -> np.ndarray | None:
     that differ from the cell's most common border value by more than ``INK``, less the pieces
     touching the cell's border (a line of text just above or below it). None where no ink is left or
     it is too small or too big to be a glyph."""
-    import cv2  # the vision extra's
-
     border = np.concatenate([grey[0], grey[-1], grey[:, 0], grey[:, -1]])
     values, counts = np.unique(border, return_counts=True)
     ink = (np.abs(grey.astype(np.int16) - int(values[np.argmax(counts)])) > INK).astype(np.uint8)
-    _, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    _, labels, stats = components(ink)
     h, w = ink.shape
     inner = [i for i, (x, y, bw, bh, _) in enumerate(stats) if i and x > 0 and y > 0 and x + bw < w and y + bh < h]
     keep = np.isin(labels, inner)
@@ -128,19 +127,15 @@ class GlyphBank:
         self.glyphs.append(Glyph(subtype, pattern.astype(np.uint8)))
         return True
 
-    def find(self, image: Image.Image, region: Box | None = None) -> list[Found]:
-        """Every glyph of the bank drawn on ``image`` (within ``region``): where a pattern correlates at
-        least ``MIN_SCORE`` and clearly better than any other subtype's there (``RIVAL_ERROR``: two
-        magnifiers differ by the plus sign's few pixels, 1.0 against 0.97), the best place of each
-        overlapping group. Patterns are tried only round the screen's small islands of edges
-        (``islands``), the size of some pattern: a full-screen search costs a second on a 1080p screen."""
+    def find(self, image: Image.Image) -> list[Found]:
+        """Every glyph of the bank drawn on ``image``: where a pattern correlates at least
+        ``MIN_SCORE`` and clearly better than any other subtype's there (``RIVAL_ERROR``: two
+        magnifiers differ by the plus sign's few pixels, 1.0 against 0.97), the best place round each
+        of the screen's small islands of edges (``islands``) the size of some pattern; a search of the
+        whole screen costs a second on a 1080p one."""
         if not self.glyphs:
             return []
         grey = np.asarray(image.convert("L"))
-        ox = oy = 0
-        if region is not None:
-            ox, oy = max(0, region[0]), max(0, region[1])
-            grey = grey[oy:region[3], ox:region[2]]
         found: list[Found] = []
         for x1, y1, x2, y2 in islands(grey):
             # The edges reach a pixel past the ink on one side; a pattern is tried where it covers the island.
@@ -157,8 +152,8 @@ class GlyphBank:
                 score = float(scores[y, x])
                 if score > best.get(g.subtype, (-1.0, (0, 0, 0, 0)))[0]:
                     # The pattern holds a pixel of background round the ink: the box is the ink's.
-                    best[g.subtype] = (score, (ox + wx1 + int(x) + 1, oy + wy1 + int(y) + 1,
-                                               ox + wx1 + int(x) + w - 1, oy + wy1 + int(y) + h - 1))
+                    best[g.subtype] = (score, (wx1 + int(x) + 1, wy1 + int(y) + 1,
+                                               wx1 + int(x) + w - 1, wy1 + int(y) + h - 1))
             if not best:
                 continue
             ranked = sorted(best.items(), key=lambda kv: -kv[1][0])

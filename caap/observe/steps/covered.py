@@ -16,7 +16,7 @@ import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.primitives import rgb_pixels
+from caap.observe.primitives import true_runs
 from caap.taxonomy import ElementType
 
 NEAR = 6            # px inside a button's box side its frame line may lie (and the ends' reach)
@@ -87,7 +87,9 @@ def _closed(grey: np.ndarray, part: tuple[int, int, int, int], box: tuple[int, i
     depth = (px2 - px1) if across else (py2 - py1)
     if depth <= THIN:
         line = grey[:, far] if across else grey[far]
-        run = _run(np.abs(line.astype(np.int16) - frame) <= SAME_GREY, (y1 + y2) // 2 if across else (x1 + x2) // 2)
+        middle = (y1 + y2) // 2 if across else (x1 + x2) // 2
+        run = next((b - a + 1 for a, b in true_runs(np.abs(line.astype(np.int16) - frame) <= SAME_GREY)
+                    if a <= middle <= b), 0)
         side = (y2 - y1) if across else (x2 - x1)
         return abs(run - side) <= NEAR
     # The part's ends: its own frame lines across it, near where the box's side ends.
@@ -100,23 +102,11 @@ def _closed(grey: np.ndarray, part: tuple[int, int, int, int], box: tuple[int, i
     return True
 
 
-def _run(mask: np.ndarray, at: int) -> int:
-    """The length of the run of True in ``mask`` through index ``at`` (0 where ``at`` is False)."""
-    if not (0 <= at < mask.size) or not mask[at]:
-        return 0
-    lo, hi = at, at
-    while lo > 0 and mask[lo - 1]:
-        lo -= 1
-    while hi < mask.size - 1 and mask[hi + 1]:
-        hi += 1
-    return hi - lo + 1
-
-
 def covered_buttons(image: Image.Image, elements: list[Element]) -> list[Element]:
     buttons = [e for e in elements if e.type == ElementType.BUTTON and (e.text or "").strip()]
     if not buttons:
         return elements
-    grey = np.asarray(Image.fromarray(rgb_pixels(image)).convert("L"))
+    grey = np.asarray(image.convert("L"))
     out = list(elements)
     for b in buttons:
         x1, y1, x2, y2 = (int(v) for v in b.bbox)

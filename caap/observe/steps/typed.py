@@ -15,6 +15,7 @@ dots) keeps its reading, since no reader sees the typed value's missing letters 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from difflib import SequenceMatcher
 from typing import TYPE_CHECKING
 
 from caap.elements import Element
@@ -56,8 +57,6 @@ def _matched(text: str, value: str) -> tuple[list[bool], bool, int]:
     """Aligned with ``value`` (``difflib``): which of its letters ``text`` shows in a matching run,
     whether ``text`` has letters the value has not (more in some place than the value there), and
     how many letters the two differ by."""
-    from difflib import SequenceMatcher
-
     seen = [False] * len(value)
     more, edits = False, 0
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, value, text, autojunk=False).get_opcodes():
