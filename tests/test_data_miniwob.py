@@ -100,6 +100,21 @@ def test_open_dropdown_popup_rows_replace_what_they_cover(env):
         ex.press_keys(["escape"])
 
 
+@pytest.mark.parametrize("seed", [4008, 4010])  # development seeds where TWO lands on ONE
+def test_a_button_mostly_covered_keeps_the_part_that_shows_without_its_name(env, seed):
+    els = labels(env, "click-test-2", seed)
+    one, two = env.browser.evaluate("""[...document.querySelectorAll('#area button')].map(b => {
+        const r = b.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })""")
+    buttons = by_type(els, "button")
+    assert [b.text for b in buttons if b.text] == ["TWO"]
+    shown = [b for b in buttons if not b.text]
+    assert len(shown) == 1
+    x1, y1, x2, y2 = shown[0].bbox
+    assert one[0] - 1 <= x1 and one[1] - 1 <= y1 and x2 <= one[2] + 1 and y2 <= one[3] + 1
+    # Nothing of the part lies under TWO: it is what a person sees and clicks.
+    assert min(x2, two[2]) - max(x1, two[0]) <= 0 or min(y2, two[3]) - max(y1, two[1]) <= 0
+
+
 def test_email_icons_and_rows(env):
     els = labels(env, "email-inbox")
     subtypes = {e.subtype for e in by_type(els, "icon")}
