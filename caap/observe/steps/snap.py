@@ -75,6 +75,25 @@ def _underline(ink: np.ndarray, longest: int | None = None) -> np.ndarray:
     return out
 
 
+SHORT_RUN_PX = 4  # px: the least length of a one- or two-letter link's underline
+
+
+def _short_underline(ink: np.ndarray, found: np.ndarray) -> np.ndarray:
+    """Ink of underlines shorter than ``_underline`` takes (a one-letter link, ``a`` inside a
+    sentence, is underlined for 7 px on an 11 px line): in the lower third of the band, a run of
+    ``SHORT_RUN_PX`` or more under a blank row, with ink a row further up (the glyph it underlines:
+    a baseline stroke, a ``z``'s foot, touches the ink above it)."""
+    height = ink.shape[0]
+    out = np.zeros_like(ink)
+    for y in range(max(2, height - max(1, height // 3)), height):
+        row = np.concatenate([[False], ink[y] & ~found[y], [False]])
+        edges = np.flatnonzero(row[1:] != row[:-1])
+        for start, end in zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True):
+            if end - start >= SHORT_RUN_PX and not ink[y - 1, start:end].any() and ink[:y - 1, start:end].any():
+                out[y, start:end] = True
+    return out
+
+
 @dataclass
 class _Word:
     start: int  # first inked column
@@ -94,6 +113,7 @@ def _words(band: np.ndarray, gap: int, beyond: tuple[np.ndarray, np.ndarray] | N
     diff = band.astype(np.int32) - background
     ink = np.abs(diff).sum(axis=2) > INK_DIFFERENCE
     underline = _underline(ink)
+    underline |= _short_underline(ink, underline)
     ink &= ~underline
     under = cast(np.ndarray, underline.any(axis=0))  # numpy types any(axis=...) as bool | array
     # A column of one colour top to bottom is another surface (a panel beside a selection, a
@@ -208,10 +228,11 @@ def _snap(image: np.ndarray, box: Box, max_shift: int) -> Box:
             nx2, cut_right = far + RIGHT_PAD, True
     # A side may move further where it drops a link beside plain text (or plain text beside a
     # link): another colour *and* another underline make that boundary certain, where a colour
-    # change alone may be a selection's background.
+    # change alone may be a selection's background. The run next to the kept one decides: past it
+    # may lie more plain text (a box over "per a eget", the link "a" inside a sentence).
     linked = any(w.underlined for w in best)
-    far_left = at > 0 and all(w.underlined != linked for run in runs[:at] for w in run)
-    far_right = at < len(runs) - 1 and all(w.underlined != linked for run in runs[at + 1:] for w in run)
+    far_left = at > 0 and all(w.underlined != linked for w in runs[at - 1])
+    far_right = at < len(runs) - 1 and all(w.underlined != linked for w in runs[at + 1])
     if (abs(nx1 - x1) > max_shift and not (far_left and nx1 > x1) and not cut_left) or \
             (abs(nx2 - x2) > max_shift and not (far_right and nx2 < x2) and not cut_right) or nx2 - nx1 < 2:
         return box

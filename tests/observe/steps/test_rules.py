@@ -1102,6 +1102,15 @@ def test_two_links_a_narrow_space_apart_are_two(observer):
     assert {"Suspendisse", "accumsan"} <= set(links) and "Suspendisse accumsan" not in links
 
 
+def test_a_one_letter_link_inside_a_sentence_is_a_link_of_its_own(observer):
+    """click-tab-2-medium seed 4012: the link ``a`` in ``Semper a eget``, underlined for 7 px on an
+    11 px line (shorter than a long underline), was not seen as underlined: a box over ``per a
+    eget`` kept all three words and was merged with ``Semper``."""
+    found = observer.observe(Image.open(SCREENS / "click-tab-2-one-letter-link.png")).elements
+    on_line = sorted((e.bbox[0], e.type.value, e.text) for e in found if e.bbox[1] == 104 and e.bbox[0] < 88)
+    assert [(t, text) for _, t, text in on_line] == [("text", "Semper"), ("hyperlink", "a"), ("text", "eget")]
+
+
 def test_tiny_letters_that_touch_still_show_their_is(observer):
     """drag-items-grid seed 4004: in 5 px names ``or`` and ``al`` touch, so no alignment of the
     whole name holds; the letters after the last touching pair are paired from the end
