@@ -241,6 +241,68 @@ def _end_pairs(text: str, thin: list[bool]) -> dict[int, int]:
     return pairs
 
 
+# Advance widths of a UI sans (Helvetica's metrics, per 1000 em; Arial and Liberation Sans share
+# them): where letters stand along a line, to place a letter no glyph run can be paired with.
+_ADVANCE = dict(zip("abcdefghijklmnopqrstuvwxyz", (556, 556, 500, 556, 556, 278, 556, 556, 222, 222, 500, 222, 833,
+                                                   556, 556, 556, 556, 333, 500, 278, 556, 500, 722, 500, 500, 500),
+                    strict=True))
+_ADVANCE.update(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", (667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556, 833,
+                                                  722, 778, 667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611),
+                    strict=True))
+_ADVANCE[" "] = 278
+DOT_TRACE = 0.12   # of the line's strongest ink: a tiny i's faint column is traced this far down
+STEM_REACH = 0.35  # of the line's height: how far from where a letter should stand its dotted stem may lie
+
+
+def _dotted_stems(line: _Line) -> list[float]:
+    """The middles of the line's tiny i's found column by column, whatever touches them: runs of
+    columns inked from the line's top row down to the baseline, evenly below the top row and
+    fainter in it (the dot, ``TINY_DOT``). A t's crossbar, an l's or a capital's stem, an h's
+    ascender: none is fainter at its top."""
+    top = line.strength[0].astype(np.float32)
+    base = line.strength[1:line.baseline + 1].astype(np.float32)
+    # A tiny dot and stem are drawn as faint columns beside their strong ones (both anti-aliased):
+    # traced down to DOT_TRACE of the line's strongest ink, far fainter than ink counts.
+    traced = line.strength >= DOT_TRACE * float(line.strength.max())
+    inked = traced[0] & traced[1:line.baseline + 1].all(axis=0)
+    middle = np.median(base, axis=0).astype(np.float32)
+    even = (base.min(axis=0) >= BAR_EVEN * middle) & (base.max(axis=0) <= middle / BAR_EVEN)
+    dotted = inked & even & (top <= TINY_DOT * middle)
+    return [(a + b) / 2 for a, b in true_runs(dotted)]
+
+
+def _letter_middles(text: str, first: int, last: int) -> list[float]:
+    """Where each letter of ``text`` stands (its middle column) on a line inked from ``first`` to
+    ``last``, by the letters' advance widths."""
+    widths = [_ADVANCE.get(c, 556) for c in text]
+    scale = (last - first + 1) / max(sum(widths), 1)
+    ends = np.cumsum(widths)
+    return [first + (end - w / 2) * scale - 0.5 for end, w in zip(ends.tolist(), widths, strict=True)]
+
+
+def _stem_is(line: _Line, text: str, chars: list[str]) -> None:
+    """Each ``l`` of ``text`` a dotted stem stands at set to ``i`` in ``chars``: the stem
+    nearest to where the letter should stand, within ``STEM_REACH`` line heights, that no other
+    thin letter stands nearer to (letters that touch leave no glyph run to pair: ``Jorle``,
+    ``Allssa`` on drag-items-grid's 5 px names)."""
+    if " " in text.strip():
+        return
+    columns = np.flatnonzero(line.band.any(axis=0))
+    if not columns.size:
+        return
+    places = _letter_middles(text, int(columns[0]), int(columns[-1]))
+    thin = [k for k, c in enumerate(text) if c in "iIlj"]
+    reach = STEM_REACH * (line.baseline + 1)
+    for stem in _dotted_stems(line):
+        near = sorted(thin, key=lambda k: abs(places[k] - stem))
+        if not near or abs(places[near[0]] - stem) > reach:
+            continue
+        if len(near) > 1 and abs(places[near[1]] - stem) <= reach:
+            continue  # two thin letters could stand there
+        if chars[near[0]] == "l":
+            chars[near[0]] = "i"
+
+
 def _tiny_dots(line: _Line, text: str) -> str:
     """``text`` with each ``l`` drawn as an ``i`` set so, on a line whose capitals are 5-7 px tall
     (drag-items-grid's names, an inbox's dates). There an i's dot joins its stem: the readers read
@@ -252,6 +314,7 @@ def _tiny_dots(line: _Line, text: str) -> str:
     aligned = _pairs(text, line.thin)
     pairs = aligned[0] if aligned is not None else _end_pairs(text, line.thin)
     chars = list(text)
+    _stem_is(line, text, chars)
     for k, g in pairs.items():
         if chars[k] != "l":
             continue

@@ -1111,6 +1111,16 @@ def test_a_one_letter_link_inside_a_sentence_is_a_link_of_its_own(observer):
     assert [(t, text) for _, t, text in on_line] == [("text", "Semper"), ("hyperlink", "a"), ("text", "eget")]
 
 
+def test_a_tiny_i_touching_its_neighbours_is_found_by_its_dotted_stem(observer):
+    """drag-items-grid seed 4014: in the 5 px names ``Adrienne`` and ``Leticia`` the i touches the
+    letters beside it, so no glyph run is the i's; both readers read an l. Column by column the i
+    is a stem fainter in the top row (its dot), where the name's letters place an l."""
+    found = observer.observe(Image.open(SCREENS / "drag-items-grid-tiny-i-touching.png")).elements
+    names = {e.text for e in found if e.type.value == "tabled_text"}
+    assert {"Adrienne", "Leticia"} <= names and not {"Adrlenne", "Leticla"} & names
+    assert {"Fidella", "Helen"} <= names  # l's drawn as strong at the top stay l's
+
+
 def test_tiny_letters_that_touch_still_show_their_is(observer):
     """drag-items-grid seed 4004: in 5 px names ``or`` and ``al`` touch, so no alignment of the
     whole name holds; the letters after the last touching pair are paired from the end
