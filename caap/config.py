@@ -129,12 +129,14 @@ class ObserveConfig(BaseModel):
         default="detector", description="which model's type wins when they disagree (see observe/vision.py)")
     # Where element texts come from: the reader's CTC head, PP-OCR (the rapidocr wheel's models),
     # or auto: the reader's, and PP-OCR reads the texts less confident than ocr_threshold; where the
-    # two differ the reader's text chooser picks one (caap/observe/text_choice.py). 0.98 was chosen
-    # on validation screens (models/reader/HISTORY.md, "Choosing between the reader and PP-OCR").
+    # two differ the reader's text chooser picks one (caap/observe/text_choice.py). Unset, each kind
+    # of screen has its own (caap/observe/steps/texts.py SCREENS_OCR_THRESHOLD, chosen on validation
+    # screens: desktop 0.98, models/reader/HISTORY.md; web pages 1.0, every text).
     text_source: Literal["reader", "ocr", "auto"] = Field(
         default="auto", description="reader | ocr | auto (see observe/vision.py)")
-    ocr_threshold: float = Field(default=0.98, ge=0, le=1,
-                                 description="auto: reader texts less confident than this are also read by PP-OCR")
+    ocr_threshold: float | None = Field(
+        default=None, ge=0, le=1, description="auto: reader texts less confident than this are also read by PP-OCR "
+                                              "(1: every text; unset: the kind of screen's own, web 1, desktop 0.98)")
     # The reader keeps a text chooser per kind of screen (caap/observe/text_choice.py): web pages and
     # desktop windows are drawn differently, and the reader and PP-OCR misread them differently.
     # caap bench miniwob sets web unless this is set.

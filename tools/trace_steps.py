@@ -1,7 +1,7 @@
 """Follow one screenshot through the observer's steps: after each step that changed anything, the
 elements it added, changed or removed (optionally only those overlapping a region).
 
-    python tools/trace_steps.py SCREEN.png [--web] [--region x1,y1,x2,y2]
+    python tools/trace_steps.py SCREEN.png [--web] [--region x1,y1,x2,y2] [--typed x1,y1,x2,y2:TEXT]
 
 A developer's lens for tracing a failed episode to the step that made the wrong element.
 """
@@ -15,6 +15,7 @@ from PIL import Image
 from caap.config import ObserveConfig
 from caap.elements import Element
 from caap.geometry import as_box, intersection
+from caap.observe.observation import Typed
 from caap.observe.vision import VisionObserver, miniwob_observe
 
 
@@ -27,6 +28,8 @@ def main() -> None:
     ap.add_argument("screen")
     ap.add_argument("--web", action="store_true", help="a MiniWoB page: its detector and web pages' steps")
     ap.add_argument("--region", help="x1,y1,x2,y2: only elements overlapping it")
+    ap.add_argument("--typed", action="append", default=[],
+                    help="x1,y1,x2,y2:TEXT, a value the agent typed into the field there (repeatable)")
     args = ap.parse_args()
     cfg = ObserveConfig()
     if args.web:
@@ -36,6 +39,8 @@ def main() -> None:
     image = Image.open(args.screen).convert("RGB")
     pipeline, parts = observer.pipeline, observer.parts
     look = pipeline.look(image, parts)
+    look.typed = tuple(Typed(as_box([int(v) for v in box.split(",")]), text)
+                       for box, _, text in (t.partition(":") for t in args.typed))
     current: list[Element] = []
     wanted = {s.name for s in pipeline.enabled(parts)}
     for step in pipeline.steps:

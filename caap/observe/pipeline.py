@@ -82,7 +82,7 @@ class Parts:
     ocr: PPOCR | None = None
     type_source: str = "detector"
     text_source: str = "auto"
-    ocr_threshold: float = 0.98
+    ocr_threshold: float | None = None  # None: the kind of screen's own (steps.texts.SCREENS_OCR_THRESHOLD)
     screens: str = "desktop"  # what is observed: desktop windows or web pages (text_choice.SCREENS)
 
     @property

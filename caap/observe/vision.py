@@ -51,7 +51,7 @@ TEXT_SOURCES = ("reader", "ocr", "auto")
 _OBSERVE = ObserveConfig.model_fields
 DEFAULT_TYPE_SOURCE: str = _OBSERVE["type_source"].default
 DEFAULT_TEXT_SOURCE: str = _OBSERVE["text_source"].default
-DEFAULT_OCR_THRESHOLD: float = _OBSERVE["ocr_threshold"].default
+DEFAULT_OCR_THRESHOLD: float | None = _OBSERVE["ocr_threshold"].default
 DEFAULT_MEMO: int = _OBSERVE["memo"].default
 DEFAULT_SCREENS: str = _OBSERVE["screens"].default
 
@@ -75,7 +75,7 @@ class VisionObserver:
 
     def __init__(self, detector: Detector | None, reader: Any | None = None, *,
                  type_source: str = DEFAULT_TYPE_SOURCE, text_source: str = DEFAULT_TEXT_SOURCE,
-                 ocr: Any | None = None, ocr_threshold: float = DEFAULT_OCR_THRESHOLD,
+                 ocr: Any | None = None, ocr_threshold: float | None = DEFAULT_OCR_THRESHOLD,
                  ui_scale: float = _OBSERVE["ui_scale"].default, disable: Iterable[str] = (),
                  screens: str = DEFAULT_SCREENS) -> None:
         if not 0.5 <= ui_scale <= 4.0:
@@ -109,7 +109,7 @@ class VisionObserver:
     def load(cls, detector_weights: str | Path | None = None, reader_checkpoint: str | Path | None = None, *,
              use_reader: bool = True, conf: float = _OBSERVE["conf"].default, device: str = _OBSERVE["device"].default,
              type_source: str = DEFAULT_TYPE_SOURCE, text_source: str = DEFAULT_TEXT_SOURCE,
-             ocr_threshold: float = DEFAULT_OCR_THRESHOLD, memo: int = DEFAULT_MEMO,
+             ocr_threshold: float | None = DEFAULT_OCR_THRESHOLD, memo: int = DEFAULT_MEMO,
              max_side: int = _OBSERVE["detector_max_side"].default,
              runtime: str = _OBSERVE["detector_runtime"].default,
              ui_scale: float = _OBSERVE["ui_scale"].default, disable: Iterable[str] = (),

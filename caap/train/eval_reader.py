@@ -226,7 +226,7 @@ def _text_of(element: Element) -> str:
 def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", limit: int | None = None,
              tesseract: bool = True, ocr: bool = True, latency_screens: int = 50, threads: int | None = None,
              detector: str | Path | None = None, iou_match: float = 0.5, type_source: str = DEFAULT_TYPE_SOURCE,
-             text_source: str = DEFAULT_TEXT_SOURCE, ocr_threshold: float = DEFAULT_OCR_THRESHOLD,
+             text_source: str = DEFAULT_TEXT_SOURCE, ocr_threshold: float | None = DEFAULT_OCR_THRESHOLD,
              errors: str | Path | None = None, snap: bool = True, disable: Sequence[str] = ()) -> dict[str, Any]:
     """Reader accuracy and latency on every labelled element of ``data`` (``limit``: an even spread
     of that many screens), with PP-OCR and Tesseract on the same elements (module docstring).
@@ -297,7 +297,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
     said_yes = {name: [0, 0, 0] for name in SCORED}  # both true, truly true, read true
     task_attr: dict[str, dict[str, list[int]]] = defaultdict(lambda: {name: [0, 0] for name in SCORED})
     texts = {"reader": _TextScore(), "ocr": _TextScore(), "default": _TextScore(), "drawn": _TextScore()}
-    auto = {th: _TextScore() for th in sorted({*AUTO_THRESHOLDS, ocr_threshold})}
+    auto = {th: _TextScore() for th in sorted({*AUTO_THRESHOLDS, *([] if ocr_threshold is None else [ocr_threshold])})}
     auto_choice = {th: _TextScore() for th in auto}  # the same texts to PP-OCR, the chooser deciding
     per_type: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])  # n, type ok, text n, reader, default
     per_task: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # text n, reader, default
@@ -403,11 +403,12 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
                       if chooser is not None and i in ocr_text else None)
             blank = parts.ocr is not None and reads_nothing(merged[i])  # asked whatever the threshold
             for th, score in auto.items():
-                doubtful = i in ocr_text and (confidence is None or confidence < th or blank)
+                doubtful = i in ocr_text and (confidence is None or confidence < th or th >= 1.0 or blank)
                 score.add(ocr_text[i] if doubtful else said, gold.text, to_ocr=doubtful)
                 if chooser is not None:
                     doubtful = i in ocr_text and (confidence is None or blank
-                                                  or confidence < ocr_limit(parts, merged[i], th))
+                                                  or confidence < ocr_limit(parts, merged[i], th)
+                                                  or ocr_limit(parts, merged[i], th) >= 1.0)
                     auto_choice[th].add(chosen if doubtful and chosen is not None else said, gold.text,
                                         to_ocr=doubtful)
             row[2] += 1

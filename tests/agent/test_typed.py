@@ -103,3 +103,16 @@ def test_a_value_typed_over_a_grey_heading_is_read_back(miniwob_observer) -> Non
         assert search_field(miniwob_observer, [Typed(SEARCH, other)]) != other
     # Typed into some other field: this one is read as it is.
     assert search_field(miniwob_observer, [Typed((3, 120, 129, 137), "Sonny")]) != "Sonny"
+
+
+def test_a_value_painting_out_the_heading_took_a_letter_of_is_read_back_from_the_screen(miniwob_observer) -> None:
+    """email-inbox-nl-turk dev seeds 4022 and 4030: the step that paints a field's stray ink over
+    took a letter of the typed value with the grey heading (PP-OCR read ``Jore``, ``-erza``); the
+    screen as taken still shows it (``Jörielts``; ``Ferza`` in its darkest ink, ``Felizą`` as drawn)."""
+    for name, value, wrong in (("email-inbox-typed-over-heading-painted.png", "Jorie", "Jokie"),
+                               ("email-inbox-typed-over-heading-painted-2.png", "Feliza", "Fexiza")):
+        image = Image.open(SCREENS / name)
+        found = miniwob_observer.observe(image, typed=[Typed((3, 72, 128, 90), value)]).elements
+        assert [e.text for e in found if e.type.value == "input_field"] == [value]
+        found = miniwob_observer.observe(image, typed=[Typed((3, 72, 128, 90), wrong)]).elements
+        assert [e.text for e in found if e.type.value == "input_field"] != [wrong]  # a letter no reading shows

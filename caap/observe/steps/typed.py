@@ -95,8 +95,8 @@ def confirmed(core: str, others: Sequence[str], value: str) -> bool:
 def read_typed_values(look: Look, elements: list[Element]) -> list[Element]:
     """Each field read otherwise than the value typed into it takes the value where the readings of
     it confirm the value (``confirmed``): the reader's, and PP-OCR's in the field as the reader saw
-    it (what shows through fields painted over) and in its darkest ink alone (``value_cores``: a
-    value typed wholly over a grey heading)."""
+    it (what shows through fields painted over), as the screen was taken, and in its darkest ink
+    alone (``value_cores``: a value typed wholly over a grey heading)."""
     ocr = look.parts.ocr
     if not look.typed or ocr is None:
         return elements
@@ -105,11 +105,20 @@ def read_typed_values(look: Look, elements: list[Element]) -> list[Element]:
         return elements
     boxes = [elements[i].bbox for i, _ in wanted]
     kinds = [ElementType.INPUT_FIELD.value] * len(wanted)
+    fields = [elements[i] for i, _ in wanted]
     plain = ocr.read(look.image, boxes, kinds)
-    cores = ocr.read(value_cores(look.image, [elements[i] for i, _ in wanted]), boxes, kinds)
+    cores = ocr.read(value_cores(look.image, fields), boxes, kinds)
+    # The screen as taken too, where a step painted the field's stray ink over: painting out a grey
+    # heading under the value can take a letter of the value with it (``Jorie`` read ``Jore``, the
+    # F of ``Feliza`` read ``-``). Either darkest-ink reading may confirm the value.
+    painted = look.screen is not look.image
+    taken = ocr.read(look.screen, boxes, kinds) if painted else plain
+    taken_cores = ocr.read(value_cores(look.screen, fields), boxes, kinds) if painted else cores
     out = list(elements)
-    for (i, value), drawn, core in zip(wanted, plain, cores, strict=True):
-        if confirmed(core.text, [drawn.text, out[i].text or ""], value):
+    for (i, value), drawn, core, shown, shown_core in zip(wanted, plain, cores, taken, taken_cores, strict=True):
+        others = [drawn.text, shown.text, out[i].text or ""]
+        if confirmed(core.text, [shown_core.text, *others], value) \
+                or confirmed(shown_core.text, [core.text, *others], value):
             confidence = max(float(drawn.confidence), float(core.confidence))
             out[i] = out[i].model_copy(update={"text": value.strip(),
                                                "text_confidence": min(max(confidence, 0.0), 1.0)})

@@ -1121,6 +1121,27 @@ def test_a_tiny_i_touching_its_neighbours_is_found_by_its_dotted_stem(observer):
     assert {"Fidella", "Helen"} <= names  # l's drawn as strong at the top stay l's
 
 
+def test_web_pages_send_every_text_to_ppocr_so_a_sure_dropped_glyph_is_weighed(observer):
+    """email-inbox-forward seed 4021: the open email's bold sender ``Alma`` read ``Ama`` by the
+    reader at 0.99+: above the desktop's 0.98 PP-OCR never saw it and the planner went back to the
+    inbox until the step limit. On web pages PP-OCR reads every text and the chooser weighs both."""
+    from caap.observe.steps.texts import SCREENS_OCR_THRESHOLD
+
+    image = Image.open(SCREENS / "email-inbox-open-bold-sender.png")
+    sender = (6, 93, 28, 103)
+
+    def read(elements):
+        return next(e.text for e in elements if e.bbox[1] == sender[1] and e.bbox[0] <= 8)
+
+    assert observer.parts.ocr_threshold is None and SCREENS_OCR_THRESHOLD["web"] == 1.0
+    assert read(observer.observe(image).elements) == "Alma"
+    observer.parts.ocr_threshold = SCREENS_OCR_THRESHOLD["desktop"]
+    try:
+        assert read(observer.observe(image).elements) == "Ama"  # what the reader alone is sure of
+    finally:
+        observer.parts.ocr_threshold = None
+
+
 def test_tiny_letters_that_touch_still_show_their_is(observer):
     """drag-items-grid seed 4004: in 5 px names ``or`` and ``al`` touch, so no alignment of the
     whole name holds; the letters after the last touching pair are paired from the end
