@@ -316,6 +316,9 @@ def test_stacked_buttons_are_found_by_what_shows_of_their_names() -> None:
     assert plan("Click button ONE.", [sliver])[0][0] == "fail"
     other = el(8, "button", (60, 109, 90, 111))
     assert plan("Click button ONE.", [two, sliver, other])[0][0] == "fail"
+    # ONE clicked, and what showed of it is no longer told apart (its focus ring redrew it): TWO next.
+    assert plan("Click button ONE, then click button TWO.", [two], [(act("click_element", sliver), CHANGED)]) == [
+        ("click_element", {"element_id": 3}), kit.done()]
 
 
 # --- the server -------------------------------------------------------------------------------------

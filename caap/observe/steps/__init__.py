@@ -231,8 +231,9 @@ STEPS: tuple[Step, ...] = (
          lambda look, els: els if look.states_read else focus_rings(look.image, els), READER),
     Step("add_resize_grips", "settle", "a field with a resize grip is a text area; add a handle over the grip",
          lambda look, els: resize_grips(look.image, els), READER),
-    Step("add_covered_buttons", "settle", "web pages: add a nameless button for what shows of a button another one "
-         "lies on", lambda look, els: covered_buttons(look.image, els) if look.parts.screens == "web" else els,
+    Step("add_covered_buttons", "settle", "web pages: box what shows of a button another lies on as a nameless "
+         "button", lambda look, els: els if look.parts.screens != "web" else covered_buttons(look.image, els,
+                                                                                            look.parts.ocr),
          READER),
 )
 

@@ -12,11 +12,15 @@ the top button). A focus ring or a plain frame has the page beyond it, not a fac
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from PIL import Image
 
 from caap.elements import Element
-from caap.observe.primitives import true_runs
+from caap.geometry import Box, intersection
+from caap.observe.primitives import components, true_runs
 from caap.taxonomy import ElementType
 
 NEAR = 6            # px inside a button's box side its frame line may lie (and the ends' reach)
@@ -102,20 +106,196 @@ def _closed(grey: np.ndarray, part: tuple[int, int, int, int], box: tuple[int, i
     return True
 
 
-def covered_buttons(image: Image.Image, elements: list[Element]) -> list[Element]:
-    buttons = [e for e in elements if e.type == ElementType.BUTTON and (e.text or "").strip()]
-    if not buttons:
-        return elements
+FIT_REACH = 12      # px in from a side a top button's own frame line may lie (its box took in a neighbour's part)
+REREAD_SURE = 0.9  # PP-OCR's confidence in a refit top button's name for it to stand
+MIN_BAND = 3        # px: the thinnest part of a covered button kept as its own box
+BUTTON_SIZED = 1.5  # a covered button's shown face spans at most this many times the top one's width or height
+MIN_FACE = 20       # px of face colour a covered button's shown part holds at least
+
+
+def _band_outside(part: Box, top: Box) -> Box | None:
+    """The largest box of ``part`` that lies wholly beside ``top`` (left, right, above or below it):
+    what shows of a button ``top`` lies on, as one box a click can land anywhere in."""
+    px1, py1, px2, py2 = part
+    tx1, ty1, tx2, ty2 = top
+    bands = [(px1, py1, min(px2, tx1), py2), (max(px1, tx2), py1, px2, py2),
+             (px1, py1, px2, min(py2, ty1)), (px1, max(py1, ty2), px2, py2)]
+    bands = [b for b in bands if b[2] - b[0] >= MIN_BAND and b[3] - b[1] >= MIN_BAND]
+    return max(bands, key=lambda b: (b[2] - b[0]) * (b[3] - b[1]), default=None)
+
+
+def _frame_edges(grey: np.ndarray, box: Box, face: float, reach: int = NEAR) -> list[int | None]:
+    """For ``box``'s top, bottom, left and right side, the row or column nearest the side (from
+    ``SLACK`` px out to ``reach`` px in) where a frame line darker than ``face`` runs along most of
+    the side, or None. A button on top shows all four; one under another loses a side, or its end,
+    under the one on top."""
+    x1, y1, x2, y2 = box
+    h, w = grey.shape
+    edges: list[int | None] = []
+    for side in ("top", "bottom", "left", "right"):
+        across = side in ("left", "right")
+        edge = (x1 if side == "left" else x2 - 1) if across else (y1 if side == "top" else y2 - 1)
+        inward = 1 if side in ("left", "top") else -1
+        found = None
+        for d in range(-SLACK, reach + 1):
+            at = edge + inward * d
+            if not (0 <= at < (w if across else h)):
+                continue
+            line = grey[y1 + INSET:y2 - INSET, at] if across else grey[at, x1 + INSET:x2 - INSET]
+            if line.size and _share(line, float(np.median(line))) >= ALONG and np.median(line) <= face - FRAME_DARKER:
+                found = at
+                break
+        edges.append(found)
+    return edges
+
+
+def _framed_sides(grey: np.ndarray, box: Box, face: float) -> int:
+    return sum(e is not None for e in _frame_edges(grey, box, face))
+
+
+def _line_at(grey: np.ndarray, span: np.ndarray, face: float) -> bool:
+    return bool(span.size) and _share(span, float(np.median(span))) >= ALONG and np.median(span) <= face - FRAME_DARKER
+
+
+def _own_frame(grey: np.ndarray, box: Box, face: float) -> Box | None:
+    """``box`` fitted to its button's own frame where a side of it took in a part of a button under
+    it (``TWON``: the detector boxed TWO with the N of ONE beside it): the left and right frame lines
+    nearest inside the box's sides (within ``FIT_REACH`` px), then the top and bottom ones along the
+    span between them; None unless all four are found."""
+    x1, y1, x2, y2 = box
+    h, w = grey.shape
+
+    def first(candidates: list[int], line: Callable[[int], np.ndarray]) -> int | None:
+        return next((at for at in candidates if _line_at(grey, line(at), face)), None)
+
+    def inward_first(edge: int, step: int, size: int) -> list[int]:
+        # In from the side first (the part taken in lies there), then a few px out (a tight box).
+        at = [edge + step * d for d in range(FIT_REACH + 1)] + [edge - step * d for d in range(1, SLACK + 1)]
+        return [a for a in at if 0 <= a < size]
+
+    rows = slice(y1 + INSET, y2 - INSET)
+    left = first(inward_first(x1, 1, w), lambda x: grey[rows, x])
+    right = first(inward_first(x2 - 1, -1, w), lambda x: grey[rows, x])
+    if left is None or right is None or right - left < 2 * INSET + 4:
+        return None
+    cols = slice(left + INSET, right - INSET + 1)
+    top = first(inward_first(y1, 1, h), lambda y: grey[y, cols])
+    bottom = first(inward_first(y2 - 1, -1, h), lambda y: grey[y, cols])
+    if top is None or bottom is None or bottom - top < 2 * INSET + 4:
+        return None
+    return (left, top, right + 1, bottom + 1)
+
+
+def _face(grey: np.ndarray, box: Box) -> float | None:
+    x1, y1, x2, y2 = box
+    if x2 - x1 <= 2 * INSET + 4 or y2 - y1 <= 2 * INSET + 4:
+        return None
+    return float(np.median(grey[y1 + INSET:y2 - INSET, x1 + INSET:x2 - INSET]))
+
+
+def _stacked(grey: np.ndarray, out: list[Element]) -> set[int]:
+    """Two button boxes that overlap, one on top (all its sides framed, or framed once fitted to its
+    own frame) and one under it: the one under it is boxed as the part of it that shows (a click at
+    the middle of the whole box, ``ONE`` read where only ``NE`` shows, landed on the top button);
+    a lone letter read there goes (it may be a stroke of the top one's), two or more stay."""
+    buttons = [i for i, e in enumerate(out) if e.type == ElementType.BUTTON]
+    fitted_tops: set[int] = set()
+    for i in buttons:
+        for j in buttons:
+            a, b = out[i], out[j]
+            if i == j or intersection(a.bbox, b.bbox) <= 0:
+                continue
+            face = _face(grey, a.bbox)
+            if face is None or _framed_sides(grey, b.bbox, face) == 4:
+                continue
+            if _framed_sides(grey, a.bbox, face) < 4:
+                fitted = _own_frame(grey, a.bbox, face)
+                if fitted is None:
+                    continue
+                out[i] = a = a.model_copy(update={"bbox": fitted})
+                fitted_tops.add(i)
+            band = _band_outside(b.bbox, a.bbox)
+            if band is not None:
+                # Two letters or more read are its (``ON``, read in the part that shows; ``ONE``): not a
+                # lone one (a stroke of the top one's may be it), nor a reading that holds two letters
+                # of the top one's name running (``OTW``: the top one's TW read with it).
+                text, above = (b.text or "").strip(), (a.text or "").strip()
+                kept = len(text) >= 2 and not any(above[k:k + 2] in text for k in range(len(above) - 1))
+                out[j] = b.model_copy(update={"bbox": band, "text": text if kept else ""})
+    return fitted_tops
+
+
+def _shown_faces(grey: np.ndarray, box: Box, face: float) -> list[Box]:
+    """Parts of buttons under ``box``'s button that show beyond it, whatever their shape (an L round
+    its corner where the one under it lies off to a side and down): regions of the top button's own
+    face colour outside its box, touching it, closed by frame lines, each cut to the largest band
+    wholly beside the top button (``_band_outside``)."""
+    h, w = grey.shape
+    x1, y1, x2, y2 = box
+    same = np.abs(grey.astype(np.int16) - face) <= FACE_GREY
+    same[max(0, y1 - 1):y2 + 1, max(0, x1 - 1):x2 + 1] = False
+    n, labels, stats = components(same.astype(np.uint8))
+    found: list[Box] = []
+    for k in range(1, n):
+        cx, cy, cw, ch, size = (int(v) for v in stats[k])
+        if size < MIN_FACE:
+            continue
+        near = (cx <= x2 + 2 and cx + cw >= x1 - 2 and cy <= y2 + 2 and cy + ch >= y1 - 2)
+        if not near or cx == 0 or cy == 0 or cx + cw >= w or cy + ch >= h:
+            continue
+        if cw > BUTTON_SIZED * (x2 - x1) or ch > BUTTON_SIZED * (y2 - y1):
+            continue  # a pane of the button's face colour, not another button
+        # Closed by a frame: the rows and columns just past the region's far sides are frame lines.
+        part = (cx - 1, cy - 1, cx + cw + 1, cy + ch + 1)
+        region = labels[cy:cy + ch, cx:cx + cw] == k
+        ring = []
+        if cx + cw < w and part[2] - 1 >= x2:
+            ring.append(grey[cy:cy + ch, cx + cw][region[:, -1]])
+        if cx - 1 >= 0 and part[0] < x1:
+            ring.append(grey[cy:cy + ch, cx - 1][region[:, 0]])
+        if cy + ch < h and part[3] - 1 >= y2:
+            ring.append(grey[cy + ch, cx:cx + cw][region[-1]])
+        if cy - 1 >= 0 and part[1] < y1:
+            ring.append(grey[cy - 1, cx:cx + cw][region[0]])
+        if not ring or any(r.size == 0 or float(np.mean(r <= face - FRAME_DARKER)) < ALONG for r in ring):
+            continue
+        band = _band_outside(part, box)
+        if band is not None:
+            found.append(band)
+    return found
+
+
+def covered_buttons(image: Image.Image, elements: list[Element], ocr: Any | None = None) -> list[Element]:
+    """``elements`` with each button another lies on boxed as the part of it that shows, nameless
+    (module docstring). A top button fitted to its own frame is read again by ``ocr`` (PP-OCR),
+    where given: its box took in letters of the one under it (``TWOE``). The part that shows of the
+    one under it is not (read beside the top one, PP-OCR took in its letters: ``OTW``)."""
     grey = np.asarray(image.convert("L"))
     out = list(elements)
+    refit = _stacked(grey, out)
+    buttons = [e for e in out if e.type == ElementType.BUTTON and (e.text or "").strip()]
     for b in buttons:
         x1, y1, x2, y2 = (int(v) for v in b.bbox)
-        if x2 - x1 <= 2 * INSET + 4 or y2 - y1 <= 2 * INSET + 4:
+        face = _face(grey, (x1, y1, x2, y2))
+        if face is None:
             continue
-        face = float(np.median(grey[y1 + INSET:y2 - INSET, x1 + INSET:x2 - INSET]))
-        for side in ("top", "bottom", "left", "right"):
-            part = _covered_part(grey, (x1, y1, x2, y2), side, face)
-            if part is not None and not any(e.type == ElementType.BUTTON and e.bbox == part for e in out):
+        if _framed_sides(grey, (x1, y1, x2, y2), face) < 4:
+            fitted = _own_frame(grey, (x1, y1, x2, y2), face)
+            if fitted is not None:  # boxed with a part of the button under it: what lies beyond is that part
+                x1, y1, x2, y2 = fitted
+                k = next(n for n, e in enumerate(out) if e is b)
+                out[k] = b = b.model_copy(update={"bbox": fitted})
+                refit.add(k)
+        parts = [p for side in ("top", "bottom", "left", "right")
+                 if (p := _covered_part(grey, (x1, y1, x2, y2), side, face)) is not None][:1]
+        if not parts:
+            parts = _shown_faces(grey, (x1, y1, x2, y2), face)
+        for part in parts:
+            if not any(e.type == ElementType.BUTTON and intersection(e.bbox, part) > 0 for e in out if e is not b):
                 out.append(Element(type=ElementType.BUTTON, bbox=part, score=SCORE))
-                break
+    tops = sorted(k for k in refit if (out[k].text or "").strip())
+    if ocr is not None and tops:
+        for k, read in zip(tops, ocr.read(image, [out[k].bbox for k in tops], ["button"] * len(tops)), strict=True):
+            if read.text.strip() and read.confidence >= REREAD_SURE:
+                out[k] = out[k].model_copy(update={"text": read.text.strip()})
     return out

@@ -1162,6 +1162,21 @@ def test_a_button_covered_but_for_a_sliver_or_a_part_is_a_nameless_button(observ
         assert buttons[0] == ("", part) and buttons[1][0] == "TWO", screen
 
 
+def test_a_button_lying_askew_on_another_leaves_the_part_that_shows_nameless(observer):
+    """click-test-2 development seeds: TWO lies on ONE off to a side and down, so what shows of ONE is
+    an L round TWO's corner (4016); the detector boxed ONE whole, over TWO (4038, read ``ONE``
+    while its middle is TWO's), or boxed TWO with a part of ONE beside it (4074, ``TWOE``). ONE is
+    then the band beside TWO, wholly off it (a click there lands on ONE), nameless or with what was
+    read of it, and TWO is read again in its own frame."""
+    for seed, one in ((4016, ""), (4038, ""), (4074, "")):
+        found = observer.observe(Image.open(SCREENS / f"click-test-2-stacked-{seed}.png")).elements
+        buttons = [e for e in found if e.type.value == "button"]
+        assert sorted(e.text or "" for e in buttons) == sorted([one, "TWO"]), (seed, buttons)
+        covered, top = sorted(buttons, key=lambda e: e.text == "TWO")
+        (x1, y1, x2, y2), (tx1, ty1, tx2, ty2) = covered.bbox, top.bbox
+        assert min(x2, tx2) <= max(x1, tx1) or min(y2, ty2) <= max(y1, ty1), seed  # beside TWO, not on it
+
+
 def _button(draw: ImageDraw.ImageDraw, box: tuple[int, int, int, int], face: int = 239, frame: int = 118) -> None:
     draw.rectangle(box, fill=(face,) * 3, outline=(frame,) * 3)
 
