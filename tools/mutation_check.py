@@ -361,7 +361,7 @@ MUTATIONS = (
              "if False:", ("tests/observe/test_glyphs.py",)),
     Mutation("typed-no-cores", "a typed value is confirmed on the field as it is only, not on its darkest ink",
              "caap/observe/steps/typed.py",
-             "cores = ocr.read(value_cores(look.image, [elements[i] for i, _ in wanted]), boxes, kinds)",
+             "cores = ocr.read(value_cores(look.image, fields), boxes, kinds)",
              "cores = plain", ("tests/agent/test_typed.py",)),
     Mutation("typed-believed", "a field takes the value typed into it whatever the readers read",
              "caap/observe/steps/typed.py", "    if more or edits > FAR * len(value):", "    if False:",
