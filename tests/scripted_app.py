@@ -63,9 +63,11 @@ class AppObserver:
     def __init__(self, app: ScriptedApp) -> None:
         self.app = app
         self.typed: list[Typed] = []
+        self.names: tuple[str, ...] = ()
 
-    def observe(self, image: Image.Image, typed: Sequence[Typed] = ()) -> Observation:
+    def observe(self, image: Image.Image, typed: Sequence[Typed] = (), names: Sequence[str] = ()) -> Observation:
         self.typed = list(typed)  # what the loop last said it had typed, for tests to check
+        self.names = tuple(names)
         return Observation([e.model_copy() for e in self.app.states[self.app.state]])
 
 

@@ -252,10 +252,12 @@ def test_the_observer_is_told_what_was_typed_into_which_field():
     result = agent.run("Enter 7.")
     assert result.status == "done" and result.steps == 2
     assert observer.typed == [Typed((10, 60, 140, 80), "7")]
-    # A new episode starts knowing nothing typed.
+    assert observer.names == ("Enter",)  # the task's words that may name something (read_task_names)
+    # A new episode starts knowing nothing typed, and with its own task's names.
     agent.planner = ListPlanner(["Action_1=(Action: functions.done, Argument: {reason: \"nothing\"})"])
-    agent.run("Nothing.")
+    agent.run("Nothing for Billi.")
     assert observer.typed == []
+    assert observer.names == ("Nothing", "for", "Billi")
 
 
 def test_invalid_answers_are_reported_back_then_the_episode_stops():

@@ -337,3 +337,30 @@ def test_read_table_2_reads_a_row_run_together_into_one_line() -> None:
               el(17, "button", (5, 167, 101, 198), text="Submit", focused=False)]
     typed = [a for a in plan(task, screen) if a[0] == "type_text"]
     assert typed == [kit.type_text("Farrell"), kit.type_text("Anni")]
+
+
+def test_read_table_2_reads_cells_whose_text_wraps() -> None:
+    """A key or value too long for its cell wraps onto two lines (``Year of`` / ``Birth``,
+    ``Trinidad and`` / ``Tobago``); a row's cells are centred on each other, so the value's first line
+    starts above the one-line key and the rows above and below stay out of it, even where the
+    boxes sit a pixel off centre (``Tobago``) as a reader's may."""
+    task = "Enter the value that corresponds with each label into the form and submit when done."
+    cells = [(9, 59, 33, 70, "Color"), (65, 59, 100, 70, "maroon"), (65, 73, 122, 84, "Trinidad and"),
+             (9, 78, 45, 90, "Country"), (65, 85, 99, 94, "Tobago"), (9, 98, 46, 109, "Religion"),
+             (65, 98, 116, 109, "Christianity"), (9, 112, 41, 123, "Year of"), (65, 117, 89, 129, "2012"),
+             (9, 123, 33, 134, "Birth"), (9, 137, 40, 148, "Gender"), (65, 137, 88, 148, "Male")]
+    table = [el(3 + i, "tabled_text", (x1, y1, x2, y2), text=t, highlighted=False)
+             for i, (x1, y1, x2, y2, t) in enumerate(cells)]
+    form = [el(20, "text", (5, 160, 45, 171), text="Country:", highlighted=False),
+            el(21, "input_field", (70, 160, 158, 174), text="", focused=False),
+            el(22, "text", (5, 175, 60, 186), text="Year of Birth:", highlighted=False),
+            el(23, "input_field", (70, 175, 158, 189), text="", focused=False),
+            el(24, "text", (5, 190, 45, 201), text="Gender:", highlighted=False),
+            el(25, "input_field", (70, 190, 158, 204), text="", focused=False),
+            el(26, "button", (5, 206, 101, 210), text="Submit", focused=False)]
+    typed = [a for a in plan(task, table + form) if a[0] == "type_text"]
+    assert typed == [kit.type_text("Trinidad and Tobago"), kit.type_text("2012"), kit.type_text("Male")]
+    # read-table asks for one key the same way.
+    one = plan("Enter the value of Country into the text field and press Submit.",
+               [*table, el(21, "input_field", (70, 160, 158, 174), text="", focused=False), form[-1]])
+    assert [a for a in one if a[0] == "type_text"] == [kit.type_text("Trinidad and Tobago")]

@@ -7,7 +7,8 @@ which texts it puts right or wrong.
         --out results/observer/stop67-val-desktop-val18.json
 
 ``dump`` runs the observer as ``caap eval reader --detector`` runs it (the shipped detector and
-reader, PP-OCR, the screen kind from the dataset), one JSON line per screen: its image, app, the
+reader, PP-OCR, the screen kind from the dataset, and the names of the screen's task as the agent's
+loop gives them, unless ``--no-task``), one JSON line per screen: its image, app, the
 observed elements, the labelled ones and, per observed element, the labelled one it matches (IoU ≥
 0.5, ``caap eval reader``'s matching) or -1. A dump made with another checkout's observer (``git
 worktree add``, then ``PYTHONPATH=<worktree>``) is the before. ``compare`` scores both dumps on the
@@ -32,9 +33,10 @@ from typing import Any
 from PIL import Image
 
 
-def dump(data: Path, out: Path, detector: Path, checkpoint: Path, apps: str) -> None:
+def dump(data: Path, out: Path, detector: Path, checkpoint: Path, apps: str, task: bool = True) -> None:
     from caap.data.format import open_dataset
     from caap.observe.detect.detector import Detector
+    from caap.observe.observation import task_names
     from caap.observe.ocr.ppocr import PPOCR
     from caap.observe.pipeline import Parts, Pipeline
     from caap.observe.read.inference import Reader
@@ -53,7 +55,9 @@ def dump(data: Path, out: Path, detector: Path, checkpoint: Path, apps: str) -> 
             parts.screens = screens_of(ann.source.kind)
             with Image.open(ds.image_path(ann)) as im:
                 image = im.convert("RGB")
-            found = pipeline.run(pipeline.look(image, parts))
+            look = pipeline.look(image, parts)
+            look.names = task_names(ann.source.utterance or "") if task else ()
+            found = pipeline.run(look)
             match = match_boxes([(e.score or 0.0, e.bbox) for e in found], [e.bbox for e in ann.elements], 0.5)
             f.write(json.dumps({"image": str(ds.image_path(ann)), "app": ann.source.task,
                                 "found": [e.model_dump(mode="json") for e in found],
@@ -175,6 +179,8 @@ def main() -> None:
     d.add_argument("--detector", type=Path, default=Path("models/detector/caap-yolov8n-any.pt"))
     d.add_argument("--checkpoint", type=Path, default=Path("models/reader"))
     d.add_argument("--apps", default="", help="comma-separated app name prefixes (default: every app)")
+    d.add_argument("--no-task", action="store_true",
+                   help="observe without the names of the screen's task (the loop gives them)")
     c = sub.add_parser("compare", help="score two dumps on the screens they share")
     c.add_argument("before", type=Path)
     c.add_argument("after", type=Path)
@@ -202,7 +208,7 @@ def main() -> None:
         for path in (args.data, args.detector, args.checkpoint):
             if not path.exists():
                 raise SystemExit(f"{path}: no such file or directory")
-        dump(args.data, args.out, args.detector, args.checkpoint, args.apps)
+        dump(args.data, args.out, args.detector, args.checkpoint, args.apps, task=not args.no_task)
         return
     for path in (args.before, args.after):
         if not path.is_file():

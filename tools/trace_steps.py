@@ -1,7 +1,7 @@
 """Follow one screenshot through the observer's steps: after each step that changed anything, the
 elements it added, changed or removed (optionally only those overlapping a region).
 
-    python tools/trace_steps.py SCREEN.png [--web] [--region x1,y1,x2,y2] [--typed x1,y1,x2,y2:TEXT]
+    python tools/trace_steps.py SCREEN.png [--web] [--region x1,y1,x2,y2] [--typed x1,y1,x2,y2:TEXT] [--task TASK]
 
 A developer's lens for tracing a failed episode to the step that made the wrong element.
 """
@@ -15,7 +15,7 @@ from PIL import Image
 from caap.config import ObserveConfig
 from caap.elements import Element
 from caap.geometry import as_box, intersection
-from caap.observe.observation import Typed
+from caap.observe.observation import Typed, task_names
 from caap.observe.vision import VisionObserver, miniwob_observe
 
 
@@ -30,6 +30,7 @@ def main() -> None:
     ap.add_argument("--region", help="x1,y1,x2,y2: only elements overlapping it")
     ap.add_argument("--typed", action="append", default=[],
                     help="x1,y1,x2,y2:TEXT, a value the agent typed into the field there (repeatable)")
+    ap.add_argument("--task", default="", help="the episode's task: its names are looked for (read_task_names)")
     args = ap.parse_args()
     cfg = ObserveConfig()
     if args.web:
@@ -41,6 +42,7 @@ def main() -> None:
     look = pipeline.look(image, parts)
     look.typed = tuple(Typed(as_box([int(v) for v in box.split(",")]), text)
                        for box, _, text in (t.partition(":") for t in args.typed))
+    look.names = task_names(args.task)
     current: list[Element] = []
     wanted = {s.name for s in pipeline.enabled(parts)}
     for step in pipeline.steps:

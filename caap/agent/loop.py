@@ -33,7 +33,7 @@ from caap.elements import Element, element_at, value_labels
 from caap.memory.cache import ActionCache, cache_key
 from caap.memory.session import Memory
 from caap.observe.capture.screen import FrameChange, Screen, ScreenError, changed_within
-from caap.observe.observation import Observation, Observer
+from caap.observe.observation import Observation, Observer, task_names
 from caap.observe.tracking import IdTracker
 from caap.records import ActionRecord, EpisodeStatus, Outcome, PromptRecord, StepRecord
 
@@ -197,6 +197,7 @@ class Agent:
         tools = self._tools()
 
         self._typed = TypedValues()
+        names = task_names(task)  # what the observer checks its readings of names against
         frame = self.screen.capture()
         for step in range(1, cfg.max_steps + 1):
             elapsed = time.monotonic() - started
@@ -211,7 +212,7 @@ class Agent:
             self.last_frame = frame
             grab_ms = getattr(self.screen, "last_capture_ms", None)  # the grab of the frame observed now
             t0 = time.perf_counter()
-            observation = self.observer.observe(frame, typed=self._typed.typed())
+            observation = self.observer.observe(frame, typed=self._typed.typed(), names=names)
             elements = tracker.update(observation.elements)
             timings["observe"] = time.perf_counter() - t0
             # The breakdown the benchmark reports, where the screen and observer measure it.

@@ -22,7 +22,7 @@ class OracleObserver:
     def __init__(self, env: MiniWoBEnv) -> None:
         self.env = env
 
-    def observe(self, image: Image.Image, typed: Sequence[Typed] = ()) -> Observation:
+    def observe(self, image: Image.Image, typed: Sequence[Typed] = (), names: Sequence[str] = ()) -> Observation:
         from caap.bench.dom_labels import annotate, popup_rect
 
         t0 = time.perf_counter()

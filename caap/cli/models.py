@@ -488,6 +488,9 @@ def eval_reader(
     errors: Annotated[Path | None, typer.Option(
         help="Write every misread text and state here (JSON Lines: screen, task, box, gold and what each "
              "source read).")] = None,
+    task_names: Annotated[bool, typer.Option(
+        "--task-names", help="Give the observer the names of each screen's task, as the agent's loop does "
+                             "(read_task_names); screens without a task get none.")] = False,
 ) -> None:
     """Type accuracy, text exact match and CER per text source, states, latency; PP-OCR and Tesseract beside it."""
     from caap.cli.common import config_from_flags
@@ -503,7 +506,7 @@ def eval_reader(
                           detector=detector, threads=threads, type_source=observe_cfg.type_source,
                           text_source=observe_cfg.text_source, ocr_threshold=observe_cfg.ocr_threshold,
                           errors=errors, snap=observe_cfg.snap_text_boxes,
-                          disable=[*observe_cfg.disable, *(disable_step or [])])
+                          disable=[*observe_cfg.disable, *(disable_step or [])], task_names=task_names)
     except (ReaderError, DatasetError) as exc:
         fail(str(exc))
     text = json.dumps(result, indent=2, ensure_ascii=False)

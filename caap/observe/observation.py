@@ -9,6 +9,7 @@ added it and the steps that changed it after.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -121,12 +122,25 @@ class Typed:
     text: str
 
 
+MIN_NAME = 3  # characters: shorter words ("x", "4", "on") are too easily another word's misreading
+_WORD = re.compile(r"[^\s\"'“”‘’()\[\]{}<>,;:!?]+")
+
+
+def task_names(task: str) -> tuple[str, ...]:
+    """The words of ``task`` that may name something on the screen: each word of at least
+    ``MIN_NAME`` characters that holds a letter, without the punctuation around it, in order."""
+    words = (w.strip(".") for w in _WORD.findall(task or ""))
+    return tuple(dict.fromkeys(w for w in words if len(w) >= MIN_NAME and any(c.isalpha() for c in w)))
+
+
 @runtime_checkable
 class Observer(Protocol):
     """Screenshot → ``Observation`` (elements without ids; the loop's tracker assigns them).
-    ``typed``: the values the agent typed into fields, for observers that read fields back."""
+    ``typed``: the values the agent typed into fields, for observers that read fields back;
+    ``names``: the names the task speaks of (``caap.observe.steps.task_names.task_names``), for
+    observers that check what they read against them."""
 
-    def observe(self, image: Image.Image, typed: Sequence[Typed] = ()) -> Observation: ...
+    def observe(self, image: Image.Image, typed: Sequence[Typed] = (), names: Sequence[str] = ()) -> Observation: ...
 
 
 class StaticObserver:
@@ -135,6 +149,6 @@ class StaticObserver:
     def __init__(self, elements: list[Element]) -> None:
         self.elements = elements
 
-    def observe(self, image: Image.Image, typed: Sequence[Typed] = ()) -> Observation:
+    def observe(self, image: Image.Image, typed: Sequence[Typed] = (), names: Sequence[str] = ()) -> Observation:
         copies = [e.model_copy() for e in self.elements]
         return Observation(copies, {"detect": 0.0, "read": 0.0, "total": 0.0}, [], [GIVEN] * len(copies))

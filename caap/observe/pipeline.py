@@ -111,6 +111,7 @@ class Look:
     states_read: bool = False  # the state head has read the states (the pixel rules for them stand down)
     glyphs: list[Found] | None = None  # the reader's bank's glyphs drawn on the screen, once looked for
     typed: tuple[Typed, ...] = ()  # the values the agent typed into fields (``Typed``), to read back
+    names: tuple[str, ...] = ()  # the names the task speaks of (``steps.task_names``), to look for
     steps: list[StepRun] = field(default_factory=list)
     provenance: list[Provenance] = field(default_factory=list)
     _arrays: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
@@ -254,11 +255,14 @@ class Pipeline:
                 current = after
         return current
 
-    def observe(self, image: Image.Image, parts: Parts, typed: Sequence[Typed] = ()) -> Observation:
+    def observe(self, image: Image.Image, parts: Parts, typed: Sequence[Typed] = (),
+                names: Sequence[str] = ()) -> Observation:
         """Every enabled step on ``image`` (``typed``: the values the agent typed into fields, read
-        back): the observation with its timings and provenance."""
+        back; ``names``: the names the task speaks of): the observation with its timings and
+        provenance."""
         look = self.look(image, parts)
         look.typed = tuple(typed)
+        look.names = tuple(names)
         elements = self.run(look)
         return Observation(elements, legacy_timings(look.steps, ocr=parts.ocr is not None), look.steps,
                            look.provenance)

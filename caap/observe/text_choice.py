@@ -103,6 +103,22 @@ def ctc_log_likelihood(log_probs: Any, text: str, alphabet: Any) -> float:
     return value if math.isfinite(value) else -1e9
 
 
+def ctc_log_likelihoods(log_probs: Any, texts: Sequence[str], alphabet: Any) -> list[float]:
+    """``ctc_log_likelihood`` of each of ``texts`` under the same frames, in one batch."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+
+    lp = np.asarray(log_probs, dtype=np.float32)
+    ids = [alphabet.encode(t) for t in texts]
+    if not texts or lp.shape[0] == 0 or not all(ids):
+        return [ctc_log_likelihood(lp, t, alphabet) for t in texts]
+    frames = torch.from_numpy(np.ascontiguousarray(lp)).unsqueeze(1).expand(-1, len(texts), -1)
+    loss = F.ctc_loss(frames, torch.tensor([i for x in ids for i in x]), torch.full((len(texts),), lp.shape[0]),
+                      torch.tensor([len(x) for x in ids]), blank=0, reduction="none")
+    return [-float(v) if math.isfinite(float(v)) else -1e9 for v in loss]
+
+
 def resolve_lookalikes(text: str, log_probs: Any, alphabet: Any, lm: Any) -> str:
     """``text`` with each look-alike glyph (``LOOKALIKES``) replaced by the member of its set the
     reader's CTC frames and the character model (at its fusion weight) find most likely, left to

@@ -152,17 +152,18 @@ class VisionObserver:
             if memo is not None:
                 memo.clear()
 
-    def observe(self, image: Image.Image, typed: Sequence[Typed] = ()) -> Observation:
+    def observe(self, image: Image.Image, typed: Sequence[Typed] = (), names: Sequence[str] = ()) -> Observation:
         """The observation of a screenshot, boxes in its pixels. At a UI scale other than 1 the
         models look at the screen shrunk to the size they were trained at, and the boxes grow back.
-        ``typed``: the values the agent typed into fields, read back (``Typed``)."""
+        ``typed``: the values the agent typed into fields, read back (``Typed``); ``names``: the
+        names the task speaks of, looked for in what is read (``read_task_names``)."""
         if self.ui_scale == 1.0:
-            return self.pipeline.observe(image, self.parts, typed)
+            return self.pipeline.observe(image, self.parts, typed, names)
         t0 = time.perf_counter()
         small = image.resize((max(1, round(image.width / self.ui_scale)), max(1, round(image.height / self.ui_scale))),
                              Image.Resampling.BOX if self.ui_scale > 1 else Image.Resampling.BICUBIC)
         shrunk = [Typed(scaled_box(t.box, 1 / self.ui_scale, small.width, small.height), t.text) for t in typed]
-        seen = self.pipeline.observe(small, self.parts, shrunk)
+        seen = self.pipeline.observe(small, self.parts, shrunk, names)
         grown = seen.with_elements([e.model_copy(update={"bbox": scaled_box(e.bbox, self.ui_scale, image.width,
                                                                              image.height)})
                                     for e in seen.elements])

@@ -62,6 +62,7 @@ from caap.bench.desktop.labels import SCROLLED_TEXT_TYPES, drawn_whole
 from caap.data.format import Annotation, DatasetError, open_dataset
 from caap.elements import Element
 from caap.files import write_atomic
+from caap.observe.observation import task_names as names_of
 from caap.observe.pipeline import Parts, Pipeline, PipelineError
 from caap.observe.read.configuration import ReaderError
 from caap.observe.read.inference import Reader
@@ -227,7 +228,8 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
              tesseract: bool = True, ocr: bool = True, latency_screens: int = 50, threads: int | None = None,
              detector: str | Path | None = None, iou_match: float = 0.5, type_source: str = DEFAULT_TYPE_SOURCE,
              text_source: str = DEFAULT_TEXT_SOURCE, ocr_threshold: float | None = DEFAULT_OCR_THRESHOLD,
-             errors: str | Path | None = None, snap: bool = True, disable: Sequence[str] = ()) -> dict[str, Any]:
+             errors: str | Path | None = None, snap: bool = True, disable: Sequence[str] = (),
+             task_names: bool = False) -> dict[str, Any]:
     """Reader accuracy and latency on every labelled element of ``data`` (``limit``: an even spread
     of that many screens), with PP-OCR and Tesseract on the same elements (module docstring).
     ``detector``: weights whose boxes are read instead of the labelled ones (``snap``: with their
@@ -238,7 +240,8 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
     (``attribute`` "text"; every other text all of them read right) and one per state the observer
     got wrong (``attribute`` checked/focused/highlighted/subtype, with the decoder's record);
     ``disable``: the observer's steps switched off by name (``caap observe --list-steps``), for A/B
-    runs; ``snap`` False switches off the fit stage."""
+    runs; ``snap`` False switches off the fit stage; ``task_names``: the observer is given the names
+    of each screen's task (its ``source.utterance``), as the agent's loop gives them."""
     screens = _screens(data, limit)
     misread: list[dict[str, Any]] = []  # the rows for ``errors``, written once the pass is through
     if errors is not None and not Path(errors).parent.is_dir():
@@ -308,6 +311,7 @@ def evaluate(data: str | Path, checkpoint: str | Path, *, device: str = "cpu", l
             continue
         parts.screens = screens_of(ann.source.kind)  # as caap run (desktop) and caap bench miniwob (web) set it
         look = pipeline.look(_load(image_path), parts)
+        look.names = names_of(ann.source.utterance or "") if task_names else ()
         t_detect = 0.0
         if det is None:
             found = list(ann.elements)  # the true types stand in for a detector that is always right

@@ -26,7 +26,7 @@ class AccessibilityOracle:
     def __init__(self, env: DesktopEnv) -> None:
         self.env = env
 
-    def observe(self, image: Image.Image, typed: Sequence[Typed] = ()) -> Observation:
+    def observe(self, image: Image.Image, typed: Sequence[Typed] = (), names: Sequence[str] = ()) -> Observation:
         t0 = time.perf_counter()
         session, pid = self.env.session, self.env.pid
         windows = session.windows()

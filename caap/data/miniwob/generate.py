@@ -261,7 +261,7 @@ class _LabellingObserver:
         self.dataset, self.hashes, self.near_bits, self.stats = dataset, hashes, near_bits, stats
         self.step = self.kept = 0
 
-    def observe(self, image: Image.Image, typed: Sequence[Typed] = ()) -> Observation:
+    def observe(self, image: Image.Image, typed: Sequence[Typed] = (), names: Sequence[str] = ()) -> Observation:
         observation = self.oracle.observe(image)
         elements = observation.elements
         h = dhash(image)

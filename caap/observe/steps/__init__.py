@@ -58,7 +58,9 @@ from caap.observe.steps.shape_fit import fit_icons, fit_small_shapes
 from caap.observe.steps.snap import add_missed_rows, add_missed_words, snap_text_boxes, split_links
 from caap.observe.steps.states import read_states
 from caap.observe.steps.switches import retype_pills, toggle_switches
+from caap.observe.steps.table_rows import drop_table_row_fields
 from caap.observe.steps.tabs import current_tabs
+from caap.observe.steps.task_names import read_task_names
 from caap.observe.steps.text_areas import framed_text_areas, grown_text_areas
 from caap.observe.steps.typed import read_typed_values
 
@@ -101,6 +103,8 @@ STEPS: tuple[Step, ...] = (
          lambda look, els: merge_split_text_areas(els)),
     Step("drop_spanning_rows", "detect", "drop a row box that spans two rows the detector also found",
          lambda look, els: drop_spanning_rows(els)),
+    Step("drop_table_row_fields", "detect", "drop a field box on a table row: its frame lines run on round "
+         "another cell's text", lambda look, els: drop_table_row_fields(look.image, els)),
     # fit: the detector's boxes fitted to the pixels
     Step("fit_small_shapes", "fit", "fit each small shape box to its figure",
          lambda look, els: fit_small_shapes(look.image, els)),
@@ -176,6 +180,8 @@ STEPS: tuple[Step, ...] = (
          "magnifier) takes the bank's name", lambda look, els: name_glyph_icons(els, _glyphs(look)), READER),
     Step("read_letter_shapes", "settle", "look-alike letters set as drawn: i or I by the dot, c o s v w x z by "
          "their height", lambda look, els: letter_shapes(look.image, els), READER),
+    Step("read_task_names", "settle", "a name of the task that no element reads is read by the one element "
+         "near it whose frames fit it", read_task_names, READER),
     Step("trim_trailing_chevrons", "settle", "take a submenu's chevron off the end of a row's text",
          texts.trim_trailing_chevrons, READER),
     Step("trim_drawn_marks", "settle", "on desktop windows, take icons and frame lines off the "

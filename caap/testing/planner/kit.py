@@ -593,3 +593,65 @@ def screen_text(p: Prompt) -> list[El]:
     """The lines of text on the screen below the task's own lines."""
     skip = {e.id for e in task_lines(p)}
     return [e for e in p.elements if e.type == "text" and e.id not in skip and e.text]
+
+
+# --- tables -----------------------------------------------------------------------------------------
+
+# A cell's wrapped lines sit one under the other with the same left edge and (almost) no gap; a row
+# of one column starts a few pixels (padding and border) under the row above.
+_CELL_LINE_GAP = 4
+
+
+def _cell_runs(lines: list[El], start: El) -> list[list[El]]:
+    """The runs of lines of ``start``'s column that hold ``start``: lines with its left edge, each
+    right under the one before."""
+    column = sorted((e for e in lines if abs(e.box[0] - start.box[0]) <= 2), key=lambda e: e.box[1])
+    i = column.index(start)
+    lo = i
+    while lo > 0 and -2 <= column[lo].box[1] - column[lo - 1].box[3] <= _CELL_LINE_GAP:
+        lo -= 1
+    hi = i
+    while hi + 1 < len(column) and -2 <= column[hi + 1].box[1] - column[hi].box[3] <= _CELL_LINE_GAP:
+        hi += 1
+    return [column[a:b + 1] for a in range(lo, i + 1) for b in range(i, hi + 1)]
+
+
+def _middle(run: list[El]) -> float:
+    return (run[0].box[1] + run[-1].box[3]) / 2
+
+
+def table_value(cells: list[El], key: str) -> str | None:
+    """The text of the cell right of the cell that reads ``key`` in a table of label and value cells
+    shown as lines (a cell whose text wraps is several lines; a row's cells are centred on one
+    another). None where no cell reads ``key``; "" where the key's cell has nothing to its right."""
+    want = norm(key)
+    best: tuple[float, list[El]] | None = None
+    for e in cells:
+        if not want.startswith(norm(e.text).split(" ")[0]):
+            continue
+        for run in _cell_runs(cells, e):
+            if norm(" ".join(x.text or "" for x in run)) == want and run[0] is e:
+                spread = run[-1].box[3] - run[0].box[1]
+                if best is None or spread < best[0]:
+                    best = (spread, run)
+    if best is None:
+        # A short row's two cells may sit close enough to read as one line: "Last name Dominguez".
+        both = next((e for e in cells if norm(e.text).startswith(want + " ")), None)
+        return None if both is None else (both.text or "").strip()[len(key.strip()):].strip()
+    keyrun = best[1]
+    top, bottom, right = keyrun[0].box[1], keyrun[-1].box[3], max(e.box[2] for e in keyrun)
+    middle = _middle(keyrun)
+    beside = [e for e in cells if e not in keyrun and e.box[0] >= right - 2 and e.box[1] < bottom and e.box[3] > top]
+    if not beside:
+        return ""
+    # A line of the value's column that shares a line with another row's label belongs to that row.
+    others = [e for e in cells if e not in keyrun and abs(e.box[0] - keyrun[0].box[0]) <= 2]
+    first = min(e.box[0] for e in beside)
+    column = [e for e in cells if abs(e.box[0] - first) <= 2 and e.box[0] >= right - 2
+              and not any(min(e.box[3], o.box[3]) - max(e.box[1], o.box[1]) > 1 for o in others)]
+    starts = [e for e in beside if e in column]
+    if not starts:
+        return ""
+    runs = [run for e in starts for run in _cell_runs(column, e)]
+    value = min(runs, key=lambda run: (abs(_middle(run) - middle), len(run)))
+    return " ".join((e.text or "").strip() for e in value)

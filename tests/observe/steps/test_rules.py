@@ -14,6 +14,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from caap.elements import Element
+from caap.observe.observation import task_names
 from caap.observe.primitives import dominant_colour, on_page_colour
 from caap.observe.steps.boxes import (
     drop_spanning_rows,
@@ -1231,3 +1232,52 @@ def test_a_glyph_the_reader_reads_as_nothing_is_read_by_pp_ocr_with_room_round_i
     PP-OCR nothing in the tight box, ``r`` with 4 px of room round it."""
     found = observer.observe(Image.open(SCREENS / "identify-shape-yellow-letter.png")).elements
     assert [e.text for e in found if e.type.value == "text" and e.bbox[1] > 40] == ["r"]
+
+
+def test_a_table_row_boxed_as_a_field_goes_and_the_forms_fields_stay():
+    """read-table-2 seed 4228: the detector boxed the table's white last row (``Finley``, under the
+    grey ``Vietnamese`` row) as an empty field, and the agent found no label for it. Its frame lines
+    run on across ``Last name``; the form's own fields' frames end at their corners."""
+    from caap.observe.steps.table_rows import drop_table_row_fields
+
+    image = Image.open(SCREENS / "read-table-2-last-row-as-field.png")
+    cells = [row("Language", [6, 105, 58, 116]), row("Last name", [6, 121, 54, 132]), row("Finley", [78, 121, 106, 132])]
+    phantom = Element(type="input_field", bbox=[78, 119, 155, 135], score=0.4)
+    labels = [Element(type="text", bbox=[5, 137, 43, 148], text="Country:"),
+              Element(type="text", bbox=[5, 152, 42, 163], text="Gender:")]
+    fields = [Element(type="input_field", bbox=[70, 137, 158, 152], score=0.9),
+              Element(type="input_field", bbox=[70, 152, 158, 166], score=0.9)]
+    assert drop_table_row_fields(image, [*cells, phantom, *labels, *fields]) == [*cells, *labels, *fields]
+    # Without the other cell's text between its lines, a box there is not known for a row.
+    assert phantom in drop_table_row_fields(image, [cells[2], phantom])
+
+
+def test_a_wrapped_table_row_boxed_as_a_field_is_not_typed_into(observer):
+    """read-table-2 seed 4225: the last row's value cell (``Buddhism``, under a row whose cells wrap
+    onto two lines) boxed as a field holding ``dhism``; the form has exactly its two fields."""
+    found = observer.observe(Image.open(SCREENS / "read-table-2-wrapped-row-as-field.png")).elements
+    assert [tuple(e.bbox) for e in found if e.type.value == "input_field"] == [(70, 159, 157, 173), (70, 174, 157, 188)]
+
+
+@pytest.mark.parametrize(("screen", "task", "name", "box"), [
+    ("drag-items-grid-8px-billi.png", "Drag Billi to the bottom right.", "Billi", (56, 60, 69, 69)),
+    ("drag-items-grid-8px-olivia.png", "Drag Olivia to the top right.", "Olivia", (10, 106, 31, 115)),
+])
+def test_a_name_of_the_task_drawn_too_small_to_read_is_read_as_the_task_names_it(observer, screen, task, name, box):
+    """drag-items-grid seeds 4327 and 4317: 8 px names read ``Bli`` and ``OlMa`` (Billi's i's and l's
+    are bars of one width). Told the task's names, the observer reads the one element whose reader
+    frames find the name about as likely as what it read; told nothing, it reads what it did."""
+    image = Image.open(SCREENS / screen)
+    told = observer.observe(image, names=task_names(task)).elements
+    assert [tuple(e.bbox) for e in told if e.text == name] == [box]
+    assert name not in {e.text for e in observer.observe(image).elements}
+    # A name no element is drawn as is not read into the one read nearest it (Alice, the top left
+    # of the Billi grid, is no Allie; Liza no Lisa).
+    others = observer.observe(image, names=("Allie", "Sadye", "Lisa", "Corisa")).elements
+    assert {"Allie", "Sadye", "Lisa", "Corisa"}.isdisjoint({e.text for e in others})
+
+
+def test_task_names_are_its_words_that_may_name_something():
+    assert task_names('Drag Billi to the "bottom right".') == ("Drag", "Billi", "the", "bottom", "right")
+    assert task_names("Select 4 with the spinner; type x.") == ("Select", "with", "the", "spinner", "type")
+    assert task_names("Click on 4IpvEh7, tz and Submit.") == ("Click", "4IpvEh7", "and", "Submit")

@@ -41,6 +41,7 @@ from caap.testing.planner.kit import (
     screen_text,
     select_all,
     submit_button,
+    table_value,
     task_lines,
     then_finish,
     tick,
@@ -554,17 +555,12 @@ def simple_algebra(p: Prompt, m: re.Match[str]) -> list[Action]:
 
 @policy(r"^Enter the value of (?P<key>.+?) into the text field and press Submit\.$")
 def read_table(p: Prompt, m: re.Match[str]) -> list[Action]:
-    cells = find_all(p, ("tabled_text", "text"))
-    cell = find(p, "tabled_text", m["key"])
-    if cell is None:  # the line reader may give a row's two cells as one line: "Last name Dominguez"
-        both = next((e for e in cells if (e.text or "").startswith(m["key"] + " ")), None)
-        if both is not None:
-            return answer_field(p, (both.text or "")[len(m["key"]):].strip())
+    value = table_value(find_all(p, ("tabled_text", "text")), m["key"])
+    if value is None:
         return [fail(f"no row {m['key']!r} in the table")]
-    row = [e for e in cells if e is not cell and abs(e.y - cell.y) <= 3 and e.box[0] >= cell.box[2]]
-    if not row:
+    if not value:
         return [fail(f"no value next to {m['key']!r}")]
-    return answer_field(p, (min(row, key=lambda e: e.box[0]).text or "").strip())
+    return answer_field(p, value)
 
 
 @policy(r'^Find the (?P<n>\d+)(?:st|nd|rd|th) word in the paragraph, type that into the textbox and press "Submit"\.$')

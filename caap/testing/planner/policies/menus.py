@@ -37,6 +37,7 @@ from caap.testing.planner.kit import (
     scroll,
     select_all,
     submit_button,
+    table_value,
     task_lines,
     then_finish,
     type_text,
@@ -418,18 +419,12 @@ def read_table_2(p: Prompt, m: re.Match[str]) -> list[Action]:
         if label is None:
             return [fail("a field of the form has no label")]
         name = (label.text or "").strip().rstrip(":").strip()
-        keycell = next((c for c in cells if same_text(c.text, name)), None)
-        if keycell is None:
-            # A short row's two cells sit close enough to read as one line: "First name Anni".
-            both = next((c for c in cells if norm(c.text).startswith(norm(name) + " ")), None)
-            if both is None:
-                return [fail(f"no row {name!r} in the table")]
-            chosen.append((f, (both.text or "").strip()[len(name):].strip(), False))
-            continue
-        row = [c for c in cells if c is not keycell and on_row(c, keycell) and c.box[0] >= keycell.box[2]]
-        if not row:
+        value = table_value(cells, name)
+        if value is None:
+            return [fail(f"no row {name!r} in the table")]
+        if not value:
             return [fail(f"no value next to {name!r}")]
-        chosen.append((f, (min(row, key=lambda c: c.box[0]).text or "").strip(), False))
+        chosen.append((f, value, False))
     if not chosen:
         return [fail("no form fields on the screen")]
     return fill_form(p, chosen, submit_button(p))
