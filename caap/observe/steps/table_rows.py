@@ -56,15 +56,19 @@ def _frame_line(pixels: np.ndarray, box: Box, side: str) -> tuple[int, np.ndarra
 
 def _runs_on(pixels: np.ndarray, y: int, colour: np.ndarray, start: int, step: int) -> int:
     """How many px the line of ``colour`` on row ``y`` runs on from column ``start`` by ``step``."""
-    x, run = start, 0
-    while 0 <= x < pixels.shape[1] and np.abs(pixels[y, x].astype(int) - colour).sum() <= LINE_TOLERANCE:
-        x += step
-        run += 1
-    return run
+    if not 0 <= start < pixels.shape[1]:
+        return 0
+    row = pixels[y, start::-1] if step < 0 else pixels[y, start:]
+    off = np.abs(row.astype(int) - colour).sum(axis=1) > LINE_TOLERANCE
+    return int(np.argmax(off)) if off.any() else len(off)
 
 
 def _on_a_row(pixels: np.ndarray, field: Element, texts: Sequence[Element]) -> bool:
     box = field.bbox
+    # Only a cell on the box's line, beside it, can make it a row: most fields have none.
+    if not any(t.bbox[1] >= box[1] - LINE_SEARCH and t.bbox[3] <= box[3] + LINE_SEARCH + 1
+               and (t.bbox[2] <= box[0] or t.bbox[0] >= box[2]) for t in texts):
+        return False
     top, bottom = _frame_line(pixels, box, "top"), _frame_line(pixels, box, "bottom")
     if top is None or bottom is None:
         return False
