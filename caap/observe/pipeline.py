@@ -112,6 +112,7 @@ class Look:
     glyphs: list[Found] | None = None  # the reader's bank's glyphs drawn on the screen, once looked for
     typed: tuple[Typed, ...] = ()  # the values the agent typed into fields (``Typed``), to read back
     names: tuple[str, ...] = ()  # the names the task speaks of (``steps.task_names``), to look for
+    states_ahead: bool = False  # the state head's step will run: the reader need not write what it reads
     steps: list[StepRun] = field(default_factory=list)
     provenance: list[Provenance] = field(default_factory=list)
     _arrays: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
@@ -229,7 +230,9 @@ class Pipeline:
 
     def look(self, image: Image.Image, parts: Parts) -> Look:
         """A new look at ``image`` for ``run``."""
-        return Look(image, parts)
+        look = Look(image, parts)
+        look.states_ahead = "read_states" not in self.disabled and parts.has("reader")
+        return look
 
     def run(self, look: Look, elements: Sequence[Element] | None = None, *, start: str | None = None,
             stop: str | None = None) -> list[Element]:

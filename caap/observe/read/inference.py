@@ -313,7 +313,7 @@ class Reader:
 
     def read(self, image: Image.Image, boxes: Sequence[Sequence[int] | Element],
              type_hints: Sequence[ElementType | str | None] | None = None, *,
-             follow_hints: bool = False, log_probs: bool = False) -> Readings:
+             follow_hints: bool = False, log_probs: bool = False, states_by_head: bool = False) -> Readings:
         """One element per box, in the given order, with the box kept and the attributes read, and
         the readings behind them (``Readings``; ``log_probs``: with each crop's CTC frames).
 
@@ -322,7 +322,10 @@ class Reader:
         a hinted text area is read line by line; an unreadable record falls back to the hinted
         type with its attributes unknown instead of ``unknown``. ``follow_hints``: the decoder
         writes the record of the hinted type (the detector's class decides the type) instead of
-        choosing one.
+        choosing one. ``states_by_head`` with ``follow_hints``: the state head reads the states
+        afterwards (the observer's ``read_states`` step), so the decoder writes no record for a box
+        whose type carries nothing but text and states the head reads (``record_free``): its
+        element has the hinted type, the CTC text and no states until the head reads them.
         """
         start = time.perf_counter()
         if type_hints is not None and len(type_hints) != len(boxes):
@@ -343,7 +346,8 @@ class Reader:
         t0 = time.perf_counter()
         lines = {i: text_lines(rgb, box) for i, box in enumerate(plain) if hints[i] == ElementType.TEXT_AREA}
         crop_boxes = list(plain) + [line for i in sorted(lines) for line in lines[i]]
-        generate = [True] * len(plain) + [False] * (len(crop_boxes) - len(plain))
+        free = self.record_free() if follow_hints and states_by_head else frozenset()
+        generate = [hints[i] not in free for i in range(len(plain))] + [False] * (len(crop_boxes) - len(plain))
         budget = self.spec.max_new_tokens
         if self.spec.decoder_text and plain:
             budget = min(max(token_budget(box) for box in plain), 4 * self.spec.max_new_tokens + 256)
@@ -370,6 +374,16 @@ class Reader:
         timings = {"prepare": round((t1 - t0) * 1000, 2), "infer": round((t2 - t1) * 1000, 2),
                    "total": round((time.perf_counter() - start) * 1000, 2)}
         return Readings(elements, readings, list(frames) if log_probs else [], timings)
+
+    def record_free(self) -> frozenset[ElementType]:
+        """The types whose every attribute is the CTC text or a state the state head reads for that
+        type: where the type is known and the head reads after, the decoder's record adds nothing.
+        None without a state head, or where the decoder writes the text."""
+        head = self.state_head
+        if head is None or self.spec.decoder_text:
+            return frozenset()
+        return frozenset(t for t in ElementType if t != ElementType.UNKNOWN and attributes_of(t)
+                         and all(a == TEXT or t.value in head.types_read.get(a, ()) for a in attributes_of(t)))
 
     def _element(self, box: Box, reading: Reading, hint: ElementType | None, source: Any) -> Element:
         element = decode_target(reading.record, box)

@@ -80,7 +80,8 @@ def read_elements(look: Look, elements: list[Element]) -> list[Element]:
         else elements
     look.reading_boxes = boxes  # PP-OCR reads the doubtful ones again in the same boxes
     readings = parts.reader.read(look.image, boxes, type_hints=[e.type for e in elements],
-                                 follow_hints=parts.type_source == "detector", log_probs=parts.chooser is not None)
+                                 follow_hints=parts.type_source == "detector", log_probs=parts.chooser is not None,
+                                 states_by_head=look.states_ahead)
     look.readings = readings
     return [merge_reading(det, got, parts.type_source) for det, got in zip(elements, readings.elements, strict=True)]
 

@@ -1281,3 +1281,27 @@ def test_task_names_are_its_words_that_may_name_something():
     assert task_names('Drag Billi to the "bottom right".') == ("Drag", "Billi", "the", "bottom", "right")
     assert task_names("Select 4 with the spinner; type x.") == ("Select", "with", "the", "spinner", "type")
     assert task_names("Click on 4IpvEh7, tz and Submit.") == ("Click", "4IpvEh7", "and", "Submit")
+
+
+def test_the_decoder_writes_no_record_where_the_ctc_text_and_the_state_head_say_it_all(observer):
+    """Where the detector's class is the type and the state head reads the states after, a table
+    row's record (text, highlighted, enabled) adds nothing: the reader skips generating it, and the
+    screen is observed as before. A plain text's highlight, an icon's name and a field's enabled are
+    the decoder's alone, so those are still written."""
+    reader = observer.parts.reader
+    free = reader.record_free()
+    assert {ElementType.TABLED_TEXT, ElementType.BUTTON, ElementType.CHECKBOX, ElementType.HYPERLINK} <= free
+    assert not free & {ElementType.TEXT, ElementType.ICON, ElementType.SHAPE, ElementType.INPUT_FIELD,
+                       ElementType.SLIDER, ElementType.UNKNOWN}
+    image = Image.open(SCREENS / "click-scroll-list-two-selected.png").convert("RGB")
+    pipeline, parts = observer.pipeline, observer.parts
+    skipped = pipeline.look(image, parts)
+    assert skipped.states_ahead
+    found = pipeline.run(skipped)
+    written = pipeline.look(image, parts)
+    written.states_ahead = False
+    assert [(e.type, e.bbox, e.text, e.highlighted, e.enabled) for e in pipeline.run(written)] == \
+        [(e.type, e.bbox, e.text, e.highlighted, e.enabled) for e in found]
+    rows = [i for i, e in enumerate(found) if e.type == ElementType.TABLED_TEXT]
+    assert rows and all(skipped.readings.readings[i].record == "" for i in rows)
+    assert all(written.readings.readings[i].record for i in rows)
