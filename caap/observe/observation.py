@@ -137,7 +137,7 @@ def task_names(task: str) -> tuple[str, ...]:
 class Observer(Protocol):
     """Screenshot → ``Observation`` (elements without ids; the loop's tracker assigns them).
     ``typed``: the values the agent typed into fields, for observers that read fields back;
-    ``names``: the names the task speaks of (``caap.observe.steps.task_names.task_names``), for
+    ``names``: the names the task speaks of (``task_names``; ``caap.observe.steps.task_names``), for
     observers that check what they read against them."""
 
     def observe(self, image: Image.Image, typed: Sequence[Typed] = (), names: Sequence[str] = ()) -> Observation: ...

@@ -125,14 +125,11 @@ def resolve_lookalikes(text: str, log_probs: Any, alphabet: Any, lm: Any) -> str
     right, each choice kept for the next. Unchanged where nothing scores higher or the frames
     cannot hold the text at all."""
     import numpy as np
-    import torch
-    import torch.nn.functional as F
 
     lp = np.asarray(log_probs, dtype=np.float32)
     if not text or lp.shape[0] == 0:
         return text
     weight = lm.fusion.weight if lm is not None else 0.0
-    frames = torch.from_numpy(np.ascontiguousarray(lp)).unsqueeze(1)
     chars = list(text)
     for pos, ch in enumerate(text):
         group = next((g for g in LOOKALIKES if ch in g), None)
@@ -142,14 +139,10 @@ def resolve_lookalikes(text: str, log_probs: Any, alphabet: Any, lm: Any) -> str
         if len(options) < 2 or ch not in options:
             continue
         candidates = ["".join([*chars[:pos], c, *chars[pos + 1:]]) for c in options]
-        ids = [alphabet.encode(c) for c in candidates]
-        n = len(candidates)
-        loss = F.ctc_loss(frames.expand(-1, n, -1), torch.tensor([i for x in ids for i in x]),
-                          torch.full((n,), lp.shape[0]), torch.tensor([len(x) for x in ids]), blank=0,
-                          reduction="none", zero_infinity=False)
-        scores = [-float(v) + (weight * lm.score(c) if weight else 0.0) for v, c in zip(loss, candidates, strict=True)]
-        best = max(range(n), key=lambda k: scores[k])
-        if math.isfinite(scores[best]) and scores[best] > scores[options.index(ch)]:
+        scores = [ll + (weight * lm.score(c) if weight else 0.0)
+                  for ll, c in zip(ctc_log_likelihoods(lp, candidates, alphabet), candidates, strict=True)]
+        best = max(range(len(candidates)), key=lambda k: scores[k])
+        if scores[best] > -1e9 and scores[best] > scores[options.index(ch)]:
             chars[pos] = options[best]
     return "".join(chars)
 

@@ -16,7 +16,7 @@ import string
 
 from caap.elements import Element
 from caap.observe.pipeline import Look
-from caap.observe.text_choice import ctc_log_likelihood, ctc_log_likelihoods, levenshtein
+from caap.observe.text_choice import ctc_log_likelihoods, levenshtein
 from caap.taxonomy import TEXT, ElementType, attributes_of
 
 # nats: a name this much less likely than the reading under the reader's frames is still taken.
@@ -43,13 +43,16 @@ def _near(read: str, name: str) -> bool:
     return levenshtein(read.lower(), name.lower()) <= max(1, len(name) // 2)
 
 
-def _letter_seen_otherwise(frames: object, name: str, alphabet: object) -> bool:
-    """Whether the frames find some one-letter change of ``name`` (not between ``THIN`` glyphs)
-    ``VARIANT_GAIN`` or more likelier than the name."""
+def _fits(frames: object, name: str, read: set[str], alphabet: object) -> bool:
+    """Whether the frames find ``name`` at most ``NAME_MARGIN`` less likely than the likelier of the
+    ``read`` texts, and no one-letter change of it (not between ``THIN`` glyphs) ``VARIANT_GAIN``
+    or more likelier than it: the name, its changes and the readings in one batch."""
+    read_as = sorted(t for t in read if t)
     variants = [name[:k] + c + name[k + 1:] for k in range(len(name)) for c in string.ascii_letters + string.digits
                 if c != name[k] and not (c in THIN and name[k] in THIN)]
-    own = ctc_log_likelihood(frames, name, alphabet)
-    return max(ctc_log_likelihoods(frames, variants, alphabet), default=own) >= own + VARIANT_GAIN
+    scores = ctc_log_likelihoods(frames, [name, *read_as, *variants], alphabet)
+    own, seen, changed = scores[0], scores[1:1 + len(read_as)], scores[1 + len(read_as):]
+    return own >= max(seen, default=own) - NAME_MARGIN and max(changed, default=own) < own + VARIANT_GAIN
 
 
 def read_task_names(look: Look, elements: list[Element]) -> list[Element]:
@@ -74,10 +77,7 @@ def read_task_names(look: Look, elements: list[Element]) -> list[Element]:
             text, frames = (out[i].text or "").strip(), readings.frames(i)
             if i in taken or frames is None or not _near(text, name):
                 continue
-            own = (readings.readings[i].text or "").strip()
-            best = max(ctc_log_likelihood(frames, t, reader.alphabet) for t in {text, own} if t)
-            if ctc_log_likelihood(frames, name, reader.alphabet) >= best - NAME_MARGIN \
-                    and not _letter_seen_otherwise(frames, name, reader.alphabet):
+            if _fits(frames, name, {text, (readings.readings[i].text or "").strip()}, reader.alphabet):
                 fits.append(i)
         if len(fits) == 1:
             out[fits[0]] = out[fits[0]].model_copy(update={"text": name})
