@@ -154,6 +154,11 @@ class ObserveConfig(BaseModel):
     # auto: OpenVINO on the CPU where it is installed, else ONNX Runtime; torch on a GPU.
     detector_runtime: Literal["auto", "openvino", "onnx", "torch"] = Field(
         default="auto", description="what runs the detector: auto | openvino | onnx | torch")
+    # ONNX Runtime runs the reader's encoder pass (its CTC texts and the decoder's memory) in a third
+    # to a half of torch's time on a CPU (caap/observe/read/graph.py); the decoder stays in torch.
+    # auto: ONNX Runtime on the CPU where it is installed; torch on a GPU.
+    reader_runtime: Literal["auto", "onnx", "torch"] = Field(
+        default="auto", description="what runs the reader's encoder: auto | onnx | torch")
     # What the observed application draws at: HiDPI toolkits scale everything by 1.25-2 (GDK_SCALE,
     # QT_SCALE_FACTOR, a browser's device scale factor). The models saw text and widgets at factor 1,
     # so the screen is shrunk by it before observing and the boxes grown back to captured pixels.
@@ -165,6 +170,11 @@ class ObserveConfig(BaseModel):
     # frames for the text chooser, 20-60 KB for a MiniWoB element): tens of MB at most.
     memo: int = Field(default=1024, ge=0, description="readings of element crops remembered by their pixels "
                                                        "(reader and PP-OCR each; 0: off)")
+    # A screen whose pixels (and the typed values and task names the look was given) are the ones of a
+    # recent look is answered with that look's elements: the steps are deterministic, and an agent
+    # often looks again at a screen its last action did not change (a wait, a click on nothing).
+    screen_memo: int = Field(default=16, ge=0, description="whole observations remembered by the screen's "
+                                                           "pixels (0: off)")
     # The observer's named steps switched off (caap observe --list-steps prints them): for A/B runs
     # and for a user whose screens one pixel rule gets wrong. An unknown name stops the observer
     # before any model loads, with the list of known ones (caap.observe.pipeline.Pipeline).

@@ -3,6 +3,7 @@ clear message."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -28,3 +29,21 @@ def read_json(path: str | Path, error: type[Exception], *, missing: str, unreada
         raise error(f"{path}: {missing}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise error(f"{path}: {unreadable} ({exc})") from None
+
+
+def cache_dir() -> Path:
+    """Where derived model files live: ``$CAAP_CACHE_DIR``, else ``$XDG_CACHE_HOME/caap``, else
+    ``~/.cache/caap``."""
+    if os.environ.get("CAAP_CACHE_DIR"):
+        return Path(os.environ["CAAP_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "caap"
+
+
+def file_digest(path: Path) -> str:
+    """The first 16 hex digits of a file's SHA-256."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:16]

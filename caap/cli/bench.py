@@ -278,6 +278,37 @@ def _print_summary(summary: dict[str, Any]) -> None:
               f"mean over the paper's 67 (uncovered = 0): {o['mean_success_all_67']:.3f}", highlight=False)
 
 
+def _bench_against(against: str, paths: list[Path], *, repeat: int, rounds: int, options: list[str],
+                   as_json: bool) -> None:
+    """``caap bench observe --against``: this checkout and ``against`` timed alternately."""
+    import json
+    import sys
+    from dataclasses import asdict
+
+    import caap
+    from caap.bench.observe_speed import AgainstError, checkout_of, compare
+
+    here = Path(caap.__file__).resolve().parents[1]
+    try:
+        with checkout_of(against, here) as base:
+            rows, _ = compare(here, base, [p.resolve() for p in paths], rounds=rounds, repeat=repeat, options=options,
+                              progress=lambda line: print(line, file=sys.stderr))
+    except AgainstError as exc:
+        fail(str(exc))
+    if as_json:
+        for row in rows:
+            sys.stdout.write(json.dumps({**asdict(row), "first_ratio": row.first_ratio,
+                                         "again_ratio": row.again_ratio}) + "\n")
+        return
+    table = Table(title=f"observe, ms: this version against {against} (median of {rounds} alternating rounds)")
+    for col in ("screen", f"{against} first", "first", "ratio", f"{against} again", "again", "ratio "):
+        table.add_column(col, justify="left" if col == "screen" else "right")
+    for r in rows:
+        table.add_row(Path(r.screen).name, f"{r.base_first:.0f}", f"{r.new_first:.0f}", f"{r.first_ratio:.2f}",
+                      f"{r.base_again:.0f}", f"{r.new_again:.0f}", f"{r.again_ratio:.2f}")
+    out.print(table)
+
+
 @bench_app.command("observe")
 def bench_observe(
     images: Annotated[list[Path], typer.Argument(help="Screenshot files or folders of them.")],
@@ -286,16 +317,23 @@ def bench_observe(
     reader: Annotated[Path | None, typer.Option(help="Reader checkpoint (default: models/reader/).")] = None,
     detector_runtime: Annotated[str | None, typer.Option(
         help="auto | openvino | onnx | torch: what runs the detector (default: the config's observe section).")] = None,
+    reader_runtime: Annotated[str | None, typer.Option(
+        help="auto | onnx | torch: what runs the reader's encoder (default: the config's observe section).")] = None,
     ui_scale: Annotated[float | None, typer.Option(
         help="The device scale factor the screens were drawn at (default from the config's observe section).")] = None,
     disable_step: Annotated[list[str] | None, typer.Option(
         "--disable-step", help="Switch an observer step off (repeatable; caap observe --list-steps).")] = None,
+    against: Annotated[str | None, typer.Option(
+        help="Also time another version on the same screens in this run and print the ratio: a caap "
+             "checkout folder or a git revision of this one (a tag, a commit).")] = None,
+    rounds: Annotated[int, typer.Option(help="With --against: alternating rounds of the two versions.", min=1)] = 3,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per screen.")] = False,
     config: ConfigOpt = None,
 ) -> None:
     """Time the observer per screen: first sight (every element read) and the same screen again
-    (unchanged elements answered from the reading memo), then the median of every named step over
-    the screens. Models are loaded and warmed once."""
+    (remembered), then the median of every named step over the screens. Models are loaded and
+    warmed once. With --against, this version and another alternate on the same screens, each in
+    a process of its own, and the table gives both and their ratio."""
     import json
     import sys
     from dataclasses import asdict
@@ -304,18 +342,32 @@ def bench_observe(
     from caap.cli.observe import image_paths
     from caap.observe.capture.screen import ScreenError, load_image
     from caap.observe.detect.detector import DetectorError
+    from caap.observe.read.configuration import ReaderError
     from caap.observe.vision import VisionObserver
 
     cfg = config_from_flags(config, {"observe.detector": detector, "observe.reader": reader,
-                                     "observe.detector_runtime": detector_runtime, "observe.ui_scale": ui_scale})
+                                     "observe.detector_runtime": detector_runtime, "observe.ui_scale": ui_scale,
+                                     "observe.reader_runtime": reader_runtime})
     paths = image_paths(images)
+    if against is not None:
+        passed = {"--detector": detector and detector.resolve(), "--reader": reader and reader.resolve(),
+                  "--detector-runtime": detector_runtime,
+                  "--reader-runtime": reader_runtime, "--ui-scale": ui_scale}
+        options = [str(v) for k, value in passed.items() if value is not None for v in (k, value)]
+        options += [v for name in disable_step or () for v in ("--disable-step", name)]
+        if config is not None:
+            options += ["--config", str(Path(config).resolve())]
+        _bench_against(against, paths, repeat=repeat, rounds=rounds, options=options, as_json=as_json)
+        return
     _check_models(cfg.observe)
     try:
         observer = VisionObserver.from_config(cfg.observe, disable=disable_step or ())
-    except (DetectorError, ValueError) as exc:
+    except (DetectorError, ReaderError, ValueError) as exc:
         fail(str(exc))
     timings = []
-    table = Table(title=f"observe, ms (detector runtime: {observer.detector.runtime if observer.detector else '-'})")
+    runtimes = (f"detector runtime: {observer.detector.runtime if observer.detector else '-'}, "
+                f"reader runtime: {getattr(observer.reader, 'runtime', '-')}")
+    table = Table(title=f"observe, ms ({runtimes})")
     for col in ("screen", "size", "elements", "detect", "read", "ocr", "first total", "again total"):
         table.add_column(col, justify="left" if col == "screen" else "right")
     warmed = False

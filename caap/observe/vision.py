@@ -15,11 +15,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from PIL import Image
 
 from caap.config import ObserveConfig
 from caap.geometry import Box
 from caap.observe.detect.detector import Detector
+from caap.observe.memo import memo_of, pixel_key
 from caap.observe.observation import Observation, Typed
 from caap.observe.pipeline import MODELS, Parts, Pipeline, describe
 from caap.observe.steps import FIT_STEPS
@@ -77,7 +79,7 @@ class VisionObserver:
                  type_source: str = DEFAULT_TYPE_SOURCE, text_source: str = DEFAULT_TEXT_SOURCE,
                  ocr: Any | None = None, ocr_threshold: float | None = DEFAULT_OCR_THRESHOLD,
                  ui_scale: float = _OBSERVE["ui_scale"].default, disable: Iterable[str] = (),
-                 screens: str = DEFAULT_SCREENS) -> None:
+                 screens: str = DEFAULT_SCREENS, screen_memo: int = _OBSERVE["screen_memo"].default) -> None:
         if not 0.5 <= ui_scale <= 4.0:
             raise ValueError(f"ui_scale must lie in 0.5-4, not {ui_scale}")
         if type_source not in TYPE_SOURCES:
@@ -92,6 +94,8 @@ class VisionObserver:
                            text_source=text_source, ocr_threshold=ocr_threshold, screens=screens)
         self.pipeline = Pipeline(disable=disable)
         self.ui_scale = ui_scale
+        # Whole observations by the screen's pixels, typed values and names (``screen_memo``).
+        self.seen = memo_of(screen_memo)
 
     @property
     def detector(self) -> Detector | None:
@@ -112,11 +116,13 @@ class VisionObserver:
              ocr_threshold: float | None = DEFAULT_OCR_THRESHOLD, memo: int = DEFAULT_MEMO,
              max_side: int = _OBSERVE["detector_max_side"].default,
              runtime: str = _OBSERVE["detector_runtime"].default,
+             reader_runtime: str = _OBSERVE["reader_runtime"].default,
              ui_scale: float = _OBSERVE["ui_scale"].default, disable: Iterable[str] = (),
-             screens: str = DEFAULT_SCREENS) -> VisionObserver:
+             screens: str = DEFAULT_SCREENS, screen_memo: int = _OBSERVE["screen_memo"].default) -> VisionObserver:
         """``memo``: readings of element crops the reader and PP-OCR each remember by their pixels
-        (``caap.observe.memo``; 0: every element is read on every screen); ``disable``: step names
-        switched off."""
+        (``caap.observe.memo``; 0: every element is read on every screen); ``screen_memo``: whole
+        observations remembered by the screen's pixels (0: every screen goes through the steps);
+        ``disable``: step names switched off."""
         pipeline = Pipeline(disable=disable)  # an unknown step name fails before any model loads
         detector = Detector(detector_weights or DEFAULT_DETECTOR, conf=conf, device=device, max_side=max_side,
                             runtime=runtime)
@@ -124,13 +130,14 @@ class VisionObserver:
         if use_reader:
             from caap.observe.read.inference import Reader
 
-            reader = Reader(reader_checkpoint or DEFAULT_READER, device=device, memo=memo)
+            reader = Reader(reader_checkpoint or DEFAULT_READER, device=device, memo=memo, runtime=reader_runtime)
             if text_source != "reader":
                 from caap.observe.ocr.ppocr import PPOCR
 
                 ocr = PPOCR(memo=memo)
         return cls(detector, reader, type_source=type_source, text_source=text_source, ocr=ocr,
-                   ocr_threshold=ocr_threshold, ui_scale=ui_scale, disable=pipeline.disabled, screens=screens)
+                   ocr_threshold=ocr_threshold, ui_scale=ui_scale, disable=pipeline.disabled, screens=screens,
+                   screen_memo=screen_memo)
 
     @classmethod
     def from_config(cls, cfg: ObserveConfig, *, use_reader: bool = True,
@@ -139,14 +146,18 @@ class VisionObserver:
         return cls.load(cfg.detector, cfg.reader, use_reader=use_reader, conf=cfg.conf, device=cfg.device,
                         type_source=cfg.type_source, text_source=cfg.text_source, ocr_threshold=cfg.ocr_threshold,
                         memo=cfg.memo, max_side=cfg.detector_max_side, runtime=cfg.detector_runtime,
-                        ui_scale=cfg.ui_scale, disable=[*disabled_steps(cfg), *disable], screens=cfg.screens)
+                        reader_runtime=cfg.reader_runtime,
+                        ui_scale=cfg.ui_scale, disable=[*disabled_steps(cfg), *disable], screens=cfg.screens,
+                        screen_memo=cfg.screen_memo)
 
     def steps(self) -> list[dict[str, Any]]:
         """The pipeline's steps in order, each with whether it runs in this observer and why not."""
         return describe(self.pipeline.steps, [m for m in MODELS if self.parts.has(m)], self.pipeline.disabled)
 
     def forget(self) -> None:
-        """Drop the readings the reader and PP-OCR remember: the next screen is read as if new."""
+        """Drop the observations and readings remembered: the next screen is read as if new."""
+        if self.seen is not None:
+            self.seen.clear()
         for part in (self.parts.reader, self.parts.ocr):
             memo = getattr(part, "memo", None)
             if memo is not None:
@@ -156,7 +167,31 @@ class VisionObserver:
         """The observation of a screenshot, boxes in its pixels. At a UI scale other than 1 the
         models look at the screen shrunk to the size they were trained at, and the boxes grow back.
         ``typed``: the values the agent typed into fields, read back (``Typed``); ``names``: the
-        names the task speaks of, looked for in what is read (``read_task_names``)."""
+        names the task speaks of, looked for in what is read (``read_task_names``). A screen seen
+        in a recent look, with the same values and names, is answered from it (``screen_memo``): a
+        copy of its elements, with the time the lookup took and no steps run."""
+        if self.seen is None:
+            return self._observe(image, typed, names)
+        t0 = time.perf_counter()
+        key = pixel_key(np.asarray(image), image.mode, tuple(typed), tuple(names), self._settings())
+        hit = self.seen.get(key)
+        if hit is None:
+            seen = self._observe(image, typed, names)
+            self.seen.put(key, _copied(seen, seen.timings_ms))
+            return seen
+        ms = round((time.perf_counter() - t0) * 1000, 2)
+        return _copied(hit, {**{k: 0.0 for k in hit.timings_ms}, "total": ms}, steps=False)
+
+    def _settings(self) -> tuple[Any, ...]:
+        """What else an observation depends on, as the screen memo's key holds it: the settings, and
+        which models are loaded (a model swapped in is another object; ``forget`` after changing one
+        in place)."""
+        p, reader = self.parts, self.parts.reader
+        return (p.type_source, p.text_source, p.ocr_threshold, p.screens, sorted(self.pipeline.disabled),
+                self.ui_scale, id(p.detector), id(reader), id(p.ocr),
+                *(id(getattr(reader, part, None)) for part in ("choosers", "lm", "state_head", "glyphs")))
+
+    def _observe(self, image: Image.Image, typed: Sequence[Typed], names: Sequence[str]) -> Observation:
         if self.ui_scale == 1.0:
             return self.pipeline.observe(image, self.parts, typed, names)
         t0 = time.perf_counter()
@@ -169,3 +204,9 @@ class VisionObserver:
                                     for e in seen.elements])
         grown.timings_ms["total"] = round((time.perf_counter() - t0) * 1000, 2)
         return grown
+
+
+def _copied(seen: Observation, timings: dict[str, float], *, steps: bool = True) -> Observation:
+    """An observation's own copy (its elements may be changed by whoever holds it)."""
+    return Observation([e.model_copy(deep=True) for e in seen.elements], dict(timings),
+                       list(seen.steps) if steps else [], list(seen.provenance))

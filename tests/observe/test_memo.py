@@ -64,7 +64,7 @@ def observer():
 
     if not DEFAULT_DETECTOR.is_file() or not (DEFAULT_READER / "model.safetensors").is_file():
         pytest.skip("the shipped models are not in this checkout")
-    return VisionObserver.load(memo=0)
+    return VisionObserver.load(memo=0, screen_memo=0)
 
 
 def _same(a: list, b: list) -> None:
@@ -129,3 +129,33 @@ def test_the_memo_is_configured_and_off_at_zero(observer):
     on = VisionObserver.from_config(ObserveConfig(memo=16))
     assert on.reader.memo.capacity == 16 and on.ocr.memo.capacity == 16
     assert observer.reader.memo is None and observer.ocr.memo is None  # loaded with memo=0
+
+
+def test_a_screen_seen_before_is_answered_from_its_look_and_any_change_looks_again(observer):
+    from caap.observe.observation import Typed
+    from caap.observe.vision import VisionObserver
+
+    assert ObserveConfig().screen_memo > 0 and observer.seen is None  # loaded with screen_memo=0
+    with pytest.raises(ValueError):
+        ObserveConfig(screen_memo=-1)
+    seeing = VisionObserver(observer.detector, observer.reader, ocr=observer.ocr, text_source="auto", screen_memo=2)
+    image = Image.open(SCREENS / "resize-textarea-start.png").convert("RGB")
+    first = seeing.observe(image)
+    again = seeing.observe(image.copy())
+    assert first.steps and not again.steps  # no step ran the second time
+    _same(again.elements, first.elements)
+    assert again.timings_ms["total"] < first.timings_ms["total"] and again.timings_ms["detect"] == 0.0
+    again.elements[0].text = "changed by its holder"
+    assert seeing.observe(image).elements[0].text == first.elements[0].text  # each look gets its own copy
+    # Anything the look depends on looks again: one pixel, a typed value, a name, forget().
+    seeing.parts.ocr_threshold = 0.5  # a setting changed in place
+    assert seeing.observe(image).steps
+    seeing.parts.ocr_threshold = None
+    pixel = image.copy()
+    pixel.putpixel((0, 0), (1, 2, 3))
+    assert seeing.observe(pixel).steps
+    box = first.elements[0].bbox
+    assert seeing.observe(image, typed=[Typed(box, "x")]).steps
+    assert seeing.observe(image, names=["Alice"]).steps
+    seeing.forget()
+    assert seeing.observe(image).steps

@@ -80,8 +80,9 @@ class Detector:
         Runtime as ``runtime`` asks (``auto``: OpenVINO where it is installed)."""
         from ultralytics import YOLO
 
+        from caap.files import cache_dir
         from caap.observe.detect import openvino_runtime
-        from caap.observe.detect.onnx_export import cache_dir, onnx_for
+        from caap.observe.detect.onnx_export import onnx_for
 
         if runtime == "openvino" and not openvino_runtime.available():
             raise DetectorError("the openvino detector runtime needs OpenVINO: pip install 'caap[vision]'")

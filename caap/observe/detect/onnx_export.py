@@ -10,32 +10,15 @@ and a changed file is never run from a stale graph.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
+from caap.files import cache_dir, file_digest
+
 OPSET = 17  # supported by every onnxruntime the project allows (>= 1.17)
-
-
-def cache_dir() -> Path:
-    """Where derived model files live: ``$CAAP_CACHE_DIR``, else ``$XDG_CACHE_HOME/caap``, else
-    ``~/.cache/caap``."""
-    if os.environ.get("CAAP_CACHE_DIR"):
-        return Path(os.environ["CAAP_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "caap"
-
-
-def file_digest(path: Path) -> str:
-    """The first 16 hex digits of a file's SHA-256."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()[:16]
 
 
 def onnx_for(weights: Path, cache: Path | None = None) -> Path:

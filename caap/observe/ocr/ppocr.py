@@ -138,6 +138,8 @@ def _session(path: Path, threads: int | None) -> Any:
     if threads:
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
+    # Idle pool threads that spin after a run take the cores from the steps after it.
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     try:
         return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own exception types for unreadable models

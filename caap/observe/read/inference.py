@@ -49,6 +49,9 @@ from caap.observe.read.configuration import (
     load_model,
     resolve_device,
 )
+from caap.observe.read.generate import forced_greedy
+from caap.observe.read.graph import RUNTIMES, GraphEncoder, graph_for
+from caap.observe.read.graph import available as graph_available
 from caap.observe.read.lines import LINE_SEPARATOR, text_lines
 from caap.observe.read.processing import box_colours, grid_size, patchify, semi_mask
 from caap.observe.read.states import HEAD_FILE, StateHead, StateHeadError
@@ -108,17 +111,22 @@ class Reader:
     state_head: StateHead | None  # reads controls' states from their pixels (states)
     glyphs: GlyphBank | None  # names the icons drawn as glyphs it holds (caap.observe.glyphs)
     memo: ReadingMemo | None  # readings of crops seen before (caap.observe.memo)
+    graph: GraphEncoder | None  # the encoder pass in ONNX Runtime (caap.observe.read.graph), else torch's
+    runtime: str  # what runs the encoder pass: onnx or torch
 
     def __init__(self, checkpoint: str | Path, *, device: str | None = "cpu", chunk_size: int = 64,
                  constrained: bool = True, pad_waste: float = 1.25, lm: bool = True, chooser: bool = True,
-                 memo: int = 0) -> None:
+                 memo: int = 0, runtime: str = "auto") -> None:
         if chunk_size < 1:
             raise ReaderError(f"chunk_size must be at least 1, got {chunk_size}")
+        if runtime not in RUNTIMES:
+            raise ReaderError(f"reader runtime must be one of {RUNTIMES}, not {runtime!r}")
         path = Path(checkpoint)
         meta = load_checkpoint_meta(path)
         device = resolve_device(device)
         self._bind(load_model(path, device), ReaderSpec.from_meta(meta), build_tokenizer(), path=path, device=device,
                    chunk_size=chunk_size, constrained=constrained, pad_waste=pad_waste, meta=meta)
+        self._use_runtime(runtime)
         if lm and (path / LM_FILE).is_file():
             try:
                 self.lm = CharLM.load(path / LM_FILE)
@@ -145,6 +153,21 @@ class Reader:
         # Only here, on a checkpoint's frozen weights: a model being trained reads differently each time.
         self.memo = memo_of(memo)
 
+    def _use_runtime(self, runtime: str) -> None:
+        """Run the encoder pass in ONNX Runtime (``caap.observe.read.graph``) where ``runtime`` asks
+        for it, or on the CPU with ``auto`` where ONNX Runtime is installed; torch otherwise."""
+        if runtime == "torch" or (runtime == "auto" and (self.device != "cpu" or not graph_available())):
+            return
+        if self.device != "cpu":
+            raise ReaderError(f"the onnx reader runtime runs on the CPU, not on {self.device}: use runtime "
+                              "'torch' (or 'auto') there")
+        if not graph_available():
+            raise ReaderError("the onnx reader runtime needs onnx and onnxruntime: pip install 'caap[vision]'")
+        import torch
+
+        self.graph = GraphEncoder(graph_for(self.path, self.model, self.spec), threads=torch.get_num_threads())
+        self.runtime = "onnx"
+
     @classmethod
     def in_memory(cls, model: Any, spec: ReaderSpec, tokenizer: Any, *, path: Path, device: str) -> Reader:
         """A reader around a model being trained, read through the same code as a checkpoint."""
@@ -167,6 +190,8 @@ class Reader:
         self.state_head = None
         self.glyphs = None
         self.memo = None
+        self.graph = None
+        self.runtime = "torch"
 
     # -- the model passes -------------------------------------------------------------------------
 
@@ -260,10 +285,16 @@ class Reader:
                                 None if colours is None else colours[group])
                 patches = grid.flattened_patches.to(self.device)
                 mask = grid.attention_mask.to(self.device)
-                encoded = self.model.encode(patches, mask).last_hidden_state
-                memory = self.model.decoder_memory(encoded, grid.colour) if any(generate[i] for i in group) else None
-                log_probs, lengths = self.model.ctc_log_probs(encoded, mask, patches)
-                log_probs, lengths = log_probs.cpu(), lengths.tolist()
+                memory: torch.Tensor | None
+                if self.graph is not None:
+                    memory, log_probs = self.graph(patches, mask, grid.colour, grid.shapes)
+                    lengths = [cols * self.model.frames_per_column for _, cols in grid.shapes]
+                else:
+                    encoded = self.model.encode(patches, mask).last_hidden_state
+                    memory = (self.model.decoder_memory(encoded, grid.colour) if any(generate[i] for i in group)
+                              else None)
+                    ctc, frames = self.model.ctc_log_probs(encoded, mask, patches)
+                    log_probs, lengths = ctc.cpu(), frames.tolist()
                 for row, (i, reading) in enumerate(zip(group, greedy_decode(log_probs, lengths, self.alphabet),
                                                        strict=True)):
                     if keep:
@@ -278,15 +309,28 @@ class Reader:
                     if generate[i]:
                         hidden[i] = memory[row, : int(mask[row].sum().item())]  # type: ignore[index]
             records: list[str | None] = [None] * len(crops)
-            # Chunks of like lengths: a chunk's cross-attention pads every crop to its longest.
-            wanted = sorted(hidden, key=lambda i: (hidden[i].shape[0], i))
-            for lo in range(0, len(wanted), self.chunk_size):
-                chunk = wanted[lo:lo + self.chunk_size]
+            for chunk in self.generation_chunks({i: h.shape[0] for i, h in hidden.items()}):
                 records_of = self._generate([hidden[i] for i in chunk],
                                             [types[i] if types is not None else None for i in chunk], max_new_tokens)
                 for i, record in zip(chunk, records_of, strict=True):
                     records[i] = record
         return readings, records, kept
+
+    def generation_chunks(self, lengths: dict[int, int]) -> list[list[int]]:
+        """Crop indices (keys of ``lengths``, their encoder outputs' lengths) grouped into batched
+        generations: sorted by length (a batch's cross-attention pads every crop to its longest),
+        a batch closed where its padded memory would pass what ``chunk_size`` crops of the largest
+        grid hold. Each generation costs about the same per step whatever its size (on a CPU the
+        decoder's steps are small), so few large batches beat many: 67 records went in two
+        generations of 64 and 3 before, one now."""
+        budget = self.chunk_size * self.spec.max_patches
+        chunks: list[list[int]] = []
+        for i in sorted(lengths, key=lambda i: (lengths[i], i)):
+            if chunks and (len(chunks[-1]) + 1) * max(lengths[i], 1) <= budget:
+                chunks[-1].append(i)
+            else:
+                chunks.append([i])
+        return chunks
 
     def _generate(self, states: list[Any], types: list[ElementType | None], max_new_tokens: int) -> list[str]:
         """The decoder's records for encoder outputs of different lengths, in one batch."""
@@ -299,6 +343,11 @@ class Reader:
         for row, state in enumerate(states):
             batch[row, : state.shape[0]] = state
             mask[row, : state.shape[0]] = 1.0
+        if self.grammar is not None and not self.spec.decoder_text:
+            start = int(self.model.config.decoder_start_token_id)
+            tokens = forced_greedy(self.model.decoder, batch, mask, self.grammar, types,
+                                   min(max_new_tokens, self.grammar.longest), start)
+            return self.tokenizer.batch_decode(tokens, skip_special_tokens=True)
         constrain = {}
         if self.grammar is not None:
             constrain["prefix_allowed_tokens_fn"] = partial(_allowed, self.grammar, types)

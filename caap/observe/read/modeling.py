@@ -109,13 +109,16 @@ class ReaderModel(Pix2StructForConditionalGeneration):
         return self.encoder(flattened_patches=flattened_patches, attention_mask=attention_mask, return_dict=True)
 
     def ctc_log_probs(self, hidden: torch.Tensor, attention_mask: torch.Tensor,
-                      flattened_patches: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                      flattened_patches: torch.Tensor, width: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
         """``(log_probs (batch, frames, classes), frames per element)`` from the encoder output
         ``hidden`` (batch, tokens, dim); each token's column is the second value of its patch row in
-        ``flattened_patches`` (1-based, 0 for padding; see ``caap.observe.read.processing``)."""
+        ``flattened_patches`` (1-based, 0 for padding; see ``caap.observe.read.processing``).
+        ``width``: the batch's widest grid in columns, where the caller knows it without reading
+        the patches (a traced graph takes it from an input's shape, ``caap.observe.read.graph``)."""
         batch, _, dim = hidden.shape
         cols = flattened_patches[:, :, 1].long()
-        width = max(int(cols.max().item()), 1)
+        if width is None:
+            width = max(int(cols.max().item()), 1)
         index = (cols - 1).clamp(min=0)
         valid = attention_mask > 0
         # Attention over the rows of each column: a softmax of the pool scores within the column
@@ -175,12 +178,14 @@ class ConvPatchProjection(nn.Module):
         x = patches.reshape(batch * tokens, self.height, self.width, 3).permute(0, 3, 1, 2)
         return self.proj(self.convs(x).flatten(1)).view(batch, tokens, -1)
 
-    def over_image(self, patches: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
+    def over_image(self, patches: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor,
+                   grid: tuple[Any, Any] | None = None) -> torch.Tensor:
         """The same layers, the convolutions run over each image re-assembled from its patches
-        (``rows``/``cols``: 1-based patch positions, 0 for padding tokens)."""
+        (``rows``/``cols``: 1-based patch positions, 0 for padding tokens; ``grid``: the batch's
+        largest (rows, cols), where the caller knows it without reading the patches)."""
         batch, _, values = patches.shape
         ph, pw = self.height, self.width
-        nr, nc = max(int(rows.max().item()), 1), max(int(cols.max().item()), 1)
+        nr, nc = grid if grid is not None else (max(int(rows.max().item()), 1), max(int(cols.max().item()), 1))
         slot = torch.where(cols > 0, (rows - 1).clamp(min=0) * nc + (cols - 1).clamp(min=0), nr * nc)
         canvas = patches.new_zeros(batch, nr * nc + 1, values).scatter(
             1, slot.unsqueeze(-1).expand(-1, -1, values), patches)[:, : nr * nc]
@@ -215,12 +220,12 @@ class StemEmbeddings(Pix2StructVisionEmbeddings):
         nn.init.zeros_(self.mix.weight)
         nn.init.zeros_(self.mix.bias)
 
-    def forward(self, flattened_patches: torch.Tensor) -> torch.Tensor:
+    def forward(self, flattened_patches: torch.Tensor, grid: tuple[Any, Any] | None = None) -> torch.Tensor:
         rows = flattened_patches[:, :, 0].long()
         cols = flattened_patches[:, :, 1].long()
         present = (cols > 0).unsqueeze(-1)
         if self.whole_image:
-            x = self.patch_projection.over_image(flattened_patches[:, :, 2:], rows, cols) * present
+            x = self.patch_projection.over_image(flattened_patches[:, :, 2:], rows, cols, grid) * present
         else:
             x = self.patch_projection(flattened_patches[:, :, 2:]) * present
         x = x + self.mix((self.mix_norm(x) * present).transpose(1, 2)).transpose(1, 2) * present

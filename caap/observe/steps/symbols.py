@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
-from caap.observe.detect.onnx_export import cache_dir
+from caap.files import cache_dir
 from caap.observe.primitives import INK_SUM, face_colour, ink_mask
 
 SYMBOLS = "+-×÷=±.%/*"

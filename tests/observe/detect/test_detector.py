@@ -350,7 +350,8 @@ def test_the_onnx_graph_is_exported_once_per_weights_file(tmp_path, monkeypatch)
     pytest.importorskip("onnxruntime", reason="needs the vision extra")
     from ultralytics import YOLO
 
-    from caap.observe.detect.onnx_export import file_digest, onnx_for
+    from caap.files import file_digest
+    from caap.observe.detect.onnx_export import onnx_for
 
     first = onnx_for(SHIPPED, tmp_path / "cache")
     assert first.is_file() and file_digest(SHIPPED) in first.name
@@ -392,10 +393,31 @@ def test_bench_observe_times_first_sight_and_the_same_screen_again(tmp_path):
         assert r["first"]["read"] > 0 and r["first"]["total"] >= r["first"]["detect"]
         # The second look reads nothing new: the memo answers for every element.
         assert r["again"]["read"] < r["first"]["read"]
-    table = runner.invoke(app, ["bench", "observe", str(screens[0]), "--repeat", "1", "--detector-runtime", "torch"])
-    assert table.exit_code == 0 and "runtime: torch" in table.output, table.output
+    table = runner.invoke(app, ["bench", "observe", str(screens[0]), "--repeat", "1", "--detector-runtime", "torch",
+                                "--reader-runtime", "torch"])
+    assert table.exit_code == 0, table.output
+    assert "detector runtime: torch" in table.output and "reader runtime: torch" in table.output
     missing = runner.invoke(app, ["bench", "observe", str(tmp_path / "none.png")])
     assert missing.exit_code == 2 and "no such image" in missing.output
+
+
+def test_bench_observe_against_another_version_times_both_in_one_run(tmp_path):
+    pytest.importorskip("transformers", reason="needs the vision extra")
+    import caap
+    from caap.cli import app
+
+    screen = sorted(FIXTURE.glob("**/*.png"))[0]
+    here = Path(caap.__file__).resolve().parents[1]
+    # This checkout against itself (a folder): both columns measured, the ratio near 1.
+    result = runner.invoke(app, ["bench", "observe", str(screen), "--against", str(here), "--rounds", "1",
+                                 "--repeat", "1", "--reader-runtime", "torch", "--json"])
+    assert result.exit_code == 0, result.output
+    (row,) = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    assert row["screen"] == str(screen.resolve()) and row["base_first"] > 0 and row["new_first"] > 0
+    assert row["first_ratio"] == round(row["new_first"] / row["base_first"], 3)
+    assert "round 1/1: base done" in result.stderr and "round 1/1: new done" in result.stderr
+    wrong = runner.invoke(app, ["bench", "observe", str(screen), "--against", "no-such-revision-anywhere"])
+    assert wrong.exit_code == 2 and "neither a caap checkout nor a git revision" in wrong.output
 
 
 def test_the_miniwob_benchmark_keeps_the_miniwob_detector_unless_one_is_named(tmp_path: Path) -> None:
