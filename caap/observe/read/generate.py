@@ -22,7 +22,8 @@ from caap.taxonomy import ElementType
 def forced_greedy(decoder: Any, memory: Any, memory_mask: Any, grammar: RecordGrammar,
                   types: Sequence[ElementType | None], max_new_tokens: int, start: int) -> list[list[int]]:
     """Each row's generated tokens (start token first, end token last where it was reached within
-    ``max_new_tokens``): ``decoder`` is the Pix2Struct text decoder, ``memory`` (rows, tokens, dim)
+    ``max_new_tokens``): ``decoder(input_ids, decoder_mask, memory, memory_mask)`` gives every
+    position's scores (``caap.observe.read.graph``: ``decoder_pass``, ``GraphDecoder``), ``memory`` (rows, tokens, dim)
     and ``memory_mask`` (rows, tokens) what it attends to, ``types`` the type each row's record must
     have (None: any)."""
     import torch
@@ -53,8 +54,7 @@ def forced_greedy(decoder: Any, memory: Any, memory_mask: Any, grammar: RecordGr
             ids[k, : len(seqs[r])] = torch.tensor(seqs[r])
             mask[k, : len(seqs[r])] = 1
         picked = torch.tensor([r for r, _ in choosing], device=memory.device)
-        logits = decoder(input_ids=ids, attention_mask=mask, encoder_hidden_states=memory[picked],
-                         encoder_attention_mask=memory_mask[picked], use_cache=False, return_dict=True).logits
+        logits = decoder(ids, mask, memory[picked], memory_mask[picked])
         last = torch.tensor([len(seqs[r]) - 1 for r, _ in choosing], device=memory.device)
         scores = logits[torch.arange(len(choosing), device=memory.device), last]
         open_rows = []

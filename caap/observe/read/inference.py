@@ -50,7 +50,7 @@ from caap.observe.read.configuration import (
     resolve_device,
 )
 from caap.observe.read.generate import forced_greedy
-from caap.observe.read.graph import RUNTIMES, GraphEncoder, graph_for
+from caap.observe.read.graph import RUNTIMES, GraphDecoder, GraphEncoder, decoder_pass, graph_for
 from caap.observe.read.graph import available as graph_available
 from caap.observe.read.lines import LINE_SEPARATOR, text_lines
 from caap.observe.read.processing import box_colours, grid_size, patchify, semi_mask
@@ -112,6 +112,7 @@ class Reader:
     glyphs: GlyphBank | None  # names the icons drawn as glyphs it holds (caap.observe.glyphs)
     memo: ReadingMemo | None  # readings of crops seen before (caap.observe.memo)
     graph: GraphEncoder | None  # the encoder pass in ONNX Runtime (caap.observe.read.graph), else torch's
+    decoder: Any  # one decoder pass over whole records: GraphDecoder, or decoder_pass (torch)
     runtime: str  # what runs the encoder pass: onnx or torch
 
     def __init__(self, checkpoint: str | Path, *, device: str | None = "cpu", chunk_size: int = 64,
@@ -165,7 +166,9 @@ class Reader:
             raise ReaderError("the onnx reader runtime needs onnx and onnxruntime: pip install 'caap[vision]'")
         import torch
 
-        self.graph = GraphEncoder(graph_for(self.path, self.model, self.spec), threads=torch.get_num_threads())
+        threads = torch.get_num_threads()
+        self.graph = GraphEncoder(graph_for(self.path, self.model, self.spec), threads=threads)
+        self.decoder = GraphDecoder(graph_for(self.path, self.model, self.spec, part="decoder"), threads=threads)
         self.runtime = "onnx"
 
     @classmethod
@@ -191,6 +194,7 @@ class Reader:
         self.glyphs = None
         self.memo = None
         self.graph = None
+        self.decoder = decoder_pass(model)
         self.runtime = "torch"
 
     # -- the model passes -------------------------------------------------------------------------
@@ -345,7 +349,7 @@ class Reader:
             mask[row, : state.shape[0]] = 1.0
         if self.grammar is not None and not self.spec.decoder_text:
             start = int(self.model.config.decoder_start_token_id)
-            tokens = forced_greedy(self.model.decoder, batch, mask, self.grammar, types,
+            tokens = forced_greedy(self.decoder, batch, mask, self.grammar, types,
                                    min(max_new_tokens, self.grammar.longest), start)
             return self.tokenizer.batch_decode(tokens, skip_special_tokens=True)
         constrain = {}

@@ -11,6 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from caap.observe.read.generate import forced_greedy  # noqa: E402
+from caap.observe.read.graph import decoder_pass  # noqa: E402
 from caap.observe.read.target import RecordGrammar, _allowed, decode_target  # noqa: E402
 from caap.taxonomy import ElementType  # noqa: E402
 
@@ -42,7 +43,7 @@ def test_forced_greedy_writes_what_constrained_generate_writes_in_fewer_passes()
     kinds = [None, ElementType.TEXT, ElementType.CHECKBOX, ElementType.BUTTON, ElementType.ICON, ElementType.SLIDER]
     types = [kinds[i % len(kinds)] for i in range(rows)]
     calls = []
-    decoder = model.decoder
+    decoder = decoder_pass(model)
 
     def counted(*args, **kwargs):
         calls.append(1)

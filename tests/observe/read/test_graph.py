@@ -16,7 +16,7 @@ pytest.importorskip("onnx", reason="needs the vision extra (pip install 'caap[vi
 torch = pytest.importorskip("torch")
 
 from caap.observe.read.configuration import ReaderError  # noqa: E402
-from caap.observe.read.graph import GraphEncoder, graph_for  # noqa: E402
+from caap.observe.read.graph import GraphDecoder, GraphEncoder, decoder_pass, graph_for  # noqa: E402
 
 CONFIG = Path(__file__).parents[3] / "training" / "reader.yaml"
 SHIPPED = Path(__file__).parents[3] / "models" / "reader"
@@ -78,6 +78,28 @@ def test_the_graph_gives_torch_outputs_for_any_grid(tmp_path, overrides):
         assert want_len.tolist() == [c * model.frames_per_column for _, c in grid.shapes]
 
 
+def test_the_decoder_graph_gives_torch_scores_for_any_records_and_memories(tmp_path):
+    path, model, spec = _checkpoint(tmp_path)
+    graph = GraphDecoder(graph_for(path, model, spec, cache=tmp_path / "cache", part="decoder"))
+    torch_pass = decoder_pass(model)
+    generator = torch.Generator().manual_seed(1)
+    dim = model.config.text_config.hidden_size
+    for rows, length, tokens in ((1, 1, 5), (4, 13, 40), (9, 30, 3)):  # shapes unlike the traced example's
+        ids = torch.randint(0, 259, (rows, length), generator=generator)
+        mask = torch.ones(rows, length, dtype=torch.long)
+        mask[0, length // 2 + 1:] = 0  # a shorter record, right-padded
+        memory = torch.randn(rows, tokens, dim, generator=generator)
+        memory_mask = torch.ones(rows, tokens)
+        memory_mask[-1, tokens // 2 + 1:] = 0
+        with torch.no_grad():
+            want = torch_pass(ids, mask, memory, memory_mask)
+        got = graph(ids, mask, memory, memory_mask)
+        real = mask.bool()  # padded positions are never read
+        assert got.shape == want.shape and torch.allclose(got[real], want[real], atol=1e-3)
+    with pytest.raises(ReaderError, match="one of"):
+        graph_for(path, model, spec, cache=tmp_path / "cache", part="head")
+
+
 def test_the_graph_is_exported_once_per_checkpoint_and_a_bad_one_is_named(tmp_path):
     path, model, spec = _checkpoint(tmp_path)
     cache = tmp_path / "cache"
@@ -85,6 +107,7 @@ def test_the_graph_is_exported_once_per_checkpoint_and_a_bad_one_is_named(tmp_pa
     stamp = first.stat().st_mtime_ns
     assert graph_for(path, model, spec, cache=cache) == first and first.stat().st_mtime_ns == stamp
     assert [p.name for p in cache.iterdir()] == [first.name]  # no export folder left behind
+    assert "encoder" in first.name and graph_for(path, model, spec, cache=cache, part="decoder") != first
     # Changed weights: another graph, never the stale one.
     with torch.no_grad():
         model.ctc_head.bias += 1.0
@@ -106,7 +129,8 @@ def test_reader_runtimes_are_checked(tmp_path):
     with pytest.raises(ReaderError, match="runtime must be one of"):
         Reader(path, runtime="tensorrt")
     assert Reader(path, runtime="torch").graph is None
-    assert Reader(path).runtime == "onnx"  # auto, on the CPU with ONNX Runtime installed
+    auto = Reader(path)  # auto, on the CPU with ONNX Runtime installed
+    assert auto.runtime == "onnx" and isinstance(auto.graph, GraphEncoder) and isinstance(auto.decoder, GraphDecoder)
 
 
 @pytest.mark.skipif(not (SHIPPED / "model.safetensors").is_file(), reason="needs the shipped reader in models/")
