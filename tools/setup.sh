@@ -68,6 +68,15 @@ if ! .venv/bin/python -m pip install -q --disable-pip-version-check -e "$spec" >
   exit 1
 fi
 echo "caap installed in .venv ($spec)"
+for extra in "${extras[@]}"; do
+  if [ "$extra" = gpu ]; then
+    # onnxruntime-gpu and onnxruntime install the same module; the CPU build, if pulled in by the
+    # vision extra, would shadow the CUDA one. Reinstalled over its files, the CUDA build stands alone.
+    .venv/bin/python -m pip uninstall -q -y onnxruntime >/dev/null 2>&1 || true
+    .venv/bin/python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps onnxruntime-gpu \
+      >>.venv/pip-install.log 2>&1 || { echo "setup.sh: onnxruntime-gpu failed to install" >&2; exit 1; }
+  fi
+done
 # Label Studio's server (for annotation) lives in a virtualenv of its own: its pins clash with caap's.
 for extra in "${extras[@]}"; do
   if [ "$extra" = annotation ]; then

@@ -99,7 +99,7 @@ def observe(
     paths = image_paths(images or [])
     try:
         observer = VisionObserver.from_config(cfg.observe, use_reader=not no_reader, disable=disable_step or ())
-    except (DetectorError, PipelineError) as exc:
+    except (DetectorError, PipelineError, ValueError) as exc:  # ValueError: settings, the device
         fail(str(exc))
     except Exception as exc:  # the reader's and OCR's own error types live with the optional model code
         if type(exc).__name__ in ("ReaderError", "OcrError"):

@@ -125,11 +125,17 @@ def model_paths() -> dict[str, Path]:
     return {"det": root / DET_MODEL, "rec": root / REC_MODEL}
 
 
-def _session(path: Path, threads: int | None) -> Any:
+def _session(path: Path, threads: int | None, gpu: bool = False) -> Any:
     try:
         import onnxruntime as ort
     except ImportError as exc:
         raise OcrError(f"PP-OCR needs onnxruntime, which is not installed ({exc}): {INSTALL_HINT}") from None
+    providers = ["CPUExecutionProvider"]
+    if gpu:
+        if "CUDAExecutionProvider" not in ort.get_available_providers():
+            raise OcrError("PP-OCR on a GPU needs ONNX Runtime's CUDA build (onnxruntime-gpu), not installed: "
+                           "tools/setup.sh gpu, or pip install 'caap[gpu]' after pip uninstall onnxruntime")
+        providers.insert(0, "CUDAExecutionProvider")
     if not path.is_file():
         raise OcrError(f"{path}: PP-OCR model file is missing (reinstall rapidocr: {INSTALL_HINT})")
     opts = ort.SessionOptions()
@@ -141,7 +147,7 @@ def _session(path: Path, threads: int | None) -> Any:
     # Idle pool threads that spin after a run take the cores from the steps after it.
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     try:
-        return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(str(path), sess_options=opts, providers=providers)
     except Exception as exc:  # onnxruntime raises its own exception types for unreadable models
         raise OcrError(f"{path}: not a readable ONNX model ({type(exc).__name__}: {exc})") from None
 
@@ -152,9 +158,10 @@ def normalise(text: str) -> str:
 
 
 class PPOCR:
-    """PP-OCRv6 small on the CPU. ``threads``: onnxruntime intra-op threads (None: its default)."""
+    """PP-OCRv6 small on the CPU, or on an NVIDIA GPU (``device``: ``cuda``, ``cuda:N``, ``N``;
+    ONNX Runtime's CUDA build). ``threads``: onnxruntime intra-op threads (None: its default)."""
 
-    def __init__(self, *, threads: int | None = None, memo: int = 0) -> None:
+    def __init__(self, *, threads: int | None = None, memo: int = 0, device: str = "cpu") -> None:
         paths = model_paths()
         try:
             from rapidocr.ch_ppocr_det.utils import DBPostProcess
@@ -162,8 +169,9 @@ class PPOCR:
         except ImportError as exc:
             raise OcrError(f"PP-OCR needs the rapidocr package, which is not importable ({exc}): {INSTALL_HINT}") \
                 from None
-        self._det = _session(paths["det"], threads)
-        self._rec = _session(paths["rec"], threads)
+        gpu = device != "cpu"
+        self._det = _session(paths["det"], threads, gpu)
+        self._rec = _session(paths["rec"], threads, gpu)
         meta = self._rec.get_modelmeta().custom_metadata_map
         if "character" not in meta:  # rapidocr would go and download a dictionary; we never do
             raise OcrError(f"{paths['rec']}: the recogniser carries no character list (not a PP-OCR rec model?)")
