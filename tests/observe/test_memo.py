@@ -141,12 +141,13 @@ def test_a_screen_seen_before_is_answered_from_its_look_and_any_change_looks_aga
     seeing = VisionObserver(observer.detector, observer.reader, ocr=observer.ocr, text_source="auto", screen_memo=2)
     image = Image.open(SCREENS / "resize-textarea-start.png").convert("RGB")
     first = seeing.observe(image)
+    text0 = first.elements[0].text
     again = seeing.observe(image.copy())
     assert first.steps and not again.steps  # no step ran the second time
     _same(again.elements, first.elements)
     assert again.timings_ms["total"] < first.timings_ms["total"] and again.timings_ms["detect"] == 0.0
-    again.elements[0].text = "changed by its holder"
-    assert seeing.observe(image).elements[0].text == first.elements[0].text  # each look gets its own copy
+    again.elements[0].text = first.elements[0].text = "changed by its holder"
+    assert seeing.observe(image).elements[0].text == text0  # each look gets its own copy
     # Anything the look depends on looks again: one pixel, a typed value, a name, forget().
     seeing.parts.ocr_threshold = 0.5  # a setting changed in place
     assert seeing.observe(image).steps
