@@ -6,6 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,3 +50,26 @@ def file_digest(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()[:16]
+
+
+def export_once(target: Path, write: Callable[[Path], Path], *, what: str, error: type[Exception]) -> Path:
+    """``target``, made on first use by ``write(work)`` (given a private folder beside it, it
+    returns the file it wrote there), then renamed into place: nothing half-written is ever left
+    under the final name, and a parallel export of the same source writes the same file. A cache
+    folder that cannot be made, or a failed export, is ``error`` with one message naming ``what``."""
+    if target.is_file():
+        return target
+    folder = target.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=".export-", dir=folder))
+    except OSError as exc:
+        raise error(f"{folder}: no cache folder for {what} ({exc.strerror}; "
+                    "set CAAP_CACHE_DIR to a writable folder)") from None
+    try:
+        os.replace(write(work), target)
+    except Exception as exc:  # exporters raise every kind of error
+        raise error(f"exporting {what} failed ({type(exc).__name__}: {exc})") from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return target

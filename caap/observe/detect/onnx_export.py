@@ -10,13 +10,11 @@ and a changed file is never run from a stale graph.
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
-from caap.files import cache_dir, file_digest
+from caap.files import cache_dir, export_once, file_digest
 
 OPSET = 17  # supported by every onnxruntime the project allows (>= 1.17)
 
@@ -32,26 +30,15 @@ def onnx_for(weights: Path, cache: Path | None = None) -> Path:
 
     folder = cache or cache_dir() / "detector"
     target = folder / f"{weights.stem}-{file_digest(weights)}-u{ultralytics.__version__}-op{OPSET}.onnx"
-    if target.is_file():
-        return target
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        work = Path(tempfile.mkdtemp(prefix=".export-", dir=folder))
-    except OSError as exc:
-        raise RuntimeError(f"{folder}: no cache folder for the detector's ONNX graph ({exc.strerror}; "
-                           "set CAAP_CACHE_DIR to a writable folder)") from None
-    try:
+
+    def write(work: Path) -> Path:
         copy = work / "model.pt"
         shutil.copyfile(weights, copy)
         from ultralytics import YOLO
 
         # The exporter reports on stdout, which `caap observe --json` keeps for its records.
         with contextlib.redirect_stdout(sys.stderr):
-            exported = YOLO(str(copy), task="detect").export(format="onnx", dynamic=True, simplify=False,
-                                                             opset=OPSET, imgsz=640, verbose=False)
-        os.replace(exported, target)  # atomic: a parallel export of the same file writes the same graph
-    except Exception as exc:
-        raise RuntimeError(f"{weights}: exporting the detector to ONNX failed ({type(exc).__name__}: {exc})") from None
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return target
+            return Path(YOLO(str(copy), task="detect").export(format="onnx", dynamic=True, simplify=False,
+                                                              opset=OPSET, imgsz=640, verbose=False))
+
+    return export_once(target, write, what=f"the detector's ONNX graph of {weights}", error=RuntimeError)

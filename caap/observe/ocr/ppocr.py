@@ -35,6 +35,7 @@ import numpy as np
 from PIL import Image
 
 from caap.observe.memo import memo_of, pixel_key
+from caap.observe.onnx_session import session_options
 from caap.observe.primitives import background_colour, face_colour, ink_mask, rgb_pixels
 from caap.observe.read.lines import LINE_SEPARATOR
 
@@ -138,14 +139,7 @@ def _session(path: Path, threads: int | None, gpu: bool = False) -> Any:
         providers.insert(0, "CUDAExecutionProvider")
     if not path.is_file():
         raise OcrError(f"{path}: PP-OCR model file is missing (reinstall rapidocr: {INSTALL_HINT})")
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 3
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    if threads:
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-    # Idle pool threads that spin after a run take the cores from the steps after it.
-    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    opts = session_options(threads)
     try:
         return ort.InferenceSession(str(path), sess_options=opts, providers=providers)
     except Exception as exc:  # onnxruntime raises its own exception types for unreadable models

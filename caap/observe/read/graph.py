@@ -24,9 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
-import shutil
-import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from caap.files import cache_dir, file_digest
+from caap.files import cache_dir, export_once, file_digest
+from caap.observe.onnx_session import session_options
 from caap.observe.read.configuration import CHECKPOINT_FILE, ReaderError
 
 OPSET = 17  # supported by every onnxruntime the project allows (>= 1.17)
@@ -151,16 +149,9 @@ def graph_for(checkpoint: Path, model: Any, spec: Any, cache: Path | None = None
     if part not in PARTS:
         raise ReaderError(f"a reader graph is one of {PARTS}, not {part!r}")
     target = folder / f"reader-{part}-{key}-t{torch.__version__}-tf{transformers.__version__}-op{OPSET}.onnx"
-    if target.is_file():
-        return target
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        work = Path(tempfile.mkdtemp(prefix=".export-", dir=folder))
-    except OSError as exc:
-        raise ReaderError(f"{folder}: no cache folder for the reader's ONNX graph ({exc.strerror}; "
-                          "set CAAP_CACHE_DIR to a writable folder)") from None
-    out = work / "reader.onnx"
-    try:
+
+    def write(work: Path) -> Path:
+        out = work / "reader.onnx"
         names: Sequence[str]
         outputs: Sequence[str]
         if part == "encoder":
@@ -178,27 +169,17 @@ def graph_for(checkpoint: Path, model: Any, spec: Any, cache: Path | None = None
             warnings.simplefilter("ignore")
             torch.onnx.export(graph, inputs, str(out), input_names=list(names), output_names=list(outputs),
                               dynamic_axes=axes, opset_version=OPSET, dynamo=False)
-        os.replace(out, target)  # atomic: a parallel export of the same checkpoint writes the same graph
-    except Exception as exc:
-        raise ReaderError(f"{checkpoint}: exporting the reader to ONNX failed ({type(exc).__name__}: {exc})") from None
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return target
+        return out
+
+    return export_once(target, write, what=f"the reader's ONNX graph ({part}) of {checkpoint}", error=ReaderError)
 
 
 def _session(graph: Path, threads: int | None) -> Any:
     import onnxruntime as ort
 
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 3
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    if threads:
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-    # Idle pool threads that spin after a run take the cores from the torch and numpy steps after it.
-    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     try:
-        return ort.InferenceSession(str(graph), sess_options=opts, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(str(graph), sess_options=session_options(threads),
+                                    providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own exception types for unreadable graphs
         raise ReaderError(f"{graph}: not a readable ONNX graph ({type(exc).__name__}: {exc}); "
                           "delete it to export it again") from None
