@@ -64,18 +64,23 @@ def disabled_steps(cfg: ObserveConfig) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*cfg.disable, *(() if cfg.snap_text_boxes else FIT_STEPS)]))
 
 
-def check_device(device: str) -> None:
-    """``device`` (``cpu``, ``cuda``, ``cuda:N``, ``N``) is one this machine has: a GPU asked for
+def check_device(device: str) -> str:
+    """``device`` (``cpu``, ``cuda``, ``cuda:N``, ``N``, ``auto``) resolved as the reader resolves it
+    (``caap.observe.read.configuration.resolve_device``), and one this machine has: a GPU asked for
     where torch sees none is one clear error before any model loads."""
-    if str(device) == "cpu":
-        return
-    if not (str(device).isdigit() or str(device).startswith("cuda")):
+    from caap.observe.read.configuration import resolve_device
+
+    resolved = resolve_device(device)
+    if resolved == "cpu":
+        return resolved
+    if not resolved.startswith("cuda"):
         raise ValueError(f"device must be cpu, cuda, cuda:N or N, not {device!r}")
     import torch
 
     if not torch.cuda.is_available():
         raise ValueError(f"device {device!r}: torch sees no CUDA device here (an NVIDIA GPU, its driver and "
                          "torch's CUDA build are needed); use device = \"cpu\"")
+    return resolved
 
 
 def scaled_box(box: Box, scale: float, width: int, height: int) -> Box:
@@ -138,7 +143,7 @@ class VisionObserver:
         observations remembered by the screen's pixels (0: every screen goes through the steps);
         ``disable``: step names switched off."""
         pipeline = Pipeline(disable=disable)  # an unknown step name fails before any model loads
-        check_device(device)
+        resolved = check_device(device)
         detector = Detector(detector_weights or DEFAULT_DETECTOR, conf=conf, device=device, max_side=max_side,
                             runtime=runtime)
         reader = ocr = None
@@ -149,7 +154,7 @@ class VisionObserver:
             if text_source != "reader":
                 from caap.observe.ocr.ppocr import PPOCR
 
-                ocr = PPOCR(memo=memo, device=device)
+                ocr = PPOCR(memo=memo, device=resolved)
         return cls(detector, reader, type_source=type_source, text_source=text_source, ocr=ocr,
                    ocr_threshold=ocr_threshold, ui_scale=ui_scale, disable=pipeline.disabled, screens=screens,
                    screen_memo=screen_memo)

@@ -21,7 +21,7 @@ def test_a_gpu_asked_for_where_there_is_none_is_one_clear_error():
     from caap.cli import app
     from caap.observe.vision import VisionObserver, check_device
 
-    check_device("cpu")
+    assert check_device("cpu") == "cpu" and check_device("auto") == "cpu"
     for device in ("cuda", "cuda:1", "0"):
         with pytest.raises(ValueError, match="no CUDA device"):
             check_device(device)
