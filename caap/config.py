@@ -175,6 +175,12 @@ class ObserveConfig(BaseModel):
     # often looks again at a screen its last action did not change (a wait, a click on nothing).
     screen_memo: int = Field(default=16, ge=0, description="whole observations remembered by the screen's "
                                                            "pixels (0: off)")
+    # After most actions only part of the screen changed (a ticked box, a menu, a dialog): the observer
+    # looks again only there (caap/observe/partial.py), up to this share of the screen; a larger change
+    # (a new page, a scroll) is looked at whole.
+    partial_look: float = Field(default=0.5, ge=0.0, le=1.0,
+                                description="a screen changed since the last look in regions up to this share "
+                                            "of it is looked at only there (0: every screen whole)")
     # The observer's named steps switched off (caap observe --list-steps prints them): for A/B runs
     # and for a user whose screens one pixel rule gets wrong. An unknown name stops the observer
     # before any model loads, with the list of known ones (caap.observe.pipeline.Pipeline).

@@ -60,6 +60,9 @@ def _load_observer(cfg: Any, cache: Any) -> Any:
 
     if not cfg.detector.is_file() or not (DEFAULT_READER / "model.safetensors").is_file():
         pytest.skip("the shipped models are not in this checkout")
+    # Each screen looked at whole: one observer serves the whole run, and a test's result must not
+    # depend on the screens an earlier test looked at (tests/observe/test_partial.py tests partial looks).
+    cfg = cfg.model_copy(update={"partial_look": 0.0})
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CAAP_CACHE_DIR", str(cache))  # the detector's exported graph goes to the run's cache
         return VisionObserver.from_config(cfg)

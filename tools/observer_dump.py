@@ -33,7 +33,8 @@ from typing import Any
 from PIL import Image
 
 
-def dump(data: Path, out: Path, detector: Path, checkpoint: Path, apps: str, task: bool = True) -> None:
+def dump(data: Path, out: Path, detector: Path, checkpoint: Path, apps: str, task: bool = True,
+         text_source: str = "auto", ocr_threshold: float | None = None) -> None:
     from caap.data.format import open_dataset
     from caap.observe.detect.detector import Detector
     from caap.observe.observation import task_names
@@ -43,7 +44,9 @@ def dump(data: Path, out: Path, detector: Path, checkpoint: Path, apps: str, tas
     from caap.observe.text_choice import screens_of
     from caap.train.eval_detector import match_boxes
 
-    parts = Parts(detector=Detector(detector), reader=Reader(checkpoint), ocr=PPOCR())
+    parts = Parts(detector=Detector(detector), reader=Reader(checkpoint),
+                  ocr=PPOCR() if text_source != "reader" else None, text_source=text_source,
+                  ocr_threshold=ocr_threshold)
     pipeline = Pipeline()
     ds = open_dataset(data)
     prefixes = tuple(a for a in apps.split(",") if a)
@@ -181,6 +184,10 @@ def main() -> None:
     d.add_argument("--apps", default="", help="comma-separated app name prefixes (default: every app)")
     d.add_argument("--no-task", action="store_true",
                    help="observe without the names of the screen's task (the loop gives them)")
+    d.add_argument("--text-source", choices=("auto", "reader", "ocr"), default="auto",
+                   help="[observe] text_source (reader: no PP-OCR step runs)")
+    d.add_argument("--ocr-threshold", type=float, default=None,
+                   help="[observe] ocr_threshold (default: the kind of screen's own)")
     c = sub.add_parser("compare", help="score two dumps on the screens they share")
     c.add_argument("before", type=Path)
     c.add_argument("after", type=Path)
@@ -208,7 +215,8 @@ def main() -> None:
         for path in (args.data, args.detector, args.checkpoint):
             if not path.exists():
                 raise SystemExit(f"{path}: no such file or directory")
-        dump(args.data, args.out, args.detector, args.checkpoint, args.apps, task=not args.no_task)
+        dump(args.data, args.out, args.detector, args.checkpoint, args.apps, task=not args.no_task,
+             text_source=args.text_source, ocr_threshold=args.ocr_threshold)
         return
     for path in (args.before, args.after):
         if not path.is_file():

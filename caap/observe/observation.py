@@ -57,12 +57,16 @@ class StepRun:
 class Observation:
     """One screen observed: ``elements`` (boxes in the screenshot's pixels), ``timings_ms`` (the
     observe contract's detect / read / ocr / total), the steps that ran in order, and one
-    ``Provenance`` per element (same order as ``elements``; empty where the observer keeps none)."""
+    ``Provenance`` per element (same order as ``elements``; empty where the observer keeps none).
+    ``look``: how the screen was looked at — ``whole`` (every step on the whole screen), ``part``
+    (only where it changed since the last look, ``caap.observe.partial``) or ``again`` (a screen
+    seen before, answered from memory)."""
 
     elements: list[Element]
     timings_ms: dict[str, float] = field(default_factory=dict)
     steps: list[StepRun] = field(default_factory=list)
     provenance: list[Provenance] = field(default_factory=list)
+    look: str = "whole"
 
     @property
     def stages_ms(self) -> dict[str, float]:
@@ -82,7 +86,7 @@ class Observation:
         the provenance stays with each element."""
         if len(elements) != len(self.elements):
             raise ValueError(f"{len(elements)} elements replace {len(self.elements)}: not one for one")
-        return Observation(elements, dict(self.timings_ms), list(self.steps), list(self.provenance))
+        return Observation(elements, dict(self.timings_ms), list(self.steps), list(self.provenance), self.look)
 
     def numbered(self) -> Observation:
         """The observation as one screen on its own is reported (``caap observe``): elements in
@@ -97,7 +101,7 @@ class Observation:
             position = {id(e): i for i, e in enumerate(self.elements)}
             provenance = [self.provenance[position[id(e)]]
                           for e in reading_order(self.elements, tracker.row_tolerance)]
-        return Observation(tracked, dict(self.timings_ms), list(self.steps), provenance)
+        return Observation(tracked, dict(self.timings_ms), list(self.steps), provenance, self.look)
 
     def to_json(self, *, explain: bool = False) -> dict[str, Any]:
         """The observe-contract record (DESIGN §7) with per-stage and per-step timings; with
@@ -107,7 +111,7 @@ class Observation:
             for record, origin in zip(elements, self.provenance, strict=True):
                 record["provenance"] = origin.to_json()
         return {"elements": elements, "timings_ms": dict(self.timings_ms), "stages_ms": self.stages_ms,
-                "steps_ms": self.steps_ms}
+                "steps_ms": self.steps_ms, "look": self.look}
 
 
 @dataclass(frozen=True)

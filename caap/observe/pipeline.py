@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 STAGES = ("detect", "fit", "propose", "read", "settle")
 MODELS = ("detector", "reader", "ocr")
+DETECT_STEP = "detect_elements"  # the step that runs the detector (caap.observe.steps)
 SAME_ELEMENT_IOU = 0.5  # a new box overlapping a vanished one this much is that element, moved or refitted
 
 
@@ -112,6 +113,7 @@ class Look:
     glyphs: list[Found] | None = None  # the reader's bank's glyphs drawn on the screen, once looked for
     typed: tuple[Typed, ...] = ()  # the values the agent typed into fields (``Typed``), to read back
     names: tuple[str, ...] = ()  # the names the task speaks of (``steps.task_names``), to look for
+    page: np.ndarray | None = None  # the page's colour where the image is a cut-out of a screen (its screen's)
     states_ahead: bool = False  # the state head's step will run: the reader need not write what it reads
     steps: list[StepRun] = field(default_factory=list)
     provenance: list[Provenance] = field(default_factory=list)
@@ -130,7 +132,7 @@ class Look:
     def page_difference(self) -> np.ndarray:
         """How far each pixel lies from the page's background colour (``primitives.page_difference``)."""
         if "difference" not in self._arrays:
-            self._arrays["difference"] = page_difference(self.image)
+            self._arrays["difference"] = page_difference(self.image, self.page)
         return self._arrays["difference"]
 
     @property
@@ -235,17 +237,19 @@ class Pipeline:
         return look
 
     def run(self, look: Look, elements: Sequence[Element] | None = None, *, start: str | None = None,
-            stop: str | None = None) -> list[Element]:
+            stop: str | None = None, only: Iterable[str] | None = None) -> list[Element]:
         """Run the enabled steps from ``start`` up to (not including) ``stop`` — step or stage
         names; None: the first step, the end — on ``elements`` (None: the look's latest elements,
         or none). Each step's timing and effect are appended to ``look.steps`` and each element's
         provenance kept in ``look.provenance``. Elements handed in from outside the pipeline (labelled
-        boxes) count as ``given``."""
+        boxes) count as ``given``. ``only``: of those steps, the ones of these names alone."""
         first, last = self._index(start, 0), self._index(stop, len(self.steps))
         current = list(elements) if elements is not None else []
         if len(look.provenance) != len(current):
             look.provenance = [GIVEN] * len(current)
         wanted = {s.name for s in self.enabled(look.parts)}
+        if only is not None:
+            wanted &= set(only)
         with one_screen():  # each image's RGB array made once for every step below
             for s in self.steps[first:last]:
                 if s.name not in wanted:
@@ -259,14 +263,23 @@ class Pipeline:
         return current
 
     def observe(self, image: Image.Image, parts: Parts, typed: Sequence[Typed] = (),
-                names: Sequence[str] = ()) -> Observation:
+                names: Sequence[str] = (), detected: Sequence[Element] | None = None,
+                page: np.ndarray | None = None) -> Observation:
         """Every enabled step on ``image`` (``typed``: the values the agent typed into fields, read
         back; ``names``: the names the task speaks of): the observation with its timings and
-        provenance."""
+        provenance. ``detected``: the detector's boxes on ``image``, found already (a partial look
+        detects on the whole screen and observes a cut-out of it): the steps after it run on them;
+        ``page``: the page's colour, where ``image`` is a cut-out (the screen's, not the cut-out's)."""
         look = self.look(image, parts)
         look.typed = tuple(typed)
         look.names = tuple(names)
-        elements = self.run(look)
+        look.page = page
+        if detected is None:
+            elements = self.run(look)
+        else:
+            after = [s.name for s in self.steps].index(DETECT_STEP) + 1
+            look.provenance = [Provenance(DETECT_STEP)] * len(detected)
+            elements = self.run(look, detected, start=self.steps[after].name if after < len(self.steps) else None)
         return Observation(elements, legacy_timings(look.steps, ocr=parts.ocr is not None), look.steps,
                            look.provenance)
 

@@ -203,14 +203,21 @@ FAINT_INK = 12  # a channel this far from the page colour is faintly drawn (GTK'
 PAGE_INK = 60  # a channel this far from the page colour is drawn on (``page_ink``'s default)
 
 
-def page_difference(image: Image.Image) -> np.ndarray:
-    """How far each pixel is from its page's background colour: the largest channel difference
-    (uint8, H × W). The page's ink masks are thresholds of it, so a screen computes it once."""
+def page_colour(image: Image.Image) -> np.ndarray:
+    """The page's background colour (a screen's, sampled on a 64 × 64 grid), uint8 RGB."""
+    rgb = rgb_pixels(image)
+    h, w = rgb.shape[:2]
+    return background_colour(rgb[:: max(1, h // 64), :: max(1, w // 64)]).astype(np.uint8)
+
+
+def page_difference(image: Image.Image, page: np.ndarray | None = None) -> np.ndarray:
+    """How far each pixel is from its page's background colour (``page``; None: ``page_colour`` of
+    the image; a cut-out of a screen takes the screen's): the largest channel difference (uint8,
+    H × W). The page's ink masks are thresholds of it, so a screen computes it once."""
     import cv2  # the vision extra's
 
     rgb = rgb_pixels(image)
-    h, w = rgb.shape[:2]
-    bg = background_colour(rgb[:: max(1, h // 64), :: max(1, w // 64)]).astype(np.uint8)
+    bg = page_colour(image) if page is None else page
     # uint8 arithmetic in OpenCV: this runs on every screen, full-size ones included.
     d = cv2.absdiff(np.ascontiguousarray(rgb), (int(bg[0]), int(bg[1]), int(bg[2]), 0))  # type: ignore[call-overload]  # a scalar: no full-size copy
     return np.maximum(np.maximum(d[:, :, 0], d[:, :, 1]), d[:, :, 2])

@@ -64,7 +64,7 @@ def observer():
 
     if not DEFAULT_DETECTOR.is_file() or not (DEFAULT_READER / "model.safetensors").is_file():
         pytest.skip("the shipped models are not in this checkout")
-    return VisionObserver.load(memo=0, screen_memo=0)
+    return VisionObserver.load(memo=0, screen_memo=0, partial_look=0)  # every screen read whole: the crop memo at work
 
 
 def _same(a: list, b: list) -> None:

@@ -211,8 +211,9 @@ def test_observer_follows_the_chooser(fitted):
     fitted_chooser = fitted_choosers.for_screens("desktop")
     ds = open_dataset(FIXTURE)
     screens = [Image.open(ds.image_path(ann)).convert("RGB") for _, ann in list(ds)[:12]]
-    plain = VisionObserver(detector, reader, text_source="reader")
-    observer = VisionObserver(detector, reader, text_source="auto", ocr=ocr, ocr_threshold=1.01)
+    # Every screen looked at whole: the two observers' elements are compared index by index.
+    plain = VisionObserver(detector, reader, text_source="reader", partial_look=0)
+    observer = VisionObserver(detector, reader, text_source="auto", ocr=ocr, ocr_threshold=1.01, partial_look=0)
     assert observer.parts.chooser is fitted_chooser and plain.parts.chooser is None  # auto only
     always = TextChooser([0.0] * len(FEATURES), 60.0, [0.0] * len(FEATURES), [1.0] * len(FEATURES),
                          text_area_below=1.01)

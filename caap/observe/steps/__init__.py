@@ -244,6 +244,11 @@ STEPS: tuple[Step, ...] = (
 )
 
 STEP_NAMES: tuple[str, ...] = tuple(s.name for s in STEPS)
+# Steps whose rule weighs an element against the rest of the screen (the page's colour, the one
+# focus of a window, the current one of a strip of tabs, a shaded icon among flat ones): a partial
+# look (caap.observe.partial) runs them once over the whole screen, not on its cut-outs.
+WHOLE_SCREEN_STEPS: tuple[str, ...] = ("read_drawn_focus", "read_pressed_faces", "unhighlight_plain_rows",
+                                       "read_current_tabs")
 # The steps behind ``[observe] snap_text_boxes = false`` and ``caap eval --no-snap``: the fit stage.
 FIT_STEPS: tuple[str, ...] = tuple(s.name for s in STEPS if s.stage == "fit")
 # The read stage's PP-OCR steps: the observe contract's ``timings_ms.ocr``.

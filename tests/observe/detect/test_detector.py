@@ -202,7 +202,7 @@ def test_observe_with_the_shipped_detector(tmp_path):
     assert one.exit_code == 0, one.output
     record = json.loads(one.stdout)
     # The observe contract (DESIGN §7), and per stage and per step what the detector alone ran.
-    assert set(record) == {"elements", "timings_ms", "stages_ms", "steps_ms"}
+    assert set(record) == {"elements", "timings_ms", "stages_ms", "steps_ms", "look"} and record["look"] == "whole"
     assert set(record["timings_ms"]) == {"detect", "read", "total"}
     assert list(record["stages_ms"]) == ["detect", "fit"] and "snap_text_boxes" in record["steps_ms"]
     ids = [e["id"] for e in record["elements"]]
