@@ -515,6 +515,9 @@ MUTATIONS = (
              "caap/observe/partial.py", "hit = ~done & _touching(boxes, frontier)",
              "hit = ~done & _touching(boxes, np.array([[frontier[:, 0].min(), frontier[:, 1].min(), "
              "frontier[:, 2].max(), frontier[:, 3].max()]]))", ("tests/observe/test_partial.py",)),
+    Mutation("partial-typed-ignored", "a partial look keeps a field's reading though another value was typed into it",
+             "caap/observe/vision.py", "changed += [t.box for t in set(last.typed) ^ set(typed)]", "changed += []",
+             ("tests/observe/test_partial.py",)),
     Mutation("partial-no-screen-steps", "a partial look runs the whole-screen steps on its cut-outs alone",
              "caap/observe/vision.py", "elements = self.pipeline.run(whole, elements, only=WHOLE_SCREEN_STEPS)",
              "elements = list(elements)", ("tests/observe/test_partial.py",)),

@@ -208,3 +208,26 @@ def test_where_the_detector_sees_otherwise_is_a_change_though_no_pixel_changed()
     todo = partial.plan(partial.detector_changes([label_cut], [label]), [label_cut], (800, 300), [label])
     assert todo.kept == () and todo.cutouts == ((62 - partial.CONTEXT, 221 - partial.CONTEXT, 689 + partial.CONTEXT,
                                                  242 + partial.CONTEXT),)
+
+
+def test_a_value_typed_since_the_last_look_reads_its_field_again(observer):
+    """The same pixels, another typed value: the field is looked at again with it (a field is read
+    back with the value the agent typed, ``caap.observe.steps.typed``), and only the field."""
+    from caap.observe.observation import Typed
+
+    image = Image.open(SCREENS / "email-inbox-typed-over-heading.png").convert("RGB")
+    search = (3, 73, 129, 90)
+
+    def field(seen) -> str | None:
+        fields = [e for e in seen.elements if e.type.value == "input_field"]
+        assert len(fields) == 1
+        return fields[0].text
+
+    observer.forget()
+    observer.partial_look = ObserveConfig().partial_look
+    assert field(observer.observe(image, typed=[Typed(search, "Sonny")])) == "Sonny"
+    other = observer.observe(image, typed=[Typed(search, "Sunny")])
+    assert other.look == "part" and 0 < observer.looked_at < 0.5 and field(other) != "Sunny"
+    back = observer.observe(image, typed=[Typed(search, "Sonny")])
+    assert back.look == "part" and field(back) == "Sonny"
+    assert observer.observe(image, typed=[Typed(search, "Sonny")]).look == "again"
