@@ -525,7 +525,7 @@ MUTATIONS = (
              "caap/observe/partial.py", "if not any(r[0] <= cx < r[2] and r[1] <= cy < r[3] for r in region):",
              "if False:", ("tests/observe/test_partial.py",)),
     Mutation("partial-any-screen", "a partial look follows a look with other task names or another size",
-             "caap/observe/vision.py", "and last.fits(pixels, image.mode, tuple(names), settings)", "and True",
+             "caap/observe/vision.py", "and not last.fits(pixels, image.mode, tuple(names), settings)", "and False",
              ("tests/observe/test_partial.py",)),
 )
 

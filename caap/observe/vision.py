@@ -235,27 +235,27 @@ class VisionObserver:
         if self.partial_look == 0 or self.ui_scale != 1.0 or self.parts.detector is None:
             return self._observe(image, typed, names), None
         last = self.last
-        partly = self.partial_look > 0 and last is not None and last.detected is not None \
-            and last.fits(pixels, image.mode, tuple(names), settings)
-        changed = partial.changed_boxes(last.pixels, pixels) if partly and last is not None else []
-        if partly and last is not None:
+        if last is not None and not last.fits(pixels, image.mode, tuple(names), settings):
+            last = None
+        changed: list[Box] = []
+        if last is not None:
+            changed = partial.changed_boxes(last.pixels, pixels)
             # A field the agent typed into since (or a value taken back) is read again with the values now.
             changed += [t.box for t in set(last.typed) ^ set(typed)]
-        if partly and last is not None and not changed:  # the screen memo is off, or forgot it: nothing to look at
-            seen = last.observation
-            self.looked_at = 0.0
-            return _copied(seen, {**{k: 0.0 for k in seen.timings_ms},
-                                  "total": round((time.perf_counter() - t0) * 1000, 2)},
-                           steps=False, look="again"), last.detected
+            if not changed:  # the screen memo is off, or forgot it: nothing to look at
+                self.looked_at = 0.0
+                timings = {**{k: 0.0 for k in last.observation.timings_ms},
+                           "total": round((time.perf_counter() - t0) * 1000, 2)}
+                return _copied(last.observation, timings, steps=False, look="again"), last.detected
         # The detector looks at the whole screen, in a partial look too: on a cut-out alone it sees
         # less round an element and finds other boxes (a spinner's arrows missed, a glyph's box cut).
         t1 = time.perf_counter()
         detected = self.parts.detector.detect(image)
         runs = [StepRun(DETECT_STEP, "detect", round((time.perf_counter() - t1) * 1000, 2), len(detected), 0, 0)]
-        if partly and last is not None and last.detected is not None:
+        if last is not None:
             # What the detector sees otherwise where no pixel changed (a label's box cut by a menu
             # that has closed since) is a change too: the elements it touches are looked at again.
-            changed += partial.detector_changes(last.detected, detected)
+            changed += partial.detector_changes(last.detected or [], detected)
             todo = partial.plan(changed, last.observation.elements, image.size, detected)
             share = partial.area_share(todo.cutouts, image.width, image.height)
             if share <= self.partial_look:
@@ -273,9 +273,8 @@ class VisionObserver:
         origins = len(last.provenance) == len(last.elements)
         provenance = [last.provenance[i] for i in todo.kept] if origins else []
         if origins:  # a focus the last look's rule gave is weighed again by it, on this screen
-            for e, origin in zip(kept, provenance, strict=True):
-                if e.focused and DRAWN_FOCUS in origin.changed_by:
-                    e.focused = False
+            kept = [e.model_copy(update={"focused": False}) if e.focused and DRAWN_FOCUS in origin.changed_by else e
+                    for e, origin in zip(kept, provenance, strict=True)]
         found: list[Element] = []
         cutting = self._cutout_pipeline()
         page = page_colour(image)  # ink on a cut-out is what differs from the screen's page, not the cut-out's
@@ -357,10 +356,10 @@ class _LastLook:
     detected: list[Element] | None
 
     def fits(self, pixels: np.ndarray, mode: str, names: tuple[str, ...], settings: tuple[Any, ...]) -> bool:
-        """Whether a screen may be looked at as this one changed in part: same size, mode, task
-        names and settings."""
-        return (self.pixels.shape == pixels.shape and self.mode == mode and self.names == names
-                and self.settings == settings)
+        """Whether a screen may be looked at as this one changed in part: the detector's boxes
+        known, and the same size, mode, task names and settings."""
+        return (self.detected is not None and self.pixels.shape == pixels.shape and self.mode == mode
+                and self.names == names and self.settings == settings)
 
 
 def summed_runs(runs: Sequence[StepRun]) -> list[StepRun]:
