@@ -42,7 +42,6 @@ def dump(data: Path, out: Path, detector: Path, checkpoint: Path, apps: str, tas
     from caap.observe.pipeline import Parts, Pipeline
     from caap.observe.read.inference import Reader
     from caap.observe.text_choice import screens_of
-    from caap.train.eval_detector import match_boxes
 
     parts = Parts(detector=Detector(detector), reader=Reader(checkpoint),
                   ocr=PPOCR() if text_source != "reader" else None, text_source=text_source,
@@ -61,12 +60,18 @@ def dump(data: Path, out: Path, detector: Path, checkpoint: Path, apps: str, tas
             look = pipeline.look(image, parts)
             look.names = task_names(ann.source.utterance or "") if task else ()
             found = pipeline.run(look)
-            match = match_boxes([(e.score or 0.0, e.bbox) for e in found], [e.bbox for e in ann.elements], 0.5)
-            f.write(json.dumps({"image": str(ds.image_path(ann)), "app": ann.source.task,
-                                "found": [e.model_dump(mode="json") for e in found],
-                                "gold": [e.model_dump(mode="json") for e in ann.elements],
-                                "match": list(match)}, ensure_ascii=False) + "\n")
+            f.write(screen_record(ds.image_path(ann), ann.source.task, found, ann.elements) + "\n")
             f.flush()
+
+
+def screen_record(image: Path, app: str | None, found: list[Any], gold: list[Any]) -> str:
+    """One screen's dump line: its image, app, the observed and labelled elements, and per observed
+    element the labelled one it matches (IoU ≥ 0.5, ``caap eval reader``'s matching) or -1."""
+    from caap.train.eval_detector import match_boxes
+
+    match = match_boxes([(e.score or 0.0, e.bbox) for e in found], [e.bbox for e in gold], 0.5)
+    return json.dumps({"image": str(image), "app": app, "found": [e.model_dump(mode="json") for e in found],
+                       "gold": [e.model_dump(mode="json") for e in gold], "match": list(match)}, ensure_ascii=False)
 
 
 def _load(path: Path) -> dict[str, dict[str, Any]]:

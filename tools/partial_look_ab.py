@@ -121,12 +121,12 @@ def main() -> None:
         raise SystemExit(f"{args.data}: no such dataset")
 
     import torch
+    from observer_dump import screen_record  # tools/ is the script's own folder, first on sys.path
 
     from caap.config import ObserveConfig
     from caap.observe.observation import task_names
     from caap.observe.text_choice import screens_of
     from caap.observe.vision import VisionObserver
-    from caap.train.eval_detector import match_boxes
 
     torch.set_num_threads(2)
     observer = VisionObserver.from_config(ObserveConfig(detector=args.detector, screen_memo=0))
@@ -151,12 +151,7 @@ def main() -> None:
             row[f"{kind}_look"] = seen.look
             if kind == "partial":
                 row["share"] = round(observer.looked_at, 4)
-            match = match_boxes([(e.score or 0.0, e.bbox) for e in seen.elements], [e.bbox for e in ann_b.elements],
-                                0.5)
-            dumps[kind].write(json.dumps({"image": str(path_b), "app": ann_b.source.task,
-                                          "found": [e.model_dump(mode="json") for e in seen.elements],
-                                          "gold": [e.model_dump(mode="json") for e in ann_b.elements],
-                                          "match": list(match)}, ensure_ascii=False) + "\n")
+            dumps[kind].write(screen_record(path_b, ann_b.source.task, seen.elements, ann_b.elements) + "\n")
         observer.forget()
         t0 = time.perf_counter()
         observer.observe(second, names=names)

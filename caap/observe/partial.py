@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from caap.elements import Element
-from caap.geometry import Box, iou, iou_between
+from caap.geometry import Box, iou_between
 
 GROUP = 16      # px: changed pixels this near each other are one region
 CONTEXT = 24    # px of unchanged screen round a region that its cut-out shows
@@ -81,8 +81,7 @@ def detector_changes(before: Sequence[Element], after: Sequence[Element]) -> lis
     b = np.array([e.bbox for e in after], np.int64)
     same = (iou_between([e.bbox for e in after], [e.bbox for e in before]) >= SAME_BOX) \
         & (np.array([e.type for e in after])[:, None] == np.array([e.type for e in before])[None, :])
-    touch = (b[:, None, 0] < a[None, :, 2]) & (a[None, :, 0] < b[:, None, 2]) \
-        & (b[:, None, 1] < a[None, :, 3]) & (a[None, :, 1] < b[:, None, 3])
+    touch = _touch(b, a)
     out = []
     for boxes, others, matched, touching in ((b, a, same.any(axis=1), touch), (a, b, same.any(axis=0), touch.T)):
         for i in np.flatnonzero(~matched):
@@ -91,22 +90,17 @@ def detector_changes(before: Sequence[Element], after: Sequence[Element]) -> lis
     return out
 
 
-def overlaps(a: Sequence[int], b: Sequence[int]) -> bool:
-    """Whether two boxes share pixels."""
-    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
-
-
-def _union(a: Box, b: Box) -> Box:
-    return min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])
+def _touch(boxes: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """Whether each of ``boxes`` (n × 4) shares pixels with each of ``others`` (m × 4): n × m."""
+    return (boxes[:, None, 0] < others[None, :, 2]) & (others[None, :, 0] < boxes[:, None, 2]) \
+        & (boxes[:, None, 1] < others[None, :, 3]) & (others[None, :, 1] < boxes[:, None, 3])
 
 
 def _touching(boxes: np.ndarray, others: np.ndarray) -> np.ndarray:
     """For each of ``boxes`` (n × 4), whether it shares pixels with any of ``others`` (m × 4)."""
     if not len(boxes) or not len(others):
         return np.zeros(len(boxes), bool)
-    touch = (boxes[:, None, 0] < others[None, :, 2]) & (others[None, :, 0] < boxes[:, None, 2]) \
-        & (boxes[:, None, 1] < others[None, :, 3]) & (others[None, :, 1] < boxes[:, None, 3])
-    return np.asarray(touch.any(axis=1), bool)
+    return np.asarray(_touch(boxes, others).any(axis=1), bool)
 
 
 def _clipped(boxes: Sequence[Sequence[int]], w: int, h: int) -> np.ndarray:
@@ -182,17 +176,18 @@ def new_in_region(found: Sequence[Element], cutout: Box, region: Sequence[Box],
     """Which of a cut-out's elements (boxes in the cut-out's pixels) are new: centred in one of its
     changed boxes (``region``, screen boxes), not elsewhere in it (kept elements hold the rest), and
     not a kept element found again."""
-    out = []
-    for i, e in enumerate(found):
-        x1, y1, x2, y2 = e.bbox
-        cx, cy = cutout[0] + (x1 + x2) / 2, cutout[1] + (y1 + y2) / 2
-        if not any(r[0] <= cx < r[2] and r[1] <= cy < r[3] for r in region):
-            continue
-        box = (x1 + cutout[0], y1 + cutout[1], x2 + cutout[0], y2 + cutout[1])
-        if any(iou(box, k.bbox) >= SAME_IOU for k in kept):
-            continue
-        out.append(i)
-    return out
+    if not found:
+        return []
+    boxes = [(x1 + cutout[0], y1 + cutout[1], x2 + cutout[0], y2 + cutout[1]) for x1, y1, x2, y2 in
+             (e.bbox for e in found)]
+    at = np.array(boxes, np.float64)
+    cx, cy = (at[:, 0] + at[:, 2]) / 2, (at[:, 1] + at[:, 3]) / 2
+    r = np.array(region, np.float64).reshape(-1, 4)
+    centred = ((r[None, :, 0] <= cx[:, None]) & (cx[:, None] < r[None, :, 2])
+               & (r[None, :, 1] <= cy[:, None]) & (cy[:, None] < r[None, :, 3])).any(axis=1)
+    again = (iou_between(boxes, [k.bbox for k in kept]) >= SAME_IOU).any(axis=1) if kept \
+        else np.zeros(len(boxes), bool)
+    return [int(i) for i in np.flatnonzero(centred & ~again)]
 
 
 def area_share(boxes: Sequence[Box], width: int, height: int) -> float:

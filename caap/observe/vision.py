@@ -21,7 +21,7 @@ from PIL import Image
 
 from caap.config import ObserveConfig
 from caap.elements import Element
-from caap.geometry import Box
+from caap.geometry import Box, intersection
 from caap.observe import partial
 from caap.observe.detect.detector import Detector
 from caap.observe.memo import memo_of, pixel_key
@@ -281,8 +281,8 @@ class VisionObserver:
         for cut, region in zip(todo.cutouts, todo.regions, strict=True):
             x0, y0, x1, y1 = cut
             inside = [Typed((max(0, b[0] - x0), max(0, b[1] - y0), min(x1, b[2]) - x0, min(y1, b[3]) - y0), t.text)
-                      for t in typed if partial.overlaps(b := t.box, cut)]
-            boxes = [partial.cut_to(e, cut) for e in detected if partial.overlaps(e.bbox, cut)]
+                      for t in typed if intersection(b := t.box, cut) > 0]
+            boxes = [partial.cut_to(e, cut) for e in detected if intersection(e.bbox, cut) > 0]
             sub = cutting.observe(image.crop(cut), self.parts, inside, names, detected=boxes, page=page)
             new = partial.new_in_region(sub.elements, cut, region, kept)
             found += [partial.shifted(sub.elements[i], x0, y0) for i in new]
