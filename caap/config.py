@@ -108,9 +108,13 @@ class ScreenConfig(BaseModel):
     monitor: int | None = Field(default=None, ge=0, description="mss monitor number (1 = first; 0 = all)")
     region: str | None = Field(default=None, description="LEFT,TOP,WIDTH,HEIGHT in OS pixels")
     window: str | None = Field(default=None, description="regular expression for a window title (X11)")
-    settle_min_s: float = Field(default=0.05, ge=0)
-    settle_interval_s: float = Field(default=0.04, gt=0)
+    # After an action the screen is captured every settle_poll_s until it has not changed for
+    # settle_interval_s; one that has not changed by settle_min_s + settle_interval_s is taken as
+    # unchanged (caap/observe/capture/live.py).
+    settle_min_s: float = Field(default=0.05, ge=0, description="how long an app may take to start reacting")
+    settle_interval_s: float = Field(default=0.04, gt=0, description="how long the screen must stay the same")
     settle_timeout_s: float = Field(default=3.0, gt=0)
+    settle_poll_s: float = Field(default=0.01, gt=0, description="time between captures while settling")
 
 
 class ObserveConfig(BaseModel):

@@ -25,7 +25,7 @@ from caap.config import AgentConfig
 from caap.decide.llm import LLMReply, Usage
 from caap.decide.prompter import CaapPrompter, PromptOptions
 from caap.elements import Element
-from caap.observe.capture.live import CaptureTarget, LiveScreen
+from caap.observe.capture.live import CaptureTarget, LiveScreen, SettleOptions
 from caap.observe.capture.screen import ScreenError
 from caap.observe.observation import StaticObserver
 
@@ -215,6 +215,25 @@ def test_settle_waits_for_the_screen_to_stop_changing(page):
     assert not info["timed_out"] and info["frames"] >= 3 and info["ms"] >= 200, info
     assert screen.capture().tobytes() == after.tobytes()
     browser.evaluate("document.getElementById('hover').style.left = '100px'")
+    screen.close()
+
+
+def test_settle_waits_for_an_app_slow_to_start_reacting_and_counts_quiet_from_the_last_change(page):
+    browser, region = page
+    screen = LiveScreen(CaptureTarget(kind="region", region=region),
+                        settle=SettleOptions(min_wait_s=0.15, interval_s=0.04, timeout_s=3.0, poll_s=0.01))
+    before = screen.capture()
+    nothing = screen.settle(before)  # nothing happens: taken as unchanged once min_wait + interval are over
+    assert nothing.tobytes() == before.tobytes()
+    assert screen.last_settle["changed"] is False and screen.last_settle["ms"] >= 190, screen.last_settle
+    # The app draws 100 ms after the "action": the settle must not take the frame before it.
+    browser.evaluate("setTimeout(() => { document.getElementById('hover').style.left = '160px'; }, 100)")
+    after = screen.settle(before)
+    info = screen.last_settle
+    assert after.tobytes() != before.tobytes() and info["changed"] and not info["timed_out"], info
+    assert screen.capture().tobytes() == after.tobytes()
+    browser.evaluate("document.getElementById('hover').style.left = '100px'")
+    screen.settle(after)
     screen.close()
 
 

@@ -527,6 +527,13 @@ MUTATIONS = (
     Mutation("partial-any-screen", "a partial look follows a look with other task names or another size",
              "caap/observe/vision.py", "and not last.fits(pixels, image.mode, tuple(names), settings)", "and False",
              ("tests/observe/test_partial.py",)),
+    Mutation("settle-no-reaction-time", "a screen that has not changed yet is taken as settled before the app reacts",
+             "caap/observe/capture/live.py", "else now >= o.min_wait_s + o.interval_s", "else now >= o.interval_s",
+             ("tests/test_live.py",)),
+    Mutation("settle-quiet-from-action", "the quiet interval is counted from the action, not from the last change",
+             "caap/observe/capture/live.py", "last, changed_at = pixels, now",
+             "last, changed_at = pixels, changed_at or 0.0",
+             ("tests/test_live.py",)),
 )
 
 

@@ -68,7 +68,7 @@ def record(
 
     observer = None if no_observe else vision_observer(cfg, "(record points only with --no-observe)")
     combo = cfg.safety.stop_hotkey
-    settle = SettleOptions(sc.settle_min_s, sc.settle_interval_s, min(sc.settle_timeout_s, 2.0))
+    settle = SettleOptions(sc.settle_min_s, sc.settle_interval_s, min(sc.settle_timeout_s, 2.0), sc.settle_poll_s)
 
     def on_steps(index: int, steps: list[Any]) -> None:
         for n, step in enumerate(steps, start=index):
