@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -57,21 +58,25 @@ def dump(data: Path, out: Path, detector: Path, checkpoint: Path, apps: str, tas
             parts.screens = screens_of(ann.source.kind)
             with Image.open(ds.image_path(ann)) as im:
                 image = im.convert("RGB")
+            start = time.perf_counter()
             look = pipeline.look(image, parts)
             look.names = task_names(ann.source.utterance or "") if task else ()
             found = pipeline.run(look)
-            f.write(screen_record(ds.image_path(ann), ann.source.task, found, ann.elements) + "\n")
+            ms = (time.perf_counter() - start) * 1000
+            f.write(screen_record(ds.image_path(ann), ann.source.task, found, ann.elements, ms) + "\n")
             f.flush()
 
 
-def screen_record(image: Path, app: str | None, found: list[Any], gold: list[Any]) -> str:
-    """One screen's dump line: its image, app, the observed and labelled elements, and per observed
-    element the labelled one it matches (IoU ≥ 0.5, ``caap eval reader``'s matching) or -1."""
+def screen_record(image: Path, app: str | None, found: list[Any], gold: list[Any], ms: float | None = None) -> str:
+    """One screen's dump line: its image, app, the observed and labelled elements, per observed
+    element the labelled one it matches (IoU ≥ 0.5, ``caap eval reader``'s matching) or -1, and
+    the look's milliseconds where timed."""
     from caap.train.eval_detector import match_boxes
 
     match = match_boxes([(e.score or 0.0, e.bbox) for e in found], [e.bbox for e in gold], 0.5)
     return json.dumps({"image": str(image), "app": app, "found": [e.model_dump(mode="json") for e in found],
-                       "gold": [e.model_dump(mode="json") for e in gold], "match": list(match)}, ensure_ascii=False)
+                       "gold": [e.model_dump(mode="json") for e in gold], "match": list(match),
+                       **({"ms": round(ms, 1)} if ms is not None else {})}, ensure_ascii=False)
 
 
 def _load(path: Path) -> dict[str, dict[str, Any]]:
