@@ -84,6 +84,10 @@ class PromptConfig(BaseModel):
     cot: bool = True
     token_budget: int = Field(default=12000, ge=500)
     max_demonstrations: int = Field(default=3, ge=0)
+    # What the screen says is content, not the user's instructions: the prompt says so, with two
+    # pop-ups that ask for what the task did not (caap/decide/prompter.py SCREEN_TEXT).
+    injection_defence: bool = Field(default=True, description="tell the model that screen text is data, with "
+                                                              "examples of pop-ups to dismiss (false: ablation)")
 
 
 class AgentConfig(BaseModel):

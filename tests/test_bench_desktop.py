@@ -167,3 +167,30 @@ def test_the_vision_agent_earns_the_reward_on_a_short_desktop_benchmark(tmp_path
     assert again["overall"]["successes"] == 8, [(e["task"], e["status"], e["reason"])
                                                  for e in read_episodes(tmp_path / "replay")]
     assert again["overall"]["replayed"] == {"tests": 8, "passed": 8, "pass_rate": 1.0, "no_test": 0}
+
+
+@desktop_test
+def test_a_task_s_password_is_a_secret_the_model_never_reads_and_no_file_holds(tmp_path, planner, shipped_observer):
+    """zenity's login dialog: the task's password is the episode's secret {PASSWORD}. The agent logs in
+    (the dialog's own output says so), the saved test replays it, and no file either run wrote holds
+    the password or the run's own --secret."""
+    from caap.bench.harness import run_bench
+
+    task = TASKS["zenity-password-login"]
+    passwords = set(task.params["password"])
+    out, tests = tmp_path / "run", tmp_path / "tests"
+    settings = bench_settings(out, planner, tasks=[task.name], seeds=[0, 1], benchmark="desktop", max_steps=0,
+                              save_tests=str(tests), secrets={"EXTRA": "not-on-screen-99"})
+    summary = run_bench(settings)
+    episodes = read_episodes(out)
+    assert [e["success"] for e in episodes] == [True, True], [(e["status"], e["reason"]) for e in episodes]
+    assert all('password "{PASSWORD}"' in e["utterance"] for e in episodes)
+    assert summary["config"]["secrets"] == ["EXTRA"]
+    replayed = run_bench(bench_settings(tmp_path / "replay", planner, tasks=[task.name], seeds=[0, 1],
+                                        benchmark="desktop", max_steps=0, replay=str(tests)))
+    assert replayed["overall"]["successes"] == 2, read_episodes(tmp_path / "replay")
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.name == "steps.jsonl" for p in files) and any(p.suffix == ".png" for p in files)
+    for path in files:
+        data = path.read_bytes()
+        assert not any(s.encode() in data for s in (*passwords, "not-on-screen-99")), path

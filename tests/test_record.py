@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 from live_marks import live
+from PIL import Image
 
+from caap.act.secrets import Secrets
 from caap.decide.demos import load_demo
 from caap.elements import Element
 from caap.record.events import (
@@ -241,6 +243,15 @@ def test_text_typed_into_a_password_field_is_masked():
     assert steps[-1].masked and steps[-1].args["string_to_type"] == "**"
 
 
+def test_a_given_secret_typed_is_recorded_as_its_placeholder():
+    _, gestures = run([*click(0, 100, 50), *keys(1, "x-hunter22-y")])
+    annotate = Annotator(Secrets.parse(["PW=hunter22"], environ={}))
+    steps = [s for g in gestures for s in annotate(g, els(), els())]
+    typed = [s for s in steps if s.action == "type_text"]
+    assert typed[0].args == {"string_to_type": "x-{PW}-y"} and not typed[0].masked  # replay types it back
+    assert [tuple(e.bbox) for e in annotate.secret_fields] == [(70, 40, 190, 60)]  # the field clicked
+
+
 # --- live recordings on Xvfb --------------------------------------------------------------------------------
 
 
@@ -407,6 +418,47 @@ def test_live_recording_with_the_vision_models_and_ctrl_c(page, xvfb, tmp_path):
     else:
         assert click_step.action == "click_new_point"
     check_screenshots(out, demo)
+
+
+def test_a_secret_typed_in_a_recording_is_in_no_file_and_no_screenshot(page, xvfb, tmp_path, ppocr):
+    """The value typed into a field that shows it in clear is stored as {PIN}: not in the
+    demonstration, nor in the elements read off the screen, nor readable in its screenshots."""
+    pytest.importorskip("transformers", reason="needs the vision extra (transformers)")
+    browser, region = page
+    ox, oy = region[:2]
+    d, out, value = xvfb.name, tmp_path / "demo.json", "Orchid-7731"
+    os.environ["CAAP_SECRET_PIN"] = value
+    try:
+        rec = Recording(d, out, region)
+    finally:
+        del os.environ["CAAP_SECRET_PIN"]
+    try:
+        xdo(d, "mousemove", ox + 80, oy + 61, "click", 1)
+        time.sleep(0.6)
+        xdo(d, "type", "--delay", "30", value)
+        time.sleep(0.6)
+        xdo(d, "mousemove", ox + 250, oy + 61, "click", 1)
+        time.sleep(0.6)
+        xdo(d, "key", "Escape")
+        wait_for_steps(out, 4, timeout=90)
+        rec.proc.send_signal(signal.SIGINT)
+        output = rec.finish()
+    finally:
+        if rec.proc.poll() is None:
+            rec.proc.kill()
+        browser.evaluate("document.getElementById('t1').value = ''")
+    assert rec.proc.returncode == 0, output
+    assert value not in output
+    demo = load_demo(out)
+    assert [s.args for s in demo.steps if s.action == "type_text"] == [{"string_to_type": "{PIN}"}], output
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(files) >= 9 and all(value.encode() not in p.read_bytes() for p in files)
+    for path in files:
+        if path.suffix == ".png":
+            with Image.open(path) as im:
+                image = im.convert("RGB")
+            read = ppocr.read(image, [(0, 0, image.width, image.height)], ["text_area"])[0].text
+            assert "Orchid" not in read and "7731" not in read, (path.name, read)
 
 
 def test_clear_errors(tmp_path, monkeypatch):

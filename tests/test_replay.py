@@ -16,6 +16,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from caap.act.executor import RecordingExecutor
+from caap.act.secrets import Secrets
 from caap.agent.replay import ReplayOptions, replay
 from caap.cli import app
 from caap.decide.demos import Demonstration, DemoStep, save_demo
@@ -145,10 +146,28 @@ def test_masked_text_is_refused_unless_a_secret_is_given():
     assert result.status == "masked" and "step 2 (type_text)" in result.message and "--secret" in result.message
     assert [c[0] for c in calls] == ["click"]  # stopped before typing anything
 
-    result, calls, lines, _ = run(demo, observer, secret="hunter2")
+    result, calls, lines, _ = run(demo, observer, secrets=Secrets.parse(["PW=hunter2"], environ={}))
     assert result.status == "done"
     assert calls[1] == ("type_text", {"text": "hunter2"}) and calls[2][0] == "press_keys"
     assert "hunter2" not in json.dumps([s.to_json() for s in lines])  # the secret is never reported
+    assert lines[1].planned is not None and lines[1].planned.args["string_to_type"] == "{PW}"
+
+    two = Secrets.parse(["PW=hunter2", "PIN=4711"], environ={})
+    result, calls, _, _ = run(demo, observer, secrets=two)  # which one the recording hid is unknown
+    assert result.status == "masked" and "was given 2" in result.message and len(calls) == 1
+
+
+def test_a_step_that_types_a_named_secret_needs_it_and_types_its_value():
+    demo = demo_of(
+        DemoStep(action="click_element", args={"element_id": 1}, element=NAME),
+        DemoStep(action="type_text", args={"string_to_type": "{PIN}\n"}),
+    )
+    observer = ScriptedObserver([moved(NAME, 0, 0)])
+    result, calls, _, _ = run(demo, observer, secrets=Secrets.parse(["PW=hunter2"], environ={}))
+    assert result.status == "masked" and "--secret PIN=VALUE" in result.message and len(calls) == 1
+    result, calls, lines, _ = run(demo, observer, secrets=Secrets.parse(["PIN=4711"], environ={}))
+    assert result.status == "done" and calls[1] == ("type_text", {"text": "4711\n"})
+    assert "4711" not in json.dumps([s.to_json() for s in lines])
 
 
 def test_dry_run_plans_every_step_and_executes_nothing():

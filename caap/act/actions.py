@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from caap.act.executor import Executor
+from caap.act.secrets import Secrets
 from caap.elements import Element, click_point, quote
 
 ParamKind = Literal["integer", "number", "string"]
@@ -370,11 +371,16 @@ def text_catalogue(names: Iterable[str] | None = None) -> str:
     return "\n".join(spec.text_line() for spec in actions(names))
 
 
-def execute(action: PlannedAction, executor: Executor) -> None:
-    """Perform a planned action with the executor's primitives (terminal actions do nothing)."""
+def execute(action: PlannedAction, executor: Executor, secrets: Secrets | None = None) -> None:
+    """Perform a planned action with the executor's primitives (terminal actions do nothing).
+    ``secrets``: their placeholders in the action's text are filled in for the executor alone; the
+    action itself, as the loop records it, keeps them."""
     perform = action.spec.perform
-    if perform is not None:
-        perform(executor, action)
+    if perform is None:
+        return
+    if secrets:
+        action = replace(action, args={k: secrets.fill(v) if isinstance(v, str) else v for k, v in action.args.items()})
+    perform(executor, action)
 
 
 def _point(a: PlannedAction) -> tuple[int, int]:

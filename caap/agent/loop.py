@@ -22,6 +22,7 @@ from PIL import Image
 from caap.act.actions import ActionError, PlannedAction, ScreenState, execute, tool_schemas
 from caap.act.device import Device
 from caap.act.executor import Executor
+from caap.act.secrets import Secrets, masks_itself
 from caap.agent.trace import TraceWriter
 from caap.agent.typed import TypedValues
 from caap.config import AgentConfig, CaapConfig
@@ -30,6 +31,7 @@ from caap.decide.llm import LLMError, LLMReply
 from caap.decide.parser import action_line, bind_all, parse_reply
 from caap.decide.prompter import CaapPrompter, HistoryEntry, PromptContext, PromptOptions
 from caap.elements import Element, element_at, value_labels
+from caap.geometry import Box
 from caap.memory.cache import ActionCache, cache_key
 from caap.memory.session import Memory
 from caap.observe.capture.screen import FrameChange, Screen, ScreenError, changed_within
@@ -107,6 +109,7 @@ class Agent:
         cache: ActionCache | None = None,
         experience: list[str] | None = None,
         family: str | None = None,
+        secrets: Secrets | None = None,
     ) -> None:
         self.screen = screen
         self.observer = observer
@@ -124,6 +127,7 @@ class Agent:
         self.cache = cache  # the action cache: a hit skips the LLM call (caap.memory.cache)
         self.experience = experience or []  # prompt lines from caap.memory.experience
         self.family = family
+        self.secrets = secrets or Secrets()  # typed by the executor alone; never in a prompt or a file
         self.steps: list[StepRecord] = []  # this episode's step records (auto-context reads them)
         self._button_held = False  # a drag was started and not yet released
         self._moved_on_before = False  # the last batch stopped because its target changed before it ran
@@ -137,7 +141,7 @@ class Agent:
         ``[prompt]`` section (``prompt``: other options, an ablation's), the LLM client of ``[llm]``
         and the vision observer of ``[observe]`` unless given (a benchmark worker loads its models
         once for many episodes), and ``memory``'s action cache. ``parts``: the rest of ``Agent``'s
-        keywords (trace, demonstrations, experience, family, stop, is_finished, on_step, approve)."""
+        keywords (trace, demonstrations, experience, family, stop, is_finished, on_step, approve, secrets)."""
         if observer is None:
             from caap.observe.vision import VisionObserver
 
@@ -157,7 +161,9 @@ class Agent:
 
     def run(self, task: str) -> EpisodeResult:
         """Run one episode; never raises for what the screen, the executor or the model do: the
-        outcome says how it ended. Ctrl-C ends it as stopped, with the trace closed properly."""
+        outcome says how it ended. Ctrl-C ends it as stopped, with the trace closed properly. A task
+        that needs a secret the agent was not given is a ``SecretError`` before anything runs."""
+        self.secrets.check(task)
         started = time.monotonic()
         self.steps = []
         result = EpisodeResult(status=EpisodeStatus.MAX_STEPS,
@@ -213,6 +219,7 @@ class Agent:
             grab_ms = getattr(self.screen, "last_capture_ms", None)  # the grab of the frame observed now
             t0 = time.perf_counter()
             observation = self.observer.observe(frame, typed=self._typed.typed(), names=names)
+            shown = self._hide_secrets(observation.elements)
             elements = tracker.update(observation.elements)
             timings["observe"] = time.perf_counter() - t0
             # The breakdown the benchmark reports, where the screen and observer measure it.
@@ -225,7 +232,7 @@ class Agent:
             record.observe_steps = [run.to_json() for run in observation.steps]
             record.provenance = provenance_of(elements, observation)
             if self.trace:
-                record.screenshot = self.trace.screenshot(step, frame)
+                record.screenshot = self.trace.screenshot(step, frame, self._secret_boxes(elements, shown))
 
             t0 = time.perf_counter()
             key, cached = None, None
@@ -362,7 +369,7 @@ class Agent:
             number = (history[-1].number if history else 1) + 1
             t0 = time.perf_counter()
             try:
-                execute(action, self.executor)
+                execute(action, self.executor, self.secrets)
                 if action.spec.button is not None:
                     self._button_held = action.spec.button == "pressed"
             except Exception as exc:  # the OS input backend failed: nothing after this can be trusted
@@ -393,6 +400,32 @@ class Agent:
             if drop:
                 break
         return executed, frame, None, timings, None
+
+    def _hide_secrets(self, elements: list[Element]) -> list[Box]:
+        """Write each secret value the screen shows back (a field that does not mask what was typed)
+        as its placeholder; the boxes where one showed."""
+        shown: list[Box] = []
+        if not self.secrets:
+            return shown
+        for e in elements:
+            if e.text:
+                hidden = self.secrets.redact_reading(e.text)
+                if hidden != e.text:
+                    e.text = hidden
+                    shown.append(tuple(e.bbox))  # type: ignore[arg-type]
+        return shown
+
+    def _secret_boxes(self, elements: list[Element], shown: list[Box]) -> list[Box]:
+        """Where a saved screenshot must be blacked out: the fields a secret was typed into, unless
+        the field masks it itself (it reads as bullets), and wherever a value showed."""
+        boxes = list(shown)
+        for t in self._typed.typed():
+            if not self.secrets.in_text(t.text):
+                continue
+            field = element_at(elements, ((t.box[0] + t.box[2]) // 2, (t.box[1] + t.box[3]) // 2))
+            if field is None or not masks_itself(field.text):
+                boxes.append(t.box)
+        return boxes
 
     def _target_moved_on(self, action: PlannedAction, frame: Image.Image) -> bool:
         """Whether the screen has changed, since ``frame`` was read, where a pointer action aims

@@ -17,8 +17,9 @@ Steps that did not target an element (typing, keys, drag moves at bare points, s
 element) run as recorded, without observing. A saved test's step may ``expect`` elements on the
 screen after it (``caap.agent.regression``): the screen is observed until each is there with the
 states expected, or ``max_wait_s`` has passed, and the replay stops with status ``check`` naming
-the first that is not. Masked text (a password the recorder replaced by
-``*``) cannot be typed back: replay stops before such a step unless a secret is given. A dry run
+the first that is not. Text that names a secret (``{NAME}``, ``caap.act.secrets``) is typed with the
+secret's value, which the replay is given; masked text (a password the recorder replaced by ``*``)
+is typed with the one secret given. Without it, the replay stops before the step. A dry run
 observes the screen once and reports which element each step would use, acting on nothing and
 stopping at nothing.
 """
@@ -37,6 +38,7 @@ from PIL import Image
 
 from caap.act.actions import ActionError, PlannedAction, ScreenState, execute, lookup, plan
 from caap.act.executor import Executor
+from caap.act.secrets import Secrets, placeholder, placeholders
 from caap.decide.demos import Demonstration, DemoStep
 from caap.elements import Element
 from caap.observe.capture.screen import Screen
@@ -54,7 +56,7 @@ Approve = Callable[[PlannedAction, Sequence[Element]], str | None]
 class ReplayOptions:
     max_wait_s: float = 3.0  # how long a missing element is looked for before giving up
     retry_interval_s: float = 0.25  # pause between observations while looking
-    secret: str | None = None  # typed in place of masked text
+    secrets: Secrets = field(default_factory=Secrets)  # for {NAME} in typed text, and the one for masked text
     dry_run: bool = False
     min_text_similarity: float = 0.75  # see grounding.locate
     max_shift: float = 0.25
@@ -74,12 +76,10 @@ class ReplayStep:
     observations: int = 0
     waited_s: float = 0.0
     message: str | None = None
-    secret: bool = False  # the step types the secret: never print or record its text
+    secret: bool = False  # the step types a secret (its text is a placeholder, never the value)
 
     def to_json(self) -> dict[str, Any]:
         planned = self.planned.to_json() if self.planned else None
-        if planned and self.secret:
-            planned["args"] = {**planned["args"], "string_to_type": "***"}
         return {
             "step": self.number, "action": self.action, "status": self.status, "planned": planned,
             "text_similarity": round(self.found.text_similarity, 3) if self.found else None,
@@ -238,13 +238,20 @@ class Replayer:
             return True
 
         raw = dict(step.args)
-        secret_used = False
-        if step.masked and "string_to_type" in raw:
-            if o.secret is None:
+        typed = raw.get("string_to_type")
+        if step.masked and isinstance(typed, str):
+            if len(o.secrets.names) != 1:
+                given = "was given none" if not o.secrets else f"was given {len(o.secrets.names)}"
                 raise _Halt("masked", f"step {number} ({step.action}) types text the recording hid (a "
-                                      "password-like field); give it with --secret TEXT to replay it")
-            raw["string_to_type"] = o.secret
-            secret_used = report.secret = True
+                                      f"password-like field); the replay {given}: give the one it typed with "
+                                      "--secret NAME=VALUE to replay it")
+            raw["string_to_type"] = typed = placeholder(o.secrets.names[0])
+        if isinstance(typed, str) and placeholders(typed):
+            missing = [n for n in placeholders(typed) if n not in o.secrets.values]
+            if missing:
+                raise _Halt("masked", f"step {number} ({step.action}) types the secret {placeholder(missing[0])}; "
+                                      f"give it with --secret {missing[0]}=VALUE to replay it")
+            report.secret = True
 
         element_param = next((p for p in spec.params if p.element), None)
         if step.element is None and element_param is not None:
@@ -287,12 +294,12 @@ class Replayer:
             report.status = "planned"
             return False
 
-        if self.approve is not None and not secret_used:
+        if self.approve is not None and not report.secret:
             denial = self.approve(action, state.elements)
             if denial:
                 raise _Halt("denied", f"step {number} ({step.action}): {denial.split('; do not retry')[0]}")
         try:
-            execute(action, self.executor)
+            execute(action, self.executor, o.secrets)
         except Exception as exc:  # the OS input backend failed: nothing after this can be trusted
             raise _Halt("error", f"step {number} ({step.action}): the executor failed: {exc}") from None
         if spec.button is not None:

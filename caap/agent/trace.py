@@ -9,7 +9,9 @@ Layout::
       summary.json      the outcome, totals and stop reason (written last, atomically)
 
 No API key is ever written: the config is recorded redacted, and any text that would be written
-is scrubbed of the key as a second line of defence.
+is scrubbed of the key as a second line of defence. The run's secrets (``caap.act.secrets``) are
+written as their placeholders, and a screenshot is blacked out over the boxes the loop names (where
+a secret was typed or shows).
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from typing import Any
 
 from PIL import Image
 
+from caap.act.secrets import Secrets, blacked_out
+from caap.geometry import Box
+
 
 def _slug(text: str, limit: int = 40) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
@@ -32,9 +37,11 @@ def _slug(text: str, limit: int = 40) -> str:
 
 class TraceWriter:
     def __init__(self, root: str | Path, task: str, *, secrets: list[str] | None = None,
-                 screenshots: bool = True, name: str | None = None) -> None:
+                 screenshots: bool = True, name: str | None = None, hidden: Secrets | None = None) -> None:
         """A new trace directory under ``root``: ``name`` if given (the benchmark's ``seed-N``), else
-        a time stamp and the task; ``-2``, ``-3``... is appended rather than write into an existing one."""
+        a time stamp and the task; ``-2``, ``-3``... is appended rather than write into an existing one.
+        ``secrets``: strings written as ``***`` (the API key); ``hidden``: the run's secrets, written
+        as their placeholders."""
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
         base = Path(root) / (name or f"{stamp}-{_slug(task)}")
         path, n = base, 1
@@ -45,12 +52,13 @@ class TraceWriter:
         self.dir = path
         self.screenshots = screenshots
         self._secrets = [s for s in (secrets or []) if s and len(s) >= 4]
+        self._hidden = hidden or Secrets()
         self._steps = open(self.dir / "steps.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - held open
 
     def _scrub(self, text: str) -> str:
         for secret in self._secrets:
             text = text.replace(secret, "***")
-        return text
+        return self._hidden.redact(text)
 
     def _dumps(self, obj: Any) -> str:
         return self._scrub(json.dumps(obj, ensure_ascii=False, default=str))
@@ -63,11 +71,12 @@ class TraceWriter:
     def start(self, info: dict[str, Any]) -> None:
         self._write_atomic("run.json", {"started": time.time(), **info})
 
-    def screenshot(self, step: int, image: Image.Image) -> str | None:
+    def screenshot(self, step: int, image: Image.Image, masks: list[Box] | tuple[Box, ...] = ()) -> str | None:
+        """The step's screenshot, black over ``masks`` (boxes in its pixels, grown by a pixel)."""
         if not self.screenshots:
             return None
         name = f"step_{step:03d}.png"
-        image.save(self.dir / name)
+        blacked_out(image, masks).save(self.dir / name)
         return name
 
     def save_image(self, name: str, image: Image.Image) -> str:

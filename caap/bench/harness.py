@@ -31,12 +31,13 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from PIL import Image
 
 from caap import __version__
+from caap.act.secrets import Secrets
 from caap.decide.ablations import ABLATIONS
 from caap.memory.cache import CacheError
 from caap.memory.experience import ExperienceError
@@ -128,6 +129,8 @@ class BenchSettings:
     ray: str | None = None
     save_tests: str | None = None  # solved episodes saved as replayable tests here (DIR/TASK/seed-N.json)
     replay: str | None = None  # the tests saved there replayed (no LLM) instead of the agent
+    # --secret NAME=VALUE (caap.act.secrets): the summary names them, never their values.
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)
 
     def check(self) -> None:
         if self.benchmark not in BENCHMARKS:
@@ -196,6 +199,7 @@ class EpisodeRunner:
         from caap.decide.prompter import PromptOptions
 
         self.settings = settings
+        self._hidden = Secrets.of(settings.secrets)  # the episode's secrets: the run's and its task's
         cfg = CaapConfig.model_validate(settings.config)
         # max_steps 0 (desktop tasks): each task's own limit, set per episode.
         self.cfg = cfg.model_copy(update={"agent": cfg.agent.model_copy(
@@ -273,7 +277,13 @@ class EpisodeRunner:
             time.sleep(0.03)
 
     def run(self, task: str, seed: int) -> dict[str, Any]:
-        """One episode; returns its record (never raises for what happens inside the episode)."""
+        """One episode; returns its record (never raises for what happens inside the episode), with
+        every secret value in it written as its placeholder."""
+        self._hidden = Secrets.of(self.settings.secrets)
+        record = self._episode(task, seed)
+        return cast(dict[str, Any], json.loads(self._hidden.redact(json.dumps(record, ensure_ascii=False))))
+
+    def _episode(self, task: str, seed: int) -> dict[str, Any]:
         from caap.agent.loop import Agent
         from caap.agent.trace import TraceWriter
 
@@ -289,7 +299,9 @@ class EpisodeRunner:
             self.env.reset(seed)
             if not self.desktop:
                 self._wait_for_cover_to_go()
-            utterance = self.env.utterance()
+            # The task's own secrets (a password it gives) and the run's: the agent reads {NAME}.
+            self._hidden = Secrets.of({**s.secrets, **self.env.secrets()})
+            utterance = self._hidden.redact(self.env.utterance())
             if s.replay:
                 return self._replay(task, seed, record, started)
             if task not in self._demos:
@@ -298,7 +310,7 @@ class EpisodeRunner:
                 : self.cfg.prompt.max_demonstrations]
             lookups, hits = (self.memory.cache.lookups, self.memory.cache.hits) if self.memory.cache else (0, 0)
             trace = TraceWriter(trace_dir.parent, utterance, name=trace_dir.name, screenshots=s.screenshots,
-                                secrets=self._secrets())
+                                secrets=self._secrets(), hidden=self._hidden)
             trace.start({"task": utterance, f"{s.benchmark}_task": task, "seed": seed, "caap_version": __version__,
                          "observer": s.observer, "ablation": s.ablation, "config": self.cfg.redacted()})
             cfg = self.cfg
@@ -308,7 +320,8 @@ class EpisodeRunner:
             agent = Agent.from_config(cfg, self._device, observer=self.observer, planner=self.planner,
                                       prompt=self.prompt, memory=self.memory, trace=trace, demonstrations=demos,
                                       is_finished=self._finished, on_step=steps.append,
-                                      experience=self.memory.experience_lines(utterance, task), family=task)
+                                      experience=self.memory.experience_lines(utterance, task), family=task,
+                                      secrets=self._hidden)
             result = agent.run(utterance)
             # A desktop task is scored on the application's final state however the episode ended.
             reward = self.env.reward() if self.desktop or self.env.done() else 0.0
@@ -375,7 +388,7 @@ class EpisodeRunner:
                           completion_tokens=0, cost_usd=0.0)
             return record
         result = Replayer(self._device.screen, self.observer, self._device.executor,
-                          ReplayOptions(max_wait_s=5.0)).run(demo)
+                          ReplayOptions(max_wait_s=5.0, secrets=self._hidden)).run(demo)
         reward = self.env.reward() if self.desktop or self.env.done() else 0.0
         if self.desktop:
             record["checks_failed"] = list(self.env.failures)
@@ -722,7 +735,8 @@ def write_summary(settings: BenchSettings, *, started: float | None = None,
         "caap_version": __version__,
         "started": started or time.time(),
         "finished": finished,
-        "config": {**{k: v for k, v in asdict(settings).items() if k not in ("config", "out", "seeds")},
+        "config": {**{k: v for k, v in asdict(settings).items() if k not in ("config", "out", "seeds", "secrets")},
+                   "secrets": sorted(settings.secrets),
                    "seeds": _ranges(settings.seeds), "model": llm.get("model"), "base_url": llm.get("base_url"),
                    "mode": llm.get("mode")},
         **summarize(settings, load_episodes(out)),

@@ -207,6 +207,10 @@ class MiniWoBEnv:
     def done(self) -> bool:
         return bool(self._page().evaluate("WOB_DONE_GLOBAL"))
 
+    def secrets(self) -> dict[str, str]:
+        """MiniWoB++'s tasks give no secret (a login task's password is part of its instruction)."""
+        return {}
+
     def utterance(self) -> str:
         """The task's instruction, as the query bar shows it. The natural-language tasks (-nl, -turk)
         return an object from ``core.getUtterance()`` whose ``fields`` hold the answer: only its

@@ -10,7 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from caap.cli.common import ConfigOpt, app, config_from_flags, err, fail, out
+from caap.cli.common import ConfigOpt, SecretOpt, app, config_from_flags, err, fail, out
 from caap.decide.ablations import ABLATIONS
 
 bench_app = typer.Typer(help="Benchmark the whole agent.", no_args_is_help=True)
@@ -50,6 +50,7 @@ def bench_miniwob(
     reader: Annotated[Path | None, typer.Option(help="Reader checkpoint (default: the shipped one).")] = None,
     no_screenshots: Annotated[bool, typer.Option(
         "--no-screenshots", help="Keep traces small: no step screenshots.")] = False,
+    secret: SecretOpt = None,
     config: ConfigOpt = None,
     base_url: Annotated[str | None, typer.Option(
         help="OpenAI-compatible endpoint (env: OPENAI_BASE_URL).")] = None,
@@ -70,12 +71,23 @@ def bench_miniwob(
         tasks=task_list, seeds=seed_list, out=out_dir, workers=workers, ablation=ablation, max_steps=max_steps,
         observer=observer, demos=str(demos) if demos else None, screenshots=not no_screenshots, config=data,
         experience=str(experience) if experience else None, auto_context=str(auto_context) if auto_context else None,
-        cache=str(cache) if cache else None, reference=str(reference) if reference else None, ray=ray)
+        cache=str(cache) if cache else None, reference=str(reference) if reference else None, ray=ray,
+        secrets=_secrets(secret))
     if observer == "vision":
         from caap.observe.vision import miniwob_observe
 
         _check_models(miniwob_observe(cfg.observe))
     _run(settings)
+
+
+def _secrets(flags: list[str] | None) -> dict[str, str]:
+    """The run's --secret NAME=VALUE flags and CAAP_SECRET_NAME variables, or one clear error."""
+    from caap.act.secrets import SecretError, Secrets
+
+    try:
+        return dict(Secrets.parse(flags or []).values)
+    except SecretError as exc:
+        fail(str(exc))
 
 
 def _run(settings: Any) -> None:
@@ -145,6 +157,7 @@ def bench_desktop(
     reader: Annotated[Path | None, typer.Option(help="Reader checkpoint (default: the shipped one).")] = None,
     no_screenshots: Annotated[bool, typer.Option(
         "--no-screenshots", help="Keep traces small: no step screenshots.")] = False,
+    secret: SecretOpt = None,
     config: ConfigOpt = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint (env: OPENAI_BASE_URL).")] = None,
     model: Annotated[str | None, typer.Option(help="Model name (env: OPENAI_MODEL).")] = None,
@@ -175,7 +188,7 @@ def bench_desktop(
         tasks=task_list, seeds=seed_list, out=out_dir, benchmark="desktop", workers=workers,
         max_steps=max_steps or 0, observer=observer, demos=str(demos) if demos else None,
         screenshots=not no_screenshots, config=data, ray=ray, save_tests=str(save_tests) if save_tests else None,
-        replay=str(replay) if replay else None)
+        replay=str(replay) if replay else None, secrets=_secrets(secret))
     if replay is not None and not replay.is_dir():
         fail(f"{replay}: no such directory of saved tests")
     if observer == "vision":

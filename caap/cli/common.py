@@ -46,6 +46,13 @@ ConfigOpt = Annotated[Path | None, typer.Option(
     "--config", "-c", help="TOML config file (default: $CAAP_CONFIG, ./caap.toml, ~/.config/caap/config.toml).")]
 
 
+SecretOpt = Annotated[list[str] | None, typer.Option(
+    "--secret", metavar="NAME=VALUE",
+    help="A secret (a password) typed where the task or a saved step says {NAME}: the model sees only {NAME}, the "
+         "executor types the value, and nothing written holds it; replay types the one given where the recording "
+         "hid the text (repeatable; also CAAP_SECRET_NAME).")]
+
+
 def config_from_flags(config: Path | None, overrides: dict[str, Any]) -> CaapConfig:
     try:
         return load_config(config, overrides)

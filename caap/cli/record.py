@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from caap.cli.common import ConfigOpt, app, config_from_flags, err, fail, out
+from caap.cli.common import ConfigOpt, SecretOpt, app, config_from_flags, err, fail, out
 from caap.cli.live import vision_observer
 
 
@@ -36,11 +36,17 @@ def record(
     stop_hotkey: Annotated[str | None, typer.Option(
         help="The global hotkey that ends the recording (default <ctrl>+<alt>+x, i.e. Ctrl+Alt+X).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing demonstration file.")] = False,
+    secret: SecretOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Record a human demonstration: every click, drag, key and scroll inside the captured area becomes a
-    step of the action registry, with before/after screenshots and (unless --no-observe) the elements."""
+    step of the action registry, with before/after screenshots and (unless --no-observe) the elements.
+
+    With --secret NAME=VALUE the value you type is stored as {NAME} (caap replay types it back when
+    given the secret), what the screen shows of it is written as {NAME} too, and the screenshots are
+    blacked out where it was typed or shows."""
     from caap.act.safety import SafetyError, StopHotkey, describe_hotkey
+    from caap.act.secrets import SecretError, Secrets
     from caap.observe.capture.live import CaptureTarget, SettleOptions
     from caap.observe.capture.screen import ScreenError
     from caap.record.recorder import Recorder, RecordError, RecordOptions, assets_dir
@@ -48,6 +54,13 @@ def record(
     cfg = config_from_flags(config, {"screen.monitor": monitor, "screen.region": region, "screen.window": window,
                                      "safety.stop_hotkey": stop_hotkey})
     sc = cfg.screen
+    try:
+        secrets = Secrets.parse(secret or [])
+    except SecretError as exc:
+        fail(str(exc))
+    if secrets and no_observe:
+        fail("--secret needs the observer: without it a secret the screen shows cannot be found and hidden in "
+             "the screenshots (leave out --no-observe)")
     try:
         target = CaptureTarget.parse(monitor=sc.monitor, region=sc.region, window=sc.window)
     except ScreenError as exc:
@@ -74,7 +87,7 @@ def record(
         for n, step in enumerate(steps, start=index):
             out.print(f"[bold]{n:>4}[/] [dim]{step.t:7.2f}s[/] {_describe(step)}", highlight=False)
 
-    recorder = Recorder(RecordOptions(task, out_file, target, combo, settle=settle), observer,
+    recorder = Recorder(RecordOptions(task, out_file, target, combo, settle=settle, secrets=secrets), observer,
                         on_steps=on_steps, on_error=lambda m: err.print(f"[yellow]warning:[/] {m}", highlight=False))
     stop = threading.Event()
     try:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from caap.cli.common import ConfigOpt, app, config_from_flags, err, fail, out
+from caap.cli.common import ConfigOpt, SecretOpt, app, config_from_flags, err, fail, out
 
 EXIT_CODES = {"done": 0, "dry_run": 0, "missing": 1, "masked": 1, "denied": 1, "error": 1, "check": 1, "stopped": 130}
 
@@ -35,8 +35,7 @@ def _step_line(step: Any, total: int) -> str:
             parts.append(f"text match {step.found.text_similarity:.2f}")
         if step.waited_s >= 0.05 and step.status == "done":
             parts.append(f"found after {step.waited_s:.1f}s")
-        keyboard = {k: "***" if step.secret and k == "string_to_type" else v
-                    for k, v in a.args.items() if k not in ("element_id", "x", "y")}
+        keyboard = {k: v for k, v in a.args.items() if k not in ("element_id", "x", "y")}
         if keyboard:
             parts.append(escape(json.dumps(keyboard, ensure_ascii=False)))
         return head + (" → " + ", ".join(parts) if parts else "")
@@ -57,8 +56,7 @@ def replay(
     ] = False,
     max_wait: Annotated[float, typer.Option(
         min=0, help="Seconds to keep looking for a step's element (the screen may still be loading).")] = 3.0,
-    secret: Annotated[str | None, typer.Option(
-        help="Text to type for steps whose typed text the recording hid (password fields).")] = None,
+    secret: SecretOpt = None,
     elements: Annotated[Path | None, typer.Option(
         help="Read the element list from this JSON file (the format `caap observe --json` prints) instead "
         "of running the vision models; it stays fixed for the whole replay (testing, fixed-layout apps).")] = None,
@@ -87,6 +85,7 @@ def replay(
     """
     import threading
 
+    from caap.act.secrets import SecretError, Secrets
     from caap.agent.replay import ReplayOptions, ReplayStep
     from caap.agent.replay import replay as run_replay
     from caap.cli.live import live_device, live_safety, vision_observer
@@ -122,7 +121,11 @@ def replay(
         if not as_json:
             err.print(_step_line(step, len(demo.steps)), soft_wrap=True, highlight=False)
 
-    options = ReplayOptions(max_wait_s=max_wait, secret=secret, dry_run=dry_run)
+    try:
+        secrets = Secrets.parse(secret or [])
+    except SecretError as exc:
+        fail(str(exc))
+    options = ReplayOptions(max_wait_s=max_wait, secrets=secrets, dry_run=dry_run)
     try:
         result = run_replay(demo, screen, observer, device.executor, options, on_step=on_step, stop=stop,
                             approve=gate)

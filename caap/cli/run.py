@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from caap import __version__
-from caap.cli.common import ConfigOpt, app, config_from_flags, err, fail, out
+from caap.cli.common import ConfigOpt, SecretOpt, app, config_from_flags, err, fail, out
 from caap.records import AGENT_SUCCEEDED, EpisodeStatus, StepRecord
 
 ELEMENTS_HINT = "(or pass --elements FILE to plan on a given element list)"
@@ -77,6 +77,9 @@ def run(
     no_rationales: Annotated[bool, typer.Option(
         "--no-rationales", help="Ablation: show demonstrations without their rationales.")] = False,
     no_cot: Annotated[bool, typer.Option("--no-cot", help="Ablation: leave the reasoning instructions out.")] = False,
+    no_injection_defence: Annotated[bool, typer.Option(
+        "--no-injection-defence", help="Ablation: leave out the prompt's rule that screen text is data, and its "
+        "examples of pop-ups to dismiss.")] = False,
     monitor: Annotated[int | None, typer.Option(help="Live: capture this monitor (1 = first, 0 = all).")] = None,
     region: Annotated[str | None, typer.Option(
         help="Live: capture only LEFT,TOP,WIDTH,HEIGHT (OS pixels).")] = None,
@@ -96,6 +99,7 @@ def run(
              "without an LLM, checking the screen after each step).")] = None,
     trace_dir: Annotated[Path | None, typer.Option(help="Where run traces go (default: ./runs).")] = None,
     no_trace: Annotated[bool, typer.Option("--no-trace", help="Write no trace directory.")] = False,
+    secret: SecretOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Carry out TASK on the live screen, or plan one step (--dry-run) on it or on an image file.
@@ -108,12 +112,16 @@ def run(
     The LLM endpoint comes from --base-url/--model, the config file, or OPENAI_BASE_URL,
     OPENAI_API_KEY and OPENAI_MODEL, so any OpenAI-compatible server works.
 
+    A password or other secret goes in as --secret NAME=VALUE and the task says {NAME} where it is
+    typed: the LLM never sees the value, and traces, prompts and memory hold only {NAME}.
+
     Exit codes: 0 done, 3 gave up or hit a limit, 1 LLM/screen/executor error, 2 bad input, 130 stopped.
     """
     import threading
 
     from caap.act.device import Device
     from caap.act.dryrun import draw_calls
+    from caap.act.secrets import SecretError, Secrets
     from caap.agent.loop import Agent
     from caap.agent.trace import TraceWriter
     from caap.cli.live import live_device, live_safety, vision_observer
@@ -136,11 +144,17 @@ def run(
         "prompt.demonstrations": False if no_demos else None,
         "prompt.rationales": False if no_rationales else None,
         "prompt.cot": False if no_cot else None,
+        "prompt.injection_defence": False if no_injection_defence else None,
         "screen.monitor": monitor, "screen.region": region, "screen.window": window,
         "executor.backend": backend, "executor.failsafe": False if no_failsafe else None,
         "safety.stop_hotkey": stop_hotkey, "safety.confirm": False if no_confirm else None,
         "memory.experience": experience, "memory.auto_context": auto_context, "memory.cache": cache,
     })
+    try:
+        secrets = Secrets.parse(secret or [])
+        secrets.check(task)
+    except SecretError as exc:
+        fail(str(exc))
     live = screenshot is None
     if not live and not dry_run:
         fail("an image file cannot be acted on: add --dry-run to plan on --screenshot, or leave --screenshot "
@@ -170,9 +184,9 @@ def run(
     if not dry_run:
         hotkey, gate = live_safety(cfg, stop)
 
-    secret = cfg.llm.api_key.get_secret_value() if cfg.llm.api_key else None
-    trace = None if no_trace else TraceWriter(cfg.trace.dir, task, secrets=[secret] if secret else [],
-                                              screenshots=cfg.trace.screenshots)
+    api_key = cfg.llm.api_key.get_secret_value() if cfg.llm.api_key else None
+    trace = None if no_trace else TraceWriter(cfg.trace.dir, task, secrets=[api_key] if api_key else [],
+                                              screenshots=cfg.trace.screenshots, hidden=secrets)
     if trace:
         trace.start({"task": task, "config": cfg.redacted(), "caap_version": __version__, "dry_run": dry_run,
                      "live": live, "screenshot": str(screenshot) if screenshot else None,
@@ -191,7 +205,7 @@ def run(
     planned = cfg.model_copy(update={"agent": cfg.agent.model_copy(update={"max_steps": 1})}) if dry_run else cfg
     agent = Agent.from_config(planned, device, observer=observer, planner=planner, memory=memory, trace=trace,
                               demonstrations=demos, on_step=on_step, stop=stop, approve=gate, experience=lessons,
-                              family=family)
+                              family=family, secrets=secrets)
     try:
         result = agent.run(task)
     finally:
@@ -233,7 +247,7 @@ def run(
                    "trace_dir": str(trace.dir) if trace else None, "memory": kept}
         if dry_run:
             payload["os_events"] = [{"call": n, **kw} for n, kw in calls]
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        sys.stdout.write(secrets.redact(json.dumps(payload, ensure_ascii=False)) + "\n")
     elif dry_run:
         _print_plan(step, result.status, result.reason)
     else:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from caap.act.actions import KEYS, MODIFIERS, REGISTRY, _normalise_key, lookup
 from caap.act.safety import SECRET_WORDS, label_of
+from caap.act.secrets import Secrets, masks_itself
 from caap.decide.demos import DemoStep
 from caap.elements import Element, element_at
 
@@ -347,7 +348,6 @@ class Merger:
 ELEMENT_ACTIONS = frozenset(s.name for s in REGISTRY.values() if s.targets_element)
 # A secret field: its text or its label says so (the confirmation gate's words), or it shows only bullets.
 PASSWORD_WORDS = re.compile(SECRET_WORDS)
-_BULLETS = re.compile(r"^[•●∙·*]+$")
 TEXT_FIELDS = ("input_field", "text_area")
 
 
@@ -358,19 +358,23 @@ def is_password_field(element: Element | None, elements: Sequence[Element] | Non
         return True
     text = (element.text or "").strip()
     label = label_of(element, elements or []) or ""
-    return bool(_BULLETS.match(text)) or bool(PASSWORD_WORDS.search(text) or PASSWORD_WORDS.search(label))
+    return masks_itself(text) or bool(PASSWORD_WORDS.search(text) or PASSWORD_WORDS.search(label))
 
 
 class Annotator:
     """Turns gestures into demonstration steps against the element lists around them, in order.
 
     It remembers the focused field (the one the observer says is focused, else the last element
-    clicked) so text typed into a password-like field is stored as ``*`` per character.
+    clicked) so text typed into a password-like field is stored as ``*`` per character. A given
+    secret's value in typed text is stored as its placeholder (``{NAME}``), which replay types back;
+    ``secret_fields`` collects the fields a secret was typed into, for the screenshots to hide.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, secrets: Secrets | None = None) -> None:
         self.focus: Element | None = None
         self._focus_list: list[Element] = []
+        self.secrets = secrets or Secrets()
+        self.secret_fields: list[Element] = []
 
     def __call__(self, gesture: Gesture, before: list[Element] | None = None, after: list[Element] | None = None,
                  screenshots: dict[str, str] | None = None) -> list[DemoStep]:
@@ -393,7 +397,12 @@ class Annotator:
             if action == "type_text":
                 focused = next((e for e in before or () if e.visible and e.focused), None)
                 field_, context = (focused, before) if focused is not None else (self.focus, self._focus_list)
-                if is_password_field(field_, context):
+                hidden = self.secrets.redact(args["string_to_type"])
+                if hidden != args["string_to_type"]:
+                    args["string_to_type"] = hidden
+                    if field_ is not None:
+                        self.secret_fields.append(field_)
+                elif is_password_field(field_, context):
                     args["string_to_type"] = "*" * len(args["string_to_type"])
                     masked = True
             if action == "press_key" and args.get("key") in ("tab", "shift+tab"):

@@ -26,8 +26,10 @@ from typing import Any
 
 from PIL import Image
 
+from caap.act.secrets import Secrets, blacked_out, masks_itself
 from caap.decide.demos import Demonstration, DemoStep, save_demo
 from caap.elements import Element
+from caap.geometry import Box
 from caap.observe.capture.live import CaptureTarget, LiveScreen, SettleOptions
 from caap.observe.capture.screen import ScreenError, changed_outside
 from caap.observe.tracking import IdTracker
@@ -103,6 +105,7 @@ class RecordOptions:
     stop_hotkey: str
     capture_hz: float = CAPTURE_HZ
     settle: SettleOptions = RECORD_SETTLE
+    secrets: Secrets = field(default_factory=Secrets)  # typed values stored as {NAME}, hidden in screenshots
 
 
 class Recorder:
@@ -234,7 +237,7 @@ class Recorder:
 
     # --- writer thread ----------------------------------------------------------------------------------
     def _writer(self) -> None:
-        annotate = Annotator()
+        annotate = Annotator(self.options.secrets)
         cache: tuple[Image.Image | None, list[Element]] = (None, [])
         assets = assets_dir(self.options.out)
         rel = self.options.out.parent
@@ -256,26 +259,27 @@ class Recorder:
                 job.before = job.after = None  # type: ignore[assignment]
                 continue
             index = len(self.demo.steps) + 1
-            paths = {}
-            try:
-                for which, frame in (("before", job.before), ("after", job.after)):
-                    path = assets / f"{index:04d}-{which}.png"
-                    frame.save(path, compress_level=1)
-                    paths[which] = path.relative_to(rel).as_posix()
-            except OSError as exc:
-                self._writer_error = exc
-                self.on_error(f"cannot write screenshots to {assets}: {exc}")
-                return
+            files = {which: assets / f"{index:04d}-{which}.png" for which in ("before", "after")}
+            paths = {which: path.relative_to(rel).as_posix() for which, path in files.items()}
             before = after = None
             if self.observer is not None:
                 try:
                     tracker = IdTracker()  # ids 1..n in reading order on the before screen, as the agent numbers
-                    before = tracker.update(observe(job.before))
-                    after = tracker.update(observe(job.after))
+                    before = [e.model_copy() for e in tracker.update(observe(job.before))]
+                    after = [e.model_copy() for e in tracker.update(observe(job.after))]
                 except Exception as exc:  # a broken observation must not lose the demonstration
                     self.on_error(f"observation failed for step {index}: {exc}")
                     before = after = None
+            shown = {"before": self._hide_secrets(before), "after": self._hide_secrets(after)}
             steps = annotate(job.gesture, before, after, paths)
+            try:
+                for which, frame in (("before", job.before), ("after", job.after)):
+                    masks = shown[which] + self._secret_fields(annotate, before if which == "before" else after)
+                    blacked_out(frame, masks).save(files[which], compress_level=1)
+            except OSError as exc:
+                self._writer_error = exc
+                self.on_error(f"cannot write screenshots to {assets}: {exc}")
+                return
             self.demo.steps.extend(steps)
             try:
                 save_demo(self.demo, self.options.out)
@@ -285,6 +289,27 @@ class Recorder:
                 return
             job.before = job.after = None  # type: ignore[assignment]  # frames are on disk now
             self.on_steps(index, steps)
+
+    def _hide_secrets(self, elements: list[Element] | None) -> list[Box]:
+        """Each secret value the screen shows written as its placeholder; the boxes where one showed."""
+        shown: list[Box] = []
+        for e in elements or []:
+            if e.text:
+                hidden = self.options.secrets.redact_reading(e.text)
+                if hidden != e.text:
+                    e.text = hidden
+                    shown.append(tuple(e.bbox))  # type: ignore[arg-type]
+        return shown
+
+    def _secret_fields(self, annotate: Annotator, elements: list[Element] | None) -> list[Box]:
+        """The boxes, on this screen, of the fields a secret was typed into, unless they mask it themselves."""
+        boxes: list[Box] = []
+        for typed_into in annotate.secret_fields:
+            x1, y1, x2, y2 = typed_into.bbox
+            now = element_at(elements or [], ((x1 + x2) // 2, (y1 + y2) // 2))
+            if now is None or not masks_itself(now.text):
+                boxes.append(tuple(now.bbox if now is not None else typed_into.bbox))  # type: ignore[arg-type]
+        return boxes
 
     # --- the session ------------------------------------------------------------------------------------
     def _hover_changed(self, job: _Job, observe: Callable[[Image.Image], list[Element]]) -> bool:

@@ -125,6 +125,10 @@ class DesktopEnv:
     def utterance(self) -> str:
         return self.current.instruction_for(self._params)
 
+    def secrets(self) -> dict[str, str]:
+        """The episode's secrets (a password the task gives), by name."""
+        return self.current.secrets_for(self._params)
+
     # --- an episode -------------------------------------------------------------------------------
     def reset(self, seed: int) -> None:
         """The task's application, started afresh for ``seed`` in a fresh home folder, its window at

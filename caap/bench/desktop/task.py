@@ -31,7 +31,9 @@ class DesktopTask:
     episode starts from); ``derive``: fields computed from the drawn ones (a sum, the text a file
     ends with); ``output``: the application's stdout is part of its result (zenity); ``size``: the main
     window's size, where the application's own is too small to show what the task needs at once;
-    ``kinds``: what it covers (``KINDS``)."""
+    ``kinds``: what it covers (``KINDS``); ``secrets``: parameters that are secrets (a password): the
+    agent is given them as ``caap.act.secrets`` named by the parameter in capitals, and the task it
+    reads says ``{PASSWORD}`` where the value goes."""
 
     name: str
     app: str
@@ -46,6 +48,7 @@ class DesktopTask:
     size: tuple[int, int] | None = None  # the main window resized to this (a dialog too small for its list)
     kinds: tuple[str, ...] = ("form",)
     max_steps: int = 10
+    secrets: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.app not in APPS:
@@ -84,6 +87,10 @@ class DesktopTask:
 
     def instruction_for(self, params: dict[str, str]) -> str:
         return self.instruction.format(**params)
+
+    def secrets_for(self, params: dict[str, str]) -> dict[str, str]:
+        """The episode's secrets by name (``PASSWORD``): the values of the ``secrets`` parameters."""
+        return {name.upper(): params[name] for name in self.secrets}
 
     def checks_for(self, params: dict[str, str]) -> tuple[Check, ...]:
         return tuple(c.filled(params) for c in self.checks)

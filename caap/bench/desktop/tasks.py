@@ -87,7 +87,7 @@ GTK3: tuple[DesktopTask, ...] = (
         argv=("zenity", "--password", "--username", "--title=Connect to server"),
         params={"user": ("ada", "grace", "alan", "edsger"), "password": ("tulip-42", "orbit-7", "maple-19")},
         instruction='Log in with the user name "{user}" and the password "{password}", then press "OK".',
-        checks=(Output(text="{user}|{password}"),), output=True, kinds=("form", "dialog")),
+        checks=(Output(text="{user}|{password}"),), output=True, kinds=("form", "dialog"), secrets=("password",)),
 )
 
 # The other toolkits' tasks, in modules of their own (imported here: one table).

@@ -51,7 +51,7 @@ def respond(body: dict[str, Any]) -> Reply:
     return Reply(text=text)
 
 
-def serve(port: int = 0, host: str = "127.0.0.1", *, keep_requests: int = 20) -> ScriptedLLMServer:
+def serve(port: int = 0, host: str = "127.0.0.1", *, keep_requests: int | None = 20) -> ScriptedLLMServer:
     """Start the planner server (in a thread); ``.base_url`` says where, ``.stop()`` ends it.
 
     ScriptedLLMServer records every request body and header set; a planner server answers thousands

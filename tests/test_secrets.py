@@ -1,0 +1,181 @@
+"""Secrets (caap.act.secrets): given as --secret NAME=VALUE, named {NAME} in the task and by the
+model, typed by the executor alone, and found in no file a run writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from typer.testing import CliRunner
+
+from caap.act.actions import ScreenState, execute, plan
+from caap.act.secrets import SecretError, Secrets, masks_itself, placeholders
+from caap.agent.trace import TraceWriter
+from caap.elements import Element
+
+REPO = Path(__file__).resolve().parents[1]
+FORM = REPO / "tests" / "apps" / "tk_form.py"
+DETECTOR = REPO / "models" / "detector" / "caap-yolov8n-any.pt"
+CITY = "Transylvania-42"  # shown in clear by the form's entry: the observer reads it back
+
+
+def test_secrets_come_from_flags_and_the_environment_and_never_show_in_their_repr():
+    s = Secrets.parse(["PASSWORD=hunter22", "CITY=x=y=z1"], environ={"CAAP_SECRET_PIN": "4711", "HOME": "/root"})
+    assert s.names == ("PIN", "PASSWORD", "CITY") and s.values["CITY"] == "x=y=z1"
+    assert repr(s) == "Secrets(PIN, PASSWORD, CITY)" and "hunter22" not in repr(s) + str(s)
+    # A flag wins over the environment.
+    assert Secrets.parse(["PIN=9999"], environ={"CAAP_SECRET_PIN": "4711"}).values["PIN"] == "9999"
+
+
+@pytest.mark.parametrize(("flags", "env", "message"), [
+    (["PASSWORD"], {}, "expected NAME=VALUE"),
+    (["password=hunter22"], {}, "upper-case letters"),
+    (["1PW=hunter22"], {}, "upper-case letters"),
+    (["PW=abc"], {}, "fewer than 4 characters"),
+    ([], {"CAAP_SECRET_lower": "hunter22"}, "environment variable CAAP_SECRET_lower"),
+])
+def test_malformed_secrets_get_one_clear_error(flags, env, message):
+    with pytest.raises(SecretError, match=message):
+        Secrets.parse(flags, environ=env)
+
+
+def test_a_task_naming_a_secret_the_run_was_not_given_stops_before_anything_runs():
+    s = Secrets.parse(["PASSWORD=hunter22"], environ={})
+    s.check('Log in as "ada" with password {PASSWORD}.')
+    s.check("Braces that name no secret: {x}, {Name}, {}.")
+    assert placeholders("{PIN} then {PASSWORD} and {PIN}") == ["PIN", "PASSWORD"]
+    with pytest.raises(SecretError, match=r"needs \{PIN\}.*--secret PIN=VALUE.*CAAP_SECRET_PIN"):
+        s.check("Type {PASSWORD} and then {PIN}.")
+
+
+def test_fill_redact_and_readings_a_character_or_two_off():
+    s = Secrets.parse(["CITY=Transylvania-42", 'QUOTE=say "hi" \\ now'], environ={})
+    assert s.fill("type {CITY}, {OTHER} and {x}") == "type Transylvania-42, {OTHER} and {x}"
+    assert s.redact("City: Transylvania-42.") == "City: {CITY}."
+    assert s.redact(json.dumps({"t": 'say "hi" \\ now'})) == '{"t": "{QUOTE}"}'  # escaped inside JSON
+    assert s.redact_reading("City Transylvan1a-4Z here") == "City {CITY} here"
+    assert s.redact_reading("Paris 42") == "Paris 42"
+    assert masks_itself("••••••") and masks_itself("* * *") and not masks_itself("") and not masks_itself("a•")
+
+
+class Keys:
+    def __init__(self):
+        self.typed = []
+
+    def type_text(self, text):
+        self.typed.append(text)
+
+
+def test_only_the_executor_gets_the_value_and_the_action_keeps_its_placeholder():
+    s = Secrets.parse(["PASSWORD=hunter22"], environ={})
+    field = Element(id=1, type="input_field", bbox=[10, 10, 100, 30], text="")
+    action = plan("type_text", {"string_to_type": "{PASSWORD}\n"}, ScreenState([field], 200, 100))
+    keys = Keys()
+    execute(action, keys, s)  # type: ignore[arg-type]
+    assert keys.typed == ["hunter22\n"] and action.args["string_to_type"] == "{PASSWORD}\n"
+
+
+def test_a_trace_writes_placeholders_and_blacks_out_the_boxes_it_is_given(tmp_path):
+    s = Secrets.parse(["PASSWORD=hunter22"], environ={})
+    trace = TraceWriter(tmp_path, "log in with {PASSWORD}", hidden=s, secrets=["sk-key-123"])
+    trace.start({"note": "hunter22 and sk-key-123"})
+    image = Image.new("RGB", (60, 40), "white")
+    name = trace.screenshot(1, image, [(10, 10, 30, 20)])
+    trace.step({"text": 'typed "hunter22"'})
+    trace.finish({"reason": "done hunter22"})
+    written = "".join(p.read_text(encoding="utf-8") for p in tmp_path.rglob("*.json*"))
+    assert "hunter22" not in written and "sk-key-123" not in written and "{PASSWORD}" in written
+    saved = np.asarray(Image.open(trace.dir / name))
+    assert (saved[9:20, 9:30] == 0).all() and (saved[25:, :] == 255).all()
+    assert (np.asarray(image) == 255).all()  # the frame itself is left as it was
+
+
+def test_caap_run_refuses_a_task_whose_secret_was_not_given(tmp_path):
+    from caap.cli import app
+
+    shot = tmp_path / "screen.png"
+    Image.new("RGB", (200, 100), "white").save(shot)
+    result = CliRunner().invoke(app, ["run", "Log in with {PASSWORD}", "--screenshot", str(shot), "--dry-run",
+                                      "--elements", str(shot), "--base-url", "http://127.0.0.1:9/v1",
+                                      "--trace-dir", str(tmp_path / "traces")],
+                                env={"CAAP_SECRET_PIN": "4711"})
+    assert result.exit_code == 2, result.output
+    assert "needs {PASSWORD}" in result.output and "--secret PASSWORD=VALUE" in result.output
+    assert not (tmp_path / "traces").exists()
+
+
+def _window_shown(display: str, title: str, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", title], capture_output=True,
+                               text=True, env={**os.environ, "DISPLAY": display})
+        if found.stdout.strip():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_secret_shown_in_clear_reaches_the_app_and_no_prompt_or_file(tmp_path: Path, ppocr) -> None:
+    """caap run types a secret into a real Tk entry that shows it in clear: the app holds the value,
+    the model was never sent it, no file the run wrote holds it (trace, experience, the
+    demonstration auto-context saved, the action cache, the regression test), and PP-OCR finds no
+    trace of it in the screenshots kept."""
+    pytest.importorskip("transformers", reason="needs the vision extra")
+    pytest.importorskip("tkinter", reason="needs python3-tk")
+    from caap.bench.display import VirtualDisplay
+    from caap.testing.planner.server import serve
+
+    for tool in ("Xvfb", "xdotool"):
+        if subprocess.run(["which", tool], capture_output=True).returncode:
+            pytest.skip(f"needs {tool} (bash tools/setup.sh --system)")
+    state, traces, kept = tmp_path / "state.json", tmp_path / "traces", tmp_path / "kept"
+    task = 'Fill in the form: Name "Ada Lovelace", City "{CITY}"; tick "Subscribe"; then press "Save".'
+    planner = serve(keep_requests=None)
+    try:
+        with VirtualDisplay(640, 360) as display:
+            env = {**os.environ, "DISPLAY": display.name, "CAAP_SECRET_CITY": CITY}
+            app = subprocess.Popen([sys.executable, str(FORM), str(state), "--geometry", "480x260+0+0"], env=env)
+            try:
+                assert _window_shown(display.name, "caap test form"), "the Tk form never showed"
+                time.sleep(0.5)
+                run = subprocess.run(
+                    [sys.executable, "-m", "caap.cli", "run", task, "--base-url", planner.base_url, "--model",
+                     "scripted", "--max-steps", "6", "--backend", "xdotool", "--no-confirm", "--detector",
+                     str(DETECTOR), "--trace-dir", str(traces), "--experience", str(kept / "experience"),
+                     "--auto-context", str(kept / "demos"), "--cache", str(kept / "cache.json"),
+                     "--save-test", str(kept / "test.json"), "--json"],
+                    env=env, capture_output=True, text=True, timeout=240, cwd=REPO)
+                assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+                deadline = time.monotonic() + 5
+                while not state.exists() and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                assert json.loads(state.read_text())["city"] == CITY  # the executor typed the value
+            finally:
+                app.kill()
+                app.wait(timeout=10)
+    finally:
+        planner.stop()
+    sent = json.dumps(planner.requests)
+    assert "{CITY}" in sent and CITY not in sent and "Transylvania" not in sent
+    assert CITY not in run.stdout + run.stderr
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and p != state]  # trace, memory, test, demo
+    names = {p.name for p in files}
+    assert {"steps.jsonl", "summary.json", "test.json", "cache.json"} <= names, names
+    assert any(p.suffix == ".png" for p in files) and any(p.parent.name == "demos" for p in files), names
+    for path in files:
+        assert CITY.encode() not in path.read_bytes(), path
+    steps = [json.loads(line) for line in next(traces.rglob("steps.jsonl")).read_text().splitlines()]
+    shown = [e for s in steps[1:] for e in s["elements"] if e.get("text") == "{CITY}"]
+    assert shown, "the value typed was never read back, so this test proves nothing about redaction"
+    for path in sorted(traces.rglob("step_*.png")):
+        with Image.open(path) as im:
+            image = im.convert("RGB")
+        read = ppocr.read(image, [(0, 0, image.width, image.height)], ["text_area"])[0].text
+        assert "Transylvania" not in read and "42" not in read, (path.name, read)
