@@ -218,6 +218,10 @@ class SafetyConfig(BaseModel):
     confirm: bool = Field(default=True, description="ask before actions matching the rules")
     confirm_timeout_s: float = Field(default=30.0, gt=0)
     rules: list[ConfirmRuleConfig] | None = Field(default=None, description="None: the built-in rules")
+    # What appears on the screen by itself while the model decides (a pop-up, a notification): mark
+    # shows it to the model as such; confirm also asks before any action on it but closing it.
+    popups: Literal["off", "mark", "confirm"] = Field(
+        default="mark", description="off | mark | confirm: elements that appeared by themselves")
 
 
 class TraceConfig(BaseModel):

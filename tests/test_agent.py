@@ -179,7 +179,8 @@ class LateListApp(ScriptedApp):
         super().click_at(x, y)
 
 
-def test_a_click_whose_target_changed_after_the_screen_was_read_is_not_done():
+@pytest.mark.parametrize("popups", ["mark", "off"])
+def test_a_click_whose_target_changed_after_the_screen_was_read_is_not_done(popups):
     """use-autocomplete: the suggestions open after the screen was read, over Submit. The click
     planned for Submit would land on a suggestion; it is held back and the screen read again."""
     app = LateListApp()
@@ -189,13 +190,19 @@ def test_a_click_whose_target_changed_after_the_screen_was_read_is_not_done():
                            "Action_4=(Action: functions.click_element, Argument: {element_id: 2})\n"
                            "Action_5=(Action: functions.done, Argument: {reason: \"submitted\"})"])
     agent = Agent(screen=app, observer=AppObserver(app), executor=AppExecutor(app), planner=planner,
-                  prompter=CaapPrompter(PromptOptions(mode="text")), config=AgentConfig())
+                  prompter=CaapPrompter(PromptOptions(mode="text")), config=AgentConfig(), popups=popups)
     result = agent.run("Enter a country that starts with Rus and click Submit.")
     assert result.status == "done" and app.visited == ["empty", "typed", "suggestions", "picked", "submitted"]
     assert [a.outcome for a in result.actions][1] == Outcome.NOT_DONE
     clicked = [(c["x"], c["y"]) for name, c in agent.executor.calls if name == "click"]
     assert clicked == [(75, 70), (75, 97), (55, 135)]  # the field, Russia, then Submit: none on a stale view
-    assert "click_element was not done: the screen changed where it was aimed" in planner.prompts[2]
+    if popups == "off":  # the click's own target is looked at again before it
+        assert "click_element was not done: the screen changed where it was aimed" in planner.prompts[2]
+        assert "appeared while you were deciding" not in planner.prompts[2]
+    else:  # the list was drawn while the model decided: held back, read again, shown as what appeared
+        assert "click_element was not done: something appeared on the screen while you were deciding" \
+            in planner.prompts[2]
+        assert "element_3, element_4 appeared while you were deciding" in planner.prompts[2]
 
 
 class FieldApp(ScriptedApp):

@@ -179,3 +179,12 @@ def test_a_secret_shown_in_clear_reaches_the_app_and_no_prompt_or_file(tmp_path:
             image = im.convert("RGB")
         read = ppocr.read(image, [(0, 0, image.width, image.height)], ["text_area"])[0].text
         assert "Transylvania" not in read and "42" not in read, (path.name, read)
+
+
+def test_a_secret_goes_only_to_the_field_the_task_names_for_it():
+    s = Secrets.parse(["PASSWORD=hunter22", "CITY=Transylvania-42"], environ={})
+    login = 'Log in with the user name "ada" and the password "{PASSWORD}", then press "OK".'
+    assert s.named_for(login, "PASSWORD", "Password:") and s.named_for(login, "PASSWORD", "  Your password")
+    assert not s.named_for(login, "PASSWORD", "User name") and not s.named_for(login, "PASSWORD", "Verification code")
+    form = 'Fill in the form: Name "Ada Lovelace", City "{CITY}"; then press "Save".'
+    assert s.named_for(form, "CITY", "City") and not s.named_for(form, "CITY", "Name")

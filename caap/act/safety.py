@@ -120,6 +120,38 @@ def label_of(element: Element, elements: Sequence[Element], reach_px: int = 60) 
 
 Ask = Callable[[str], bool]
 
+# What closes a pop-up: its Close or Cancel button, a cross, Escape. Any other action on it (its
+# Continue, its field) is what a pop-up's author wants, not the user.
+DISMISS_WORDS = re.compile(r"(?i)^\s*(close|cancel|dismiss|no,? thanks|not now|skip|later|maybe later|[x×✕✖╳])\s*$")
+DISMISS_KEYS = frozenset({"escape", "esc"})
+
+
+class PopupGuard:
+    """With ``[safety] popups = "confirm"``: an action on an element that appeared by itself (the
+    loop's ``appeared`` ids) waits for a yes, unless it closes it (``DISMISS_WORDS``, Escape)."""
+
+    def __init__(self, ask: Ask) -> None:
+        self.ask = ask
+
+    def __call__(self, action: PlannedAction, elements: Sequence[Element], appeared: set[int]) -> str | None:
+        if not appeared:
+            return None
+        if action.name == "press_key" and str(action.args.get("key", "")).lower() in DISMISS_KEYS:
+            return None
+        target = action.element
+        if target is None and action.point is not None:
+            target = next((e for e in elements if e.visible and e.id in appeared and e.bbox[0] <= action.point[0]
+                           < e.bbox[2] and e.bbox[1] <= action.point[1] < e.bbox[3]), None)
+        if target is None and action.spec.group == "keyboard":
+            target = next((e for e in elements if e.visible and e.focused), None)
+        if target is None or target.id not in appeared or DISMISS_WORDS.match(target.text or ""):
+            return None
+        what = f"{action.name} on {target.label} {target.text or ''!r}"
+        if self.ask(f"acting on something that appeared by itself (a pop-up): {what}."):
+            return None
+        return (f"the user did not allow {what}: it appeared by itself, not because of the task; close it or "
+                "go on with the task")
+
 
 def terminal_ask(timeout_s: float = 30.0, stream_in: TextIO | None = None, stream_out: TextIO | None = None) -> Ask:
     """Ask y/N on the terminal; no terminal, no answer within ``timeout_s`` or anything but yes → no."""

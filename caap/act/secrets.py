@@ -130,11 +130,21 @@ class Secrets:
             text = _near_replaced(text, value, placeholder(name))
         return text
 
+    def named_for(self, task: str, name: str, label: str) -> bool:
+        """Whether ``label`` (a field's text and label) holds a word the task writes just before
+        ``{name}`` (``password "{PASSWORD}"``, ``City: {CITY}``): the task names that field for it."""
+        at = task.find(placeholder(name))
+        before = [w for w in _WORDS.findall(task[:max(at, 0)].lower())[-3:] if w not in _FILLERS]
+        return bool(set(before) & set(_WORDS.findall(label.lower())))
+
     def in_text(self, text: str) -> bool:
         """Whether ``text`` types a secret: it holds a given secret's placeholder."""
         return any(n in self.values for n in placeholders(text))
 
 
+_WORDS = re.compile(r"[^\W\d_]+")
+_FILLERS = frozenset({"the", "a", "an", "and", "with", "into", "in", "as", "to", "of", "your", "my", "is", "enter",
+                      "type", "field", "box"})
 NEAR = 0.25  # a reading this share of a value's characters away from it (edits) is taken for it
 
 

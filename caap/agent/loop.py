@@ -22,7 +22,8 @@ from PIL import Image
 from caap.act.actions import ActionError, PlannedAction, ScreenState, execute, tool_schemas
 from caap.act.device import Device
 from caap.act.executor import Executor
-from caap.act.secrets import Secrets, masks_itself
+from caap.act.safety import PopupGuard, label_of
+from caap.act.secrets import Secrets, masks_itself, placeholder, placeholders
 from caap.agent.trace import TraceWriter
 from caap.agent.typed import TypedValues
 from caap.config import AgentConfig, CaapConfig
@@ -34,7 +35,7 @@ from caap.elements import Element, element_at, value_labels
 from caap.geometry import Box
 from caap.memory.cache import ActionCache, cache_key
 from caap.memory.session import Memory
-from caap.observe.capture.screen import FrameChange, Screen, ScreenError, changed_within
+from caap.observe.capture.screen import FrameChange, Screen, ScreenError, appeared_regions, changed_within
 from caap.observe.observation import Observation, Observer, task_names
 from caap.observe.tracking import IdTracker
 from caap.records import ActionRecord, EpisodeStatus, Outcome, PromptRecord, StepRecord
@@ -110,6 +111,8 @@ class Agent:
         experience: list[str] | None = None,
         family: str | None = None,
         secrets: Secrets | None = None,
+        popups: str = "mark",
+        popup_guard: PopupGuard | None = None,
     ) -> None:
         self.screen = screen
         self.observer = observer
@@ -128,10 +131,17 @@ class Agent:
         self.experience = experience or []  # prompt lines from caap.memory.experience
         self.family = family
         self.secrets = secrets or Secrets()  # typed by the executor alone; never in a prompt or a file
+        # What appears by itself while the model decides ([safety] popups): off, mark (shown to the
+        # model as such) or confirm (popup_guard asks before acting on it).
+        self.popups = popups
+        self.popup_guard = popup_guard
+        self._appeared: list[Box] = []  # regions drawn by themselves since the last look
+        self._popup_ids: set[int] = set()  # ids of the elements in them, while they stay on the screen
         self.steps: list[StepRecord] = []  # this episode's step records (auto-context reads them)
         self._button_held = False  # a drag was started and not yet released
         self._moved_on_before = False  # the last batch stopped because its target changed before it ran
         self._typed = TypedValues()  # what the episode typed into which field, for the observer to read back
+        self._task = ""
 
     @classmethod
     def from_config(cls, cfg: CaapConfig, device: Device, *, observer: Observer | None = None,
@@ -141,7 +151,8 @@ class Agent:
         ``[prompt]`` section (``prompt``: other options, an ablation's), the LLM client of ``[llm]``
         and the vision observer of ``[observe]`` unless given (a benchmark worker loads its models
         once for many episodes), and ``memory``'s action cache. ``parts``: the rest of ``Agent``'s
-        keywords (trace, demonstrations, experience, family, stop, is_finished, on_step, approve, secrets)."""
+        keywords (trace, demonstrations, experience, family, stop, is_finished, on_step, approve, secrets,
+        popup_guard)."""
         if observer is None:
             from caap.observe.vision import VisionObserver
 
@@ -152,6 +163,7 @@ class Agent:
             planner = LLMClient(cfg.llm)
         if memory is not None:
             parts.setdefault("cache", memory.cache)
+        parts.setdefault("popups", cfg.safety.popups)
         return cls(screen=device.screen, observer=observer, executor=device.executor, planner=planner,
                    prompter=CaapPrompter(prompt or PromptOptions.from_config(cfg)), config=cfg.agent, **parts)
 
@@ -203,7 +215,9 @@ class Agent:
         tools = self._tools()
 
         self._typed = TypedValues()
+        self._appeared, self._popup_ids = [], set()
         names = task_names(task)  # what the observer checks its readings of names against
+        self._task = task
         frame = self.screen.capture()
         for step in range(1, cfg.max_steps + 1):
             elapsed = time.monotonic() - started
@@ -221,6 +235,7 @@ class Agent:
             observation = self.observer.observe(frame, typed=self._typed.typed(), names=names)
             shown = self._hide_secrets(observation.elements)
             elements = tracker.update(observation.elements)
+            self._mark_popups(elements)
             timings["observe"] = time.perf_counter() - t0
             # The breakdown the benchmark reports, where the screen and observer measure it.
             if isinstance(grab_ms, int | float):
@@ -248,7 +263,7 @@ class Agent:
                 timings["prompt"] = time.perf_counter() - t0
             else:
                 ctx = PromptContext(task, elements, history, last_response, errors, self.demonstrations,
-                                    self.experience)
+                                    self.experience, appeared=sorted(self._popup_ids))
                 prompt = self.prompter.build(ctx)
                 timings["prompt"] = time.perf_counter() - t0
                 record.prompt = PromptRecord(text=prompt.text, estimated_tokens=prompt.tokens, trims=prompt.trims,
@@ -341,6 +356,23 @@ class Agent:
         last item is (status, reason) when the executor failed and the episode must end."""
         executed: list[ActionRecord] = []
         timings = {"act": 0.0, "settle": 0.0}
+        first = next((a for a in planned if not a.terminal), None)
+        fresh: Image.Image | None = None  # the screen just before the first action, where it was looked at
+        if first is not None and self.popups != "off" and not self._moved_on_before and not self._button_held:
+            # What was drawn while the model decided came by itself (a pop-up, a notification) or
+            # late from the last action (a suggestion list): the plan is for a screen without it,
+            # and the model is shown what it is before anything is done.
+            looked = time.perf_counter()
+            fresh = self.screen.capture()
+            self._appeared = appeared_regions(frame, fresh)
+            timings["act"] += time.perf_counter() - looked
+            if self._appeared:
+                message = (f"{first.name} was not done: something appeared on the screen while you were "
+                           "deciding; the screen has been read again and what appeared is marked")
+                errors.append(ActionError("screen_moved_on", message, first.name))
+                executed.append(ActionRecord.of(first, Outcome.NOT_DONE, reason=message))
+                self._moved_on_before = True
+                return executed, self.screen.settle(fresh), None, timings, None
         for index, action in enumerate(planned):
             if action.terminal:
                 end = Outcome.DONE if action.spec.terminal == "done" else Outcome.FAIL
@@ -349,12 +381,16 @@ class Agent:
             if self.stop.is_set():  # halt before the next OS event
                 break
             denial = self.approve(action, elements) if self.approve else None
+            if not denial and self.popup_guard is not None and self.popups == "confirm":
+                denial = self.popup_guard(action, elements, self._popup_ids)
+            if not denial:
+                denial = self._secret_refusal(action, elements)
             if denial:
                 errors.append(ActionError("denied", denial, action.name))
                 executed.append(ActionRecord.of(action, Outcome.DENIED, reason=denial))
                 break
             looked = time.perf_counter()
-            moved_on = self._target_moved_on(action, frame)
+            moved_on = self._target_moved_on(action, frame, fresh if action is first else None)
             timings["act"] += time.perf_counter() - looked  # the look before acting is part of acting
             if moved_on:
                 # Something drawn after the screen was read (a suggestion list that opens a moment after
@@ -401,6 +437,36 @@ class Agent:
                 break
         return executed, frame, None, timings, None
 
+    def _secret_refusal(self, action: PlannedAction, elements: list[Element]) -> str | None:
+        """Why a secret may not be typed here, or None: only into a field, never into something
+        that appeared by itself, and only into a field the task names for it (its label or text
+        holds a word the task writes just before ``{NAME}``)."""
+        text = action.args.get("string_to_type")
+        if not isinstance(text, str) or not self.secrets.in_text(text):
+            return None
+        field = self._typed.receiving(elements)
+        if field is None:
+            return "a secret is typed only into a field: click the field the task names for it first"
+        if field.id in self._popup_ids:
+            return "a secret is never typed into something that appeared by itself; close it"
+        label = f"{field.text or ''} {label_of(field, elements) or ''}"
+        for name in placeholders(text):
+            if name in self.secrets.values and not self.secrets.named_for(self._task, name, label):
+                return (f"{placeholder(name)} is typed only into the field the task names for it, and this one "
+                        f"({field.label} {label.strip()!r}) is not it")
+        return None
+
+    def _mark_popups(self, elements: list[Element]) -> None:
+        """The ids of the elements that appeared by themselves: those centred in a region drawn
+        while the model decided, kept while they stay on the screen."""
+        present = {e.id for e in elements if e.visible and e.id is not None}
+        self._popup_ids &= present
+        for e in elements:
+            x, y = (e.bbox[0] + e.bbox[2]) // 2, (e.bbox[1] + e.bbox[3]) // 2
+            if e.visible and e.id is not None and any(b[0] <= x < b[2] and b[1] <= y < b[3] for b in self._appeared):
+                self._popup_ids.add(e.id)
+        self._appeared = []
+
     def _hide_secrets(self, elements: list[Element]) -> list[Box]:
         """Write each secret value the screen shows back (a field that does not mask what was typed)
         as its placeholder; the boxes where one showed."""
@@ -427,7 +493,7 @@ class Agent:
                 boxes.append(t.box)
         return boxes
 
-    def _target_moved_on(self, action: PlannedAction, frame: Image.Image) -> bool:
+    def _target_moved_on(self, action: PlannedAction, frame: Image.Image, now: Image.Image | None = None) -> bool:
         """Whether the screen has changed, since ``frame`` was read, where a pointer action aims
         (its element's box, or a few pixels around its point). Drags are not checked (what is held
         moves with the pointer), and an action held back once is not held back again in the next
@@ -441,7 +507,7 @@ class Agent:
             box = (x - 3, y - 3, x + 4, y + 4)
         else:
             return False
-        return changed_within(frame, self.screen.capture(), box) > self.config.change_threshold_px
+        return changed_within(frame, now or self.screen.capture(), box) > self.config.change_threshold_px
 
     def _changed_elsewhere(self, action: PlannedAction, history: list[HistoryEntry], change: FrameChange,
                            elements: list[Element]) -> bool:

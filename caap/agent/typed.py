@@ -37,6 +37,14 @@ class TypedValues:
         self._screen: Sequence[Element] | None = None  # the screen the last action was chosen on
         self._blurred = False  # since then a click or Tab moved the focus somewhere not followed
 
+    def receiving(self, elements: Sequence[Element]) -> Element | None:
+        """The field that keys typed now go to: the one clicked last, else the focused one."""
+        if self._field is not None:
+            return self._field
+        if self._blurred and elements is self._screen:
+            return None
+        return next((e for e in elements if e.type == ElementType.INPUT_FIELD and e.focused), None)
+
     def typed(self) -> list[Typed]:
         """The values typed this episode, one per field."""
         return [Typed(box, text) for box, text in self._values.items()]

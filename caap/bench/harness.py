@@ -37,6 +37,7 @@ import numpy as np
 from PIL import Image
 
 from caap import __version__
+from caap.act.safety import PopupGuard
 from caap.act.secrets import Secrets
 from caap.decide.ablations import ABLATIONS
 from caap.memory.cache import CacheError
@@ -200,6 +201,9 @@ class EpisodeRunner:
 
         self.settings = settings
         self._hidden = Secrets.of(settings.secrets)  # the episode's secrets: the run's and its task's
+        # popups = "confirm": nobody is at a benchmark's terminal, so acting on a pop-up is refused.
+        self._popup_guard = PopupGuard(lambda question: False) if settings.config.get("safety", {}).get(
+            "popups") == "confirm" else None
         cfg = CaapConfig.model_validate(settings.config)
         # max_steps 0 (desktop tasks): each task's own limit, set per episode.
         self.cfg = cfg.model_copy(update={"agent": cfg.agent.model_copy(
@@ -321,7 +325,7 @@ class EpisodeRunner:
                                       prompt=self.prompt, memory=self.memory, trace=trace, demonstrations=demos,
                                       is_finished=self._finished, on_step=steps.append,
                                       experience=self.memory.experience_lines(utterance, task), family=task,
-                                      secrets=self._hidden)
+                                      secrets=self._hidden, popup_guard=self._popup_guard)
             result = agent.run(utterance)
             # A desktop task is scored on the application's final state however the episode ended.
             reward = self.env.reward() if self.desktop or self.env.done() else 0.0

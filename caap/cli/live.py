@@ -44,6 +44,14 @@ def live_device(cfg: Any, *, dry_run: bool = False) -> Any:
         fail(str(exc))
 
 
+def popup_guard(cfg: Any) -> Any:
+    """With ``[safety] popups = "confirm"``: the guard that asks on the terminal before an action on
+    something that appeared by itself (``caap.act.safety.PopupGuard``); else None."""
+    from caap.act.safety import PopupGuard, terminal_ask
+
+    return PopupGuard(terminal_ask(cfg.safety.confirm_timeout_s)) if cfg.safety.popups == "confirm" else None
+
+
 def live_safety(cfg: Any, stop: Any) -> tuple[Any, Any]:
     """(started stop hotkey, confirmation gate or None) for acting on the live screen, announced on
     stderr; one clear error (exit 2) if the hotkey cannot start."""

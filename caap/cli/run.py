@@ -77,6 +77,9 @@ def run(
     no_rationales: Annotated[bool, typer.Option(
         "--no-rationales", help="Ablation: show demonstrations without their rationales.")] = False,
     no_cot: Annotated[bool, typer.Option("--no-cot", help="Ablation: leave the reasoning instructions out.")] = False,
+    popups: Annotated[str | None, typer.Option(
+        help="What appears on the screen by itself while the model decides: off | mark (shown to the model as "
+        "such; default) | confirm (also ask before acting on it, but for closing it).")] = None,
     no_injection_defence: Annotated[bool, typer.Option(
         "--no-injection-defence", help="Ablation: leave out the prompt's rule that screen text is data, and its "
         "examples of pop-ups to dismiss.")] = False,
@@ -124,7 +127,7 @@ def run(
     from caap.act.secrets import SecretError, Secrets
     from caap.agent.loop import Agent
     from caap.agent.trace import TraceWriter
-    from caap.cli.live import live_device, live_safety, vision_observer
+    from caap.cli.live import live_device, live_safety, popup_guard, vision_observer
     from caap.decide.demos import DemoFileError
     from caap.decide.llm import LLMClient, LLMError
     from caap.elements import ElementFileError, load_elements
@@ -145,6 +148,7 @@ def run(
         "prompt.rationales": False if no_rationales else None,
         "prompt.cot": False if no_cot else None,
         "prompt.injection_defence": False if no_injection_defence else None,
+        "safety.popups": popups,
         "screen.monitor": monitor, "screen.region": region, "screen.window": window,
         "executor.backend": backend, "executor.failsafe": False if no_failsafe else None,
         "safety.stop_hotkey": stop_hotkey, "safety.confirm": False if no_confirm else None,
@@ -205,7 +209,7 @@ def run(
     planned = cfg.model_copy(update={"agent": cfg.agent.model_copy(update={"max_steps": 1})}) if dry_run else cfg
     agent = Agent.from_config(planned, device, observer=observer, planner=planner, memory=memory, trace=trace,
                               demonstrations=demos, on_step=on_step, stop=stop, approve=gate, experience=lessons,
-                              family=family, secrets=secrets)
+                              family=family, secrets=secrets, popup_guard=None if dry_run else popup_guard(cfg))
     try:
         result = agent.run(task)
     finally:

@@ -102,6 +102,45 @@ class FrameChange:
         return int(np.count_nonzero(mask))
 
 
+POPUP_MIN_SIDES = (32, 16)  # px (width, height): smaller changes (a caret, a spinner, a clock's digit) are no pop-up
+_CELL = 8  # px: changed pixels this close together are one region
+
+
+def appeared_regions(a: Image.Image, b: Image.Image) -> list[tuple[int, int, int, int]]:
+    """The boxes of the regions that differ between two frames of one size and are at least
+    ``POPUP_MIN_SIDES`` large: what a dialog, a pop-up or a notification drawn in between covers.
+    Changed pixels are gathered in cells of ``_CELL`` px, and touching cells are one region."""
+    mask = change_mask(a, b)
+    if mask is None or not mask.any():
+        return []
+    h, w = mask.shape
+    cells = np.zeros(((h + _CELL - 1) // _CELL, (w + _CELL - 1) // _CELL), bool)
+    ys, xs = np.nonzero(mask)
+    cells[ys // _CELL, xs // _CELL] = True
+    seen = np.zeros_like(cells)
+    boxes = []
+    for cy, cx in zip(*(v.tolist() for v in np.nonzero(cells)), strict=True):
+        if seen[cy, cx]:
+            continue
+        stack, seen[cy, cx] = [(cy, cx)], True
+        y1, x1, y2, x2 = cy, cx, cy, cx
+        while stack:
+            y, x = stack.pop()
+            y1, x1, y2, x2 = min(y1, y), min(x1, x), max(y2, y), max(x2, x)
+            for ny in (y - 1, y, y + 1):
+                for nx in (x - 1, x, x + 1):
+                    if 0 <= ny < cells.shape[0] and 0 <= nx < cells.shape[1] and cells[ny, nx] and not seen[ny, nx]:
+                        seen[ny, nx] = True
+                        stack.append((ny, nx))
+        inside = mask[y1 * _CELL:(y2 + 1) * _CELL, x1 * _CELL:(x2 + 1) * _CELL]
+        rows, cols = np.nonzero(inside.any(axis=1))[0], np.nonzero(inside.any(axis=0))[0]
+        box = (x1 * _CELL + int(cols[0]), y1 * _CELL + int(rows[0]),
+               x1 * _CELL + int(cols[-1]) + 1, y1 * _CELL + int(rows[-1]) + 1)
+        if box[2] - box[0] >= POPUP_MIN_SIDES[0] and box[3] - box[1] >= POPUP_MIN_SIDES[1]:
+            boxes.append(box)
+    return boxes
+
+
 def changed_outside(a: Image.Image, b: Image.Image, boxes: list[tuple[int, int, int, int]],
                     margin: int = LOCAL_CHANGE_MARGIN_PX) -> int:
     """How many pixels differ between two frames outside ``boxes`` (each grown by ``margin`` for

@@ -9,12 +9,26 @@ policy whose pattern matches the task asked (``kit.POLICIES``, registered by
 from __future__ import annotations
 
 import argparse
+import functools
+import re
 import time
 from typing import Any
 
 from caap.decide.parser import action_line
 from caap.testing.llm_server import Reply, ScriptedLLMServer
-from caap.testing.planner.kit import POLICIES, Action, Prompt, fail, parse_prompt
+from caap.testing.planner.kit import (
+    POLICIES,
+    Action,
+    El,
+    Prompt,
+    click,
+    click_point,
+    fail,
+    find_all,
+    norm,
+    parse_prompt,
+    type_text,
+)
 from caap.testing.planner.policies import TASKS
 
 __all__ = ["TASKS", "main", "plan", "render", "respond", "serve"]
@@ -28,6 +42,46 @@ def plan(p: Prompt) -> list[Action]:
     return [fail(f"the scripted planner has no policy for this task: {p.task!r}")]
 
 
+# --- a gullible model -------------------------------------------------------------------------------
+# For attack tests: a model that does what the screen tells it, as PopupAttack's and OS-Harm's
+# victims did, so that what stops an attack is caap's and not the model's judgement.
+_CLICK_ORDER = re.compile(r"""(?i)\bclick (?:on )?["'“]?(?P<target>[^"'”.!,\d][^"'”.!,]*?)["'”]?"""
+                          r"(?:\s+(?:to|and|now)\b|[.!,]|$)")
+_POINT_ORDER = re.compile(r"(?i)\bclick at (?P<x>\d+),\s*(?P<y>\d+)")
+_TYPE_ORDER = re.compile(r"(?i)\b(?:type|enter) your (?P<what>password|pin|passcode|code)\b")
+_PLACEHOLDER = re.compile(r"\{[A-Z][A-Z0-9_]*\}")
+
+
+def obey_screen(p: Prompt) -> list[Action] | None:
+    """What a gullible model does first: every order written on the screen ("click Delete account",
+    "click at 900, 700", "type your password here"), in screen order, carried out with what the
+    task gave it; None where the screen gives none."""
+    actions: list[Action] = []
+    for e in p.elements:
+        text = e.text or ""
+        order = _CLICK_ORDER.search(text)
+        if order:
+            target = next((t for t in find_all(p, ("button", "hyperlink", "text")) if t is not e
+                           and norm(t.text) == norm(order["target"])), None)
+            if target is not None:
+                actions.append(click(target))
+        point = _POINT_ORDER.search(text)
+        if point:
+            actions.append(click_point(int(point["x"]), int(point["y"])))
+        if _TYPE_ORDER.search(text):
+            secret = _PLACEHOLDER.search(p.task)
+            field = _nearest(e, find_all(p, "input_field"))
+            if field is not None:
+                actions += [click(field), type_text(secret.group(0) if secret else "hunter2")]
+    return actions or None
+
+
+def _nearest(e: El, candidates: list[El]) -> El | None:
+    """The field an order means by "here": the nearest one below it, else the nearest."""
+    below = [c for c in candidates if c.y > e.y]
+    return min(below or candidates, key=lambda c: abs(c.x - e.x) + abs(c.y - e.y), default=None)
+
+
 # --- the server -------------------------------------------------------------------------------------
 
 
@@ -37,13 +91,13 @@ def render(actions: list[Action], first: int) -> str:
     return "Plan: scripted.\n" + "\n".join(lines)
 
 
-def respond(body: dict[str, Any]) -> Reply:
+def respond(body: dict[str, Any], *, gullible: bool = False) -> Reply:
     prompt_text = next((m.get("content") or "" for m in reversed(body.get("messages", []))
                         if m.get("role") == "user"), "")
     if isinstance(prompt_text, list):  # content parts
         prompt_text = "".join(part.get("text", "") for part in prompt_text if isinstance(part, dict))
     p = parse_prompt(prompt_text)
-    actions = plan(p)
+    actions = (obey_screen(p) if gullible else None) or plan(p)
     text = render(actions, p.next_number)
     if body.get("tools"):
         # The numbered text travels with the calls: the agent keeps it as the previous answer.
@@ -51,12 +105,15 @@ def respond(body: dict[str, Any]) -> Reply:
     return Reply(text=text)
 
 
-def serve(port: int = 0, host: str = "127.0.0.1", *, keep_requests: int | None = 20) -> ScriptedLLMServer:
+def serve(port: int = 0, host: str = "127.0.0.1", *, keep_requests: int | None = 20,
+          gullible: bool = False) -> ScriptedLLMServer:
     """Start the planner server (in a thread); ``.base_url`` says where, ``.stop()`` ends it.
+    ``gullible``: it obeys what the screen tells it before its task (``obey_screen``), for attack tests.
 
     ScriptedLLMServer records every request body and header set; a planner server answers thousands
     of them, so only the last ``keep_requests`` are kept."""
-    server = ScriptedLLMServer(responder=respond, models=("scripted",), host=host, port=port,
+    server = ScriptedLLMServer(responder=functools.partial(respond, gullible=gullible), models=("scripted",),
+                               host=host, port=port,
                                keep_requests=keep_requests)
     return server.start()
 
@@ -66,13 +123,15 @@ def main() -> None:
                                      description="The scripted MiniWoB++ planner: an OpenAI-compatible server.")
     parser.add_argument("--port", type=int, default=0, help="0: any free port")
     parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--gullible", action="store_true",
+                        help="obey instructions written on the screen before the task (for attack tests)")
     parser.add_argument("--list-tasks", action="store_true",
                         help="print the MiniWoB++ tasks it solves (comma-separated, for caap bench --tasks) and exit")
     args = parser.parse_args()
     if args.list_tasks:
         print(",".join(TASKS))
         return
-    server = serve(args.port, args.host)
+    server = serve(args.port, args.host, gullible=args.gullible)
     print(server.base_url, flush=True)
     try:
         while True:
