@@ -3,7 +3,10 @@ skipped, with the Debian package to install, where one is missing."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -25,3 +28,15 @@ def live(test: T) -> T:
     for mark in reversed(LIVE):
         test = mark(test)
     return test
+
+
+def window_shown(display: str, title: str, timeout: float = 10.0) -> bool:
+    """Whether a window whose title matches shows on ``display`` within ``timeout`` s (xdotool)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", title], capture_output=True,
+                               text=True, env={**os.environ, "DISPLAY": display})
+        if found.stdout.strip():
+            return True
+        time.sleep(0.1)
+    return False

@@ -4,15 +4,12 @@ model, typed by the executor alone, and found in no file a run writes."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
+from tk_form_kit import run_on_tk_form
 from typer.testing import CliRunner
 
 from caap.act.actions import ScreenState, execute, plan
@@ -20,9 +17,6 @@ from caap.act.secrets import SecretError, Secrets, masks_itself, placeholders
 from caap.agent.trace import TraceWriter
 from caap.elements import Element
 
-REPO = Path(__file__).resolve().parents[1]
-FORM = REPO / "tests" / "apps" / "tk_form.py"
-DETECTOR = REPO / "models" / "detector" / "caap-yolov8n-any.pt"
 CITY = "Transylvania-42"  # shown in clear by the form's entry: the observer reads it back
 
 
@@ -111,61 +105,23 @@ def test_caap_run_refuses_a_task_whose_secret_was_not_given(tmp_path):
     assert not (tmp_path / "traces").exists()
 
 
-def _window_shown(display: str, title: str, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", title], capture_output=True,
-                               text=True, env={**os.environ, "DISPLAY": display})
-        if found.stdout.strip():
-            return True
-        time.sleep(0.1)
-    return False
-
-
 def test_a_secret_shown_in_clear_reaches_the_app_and_no_prompt_or_file(tmp_path: Path, ppocr) -> None:
     """caap run types a secret into a real Tk entry that shows it in clear: the app holds the value,
     the model was never sent it, no file the run wrote holds it (trace, experience, the
     demonstration auto-context saved, the action cache, the regression test), and PP-OCR finds no
     trace of it in the screenshots kept."""
-    pytest.importorskip("transformers", reason="needs the vision extra")
-    pytest.importorskip("tkinter", reason="needs python3-tk")
-    from caap.bench.display import VirtualDisplay
-    from caap.testing.planner.server import serve
-
-    for tool in ("Xvfb", "xdotool"):
-        if subprocess.run(["which", tool], capture_output=True).returncode:
-            pytest.skip(f"needs {tool} (bash tools/setup.sh --system)")
-    state, traces, kept = tmp_path / "state.json", tmp_path / "traces", tmp_path / "kept"
+    traces, kept = tmp_path / "traces", tmp_path / "kept"
     task = 'Fill in the form: Name "Ada Lovelace", City "{CITY}"; tick "Subscribe"; then press "Save".'
-    planner = serve(keep_requests=None)
-    try:
-        with VirtualDisplay(640, 360) as display:
-            env = {**os.environ, "DISPLAY": display.name, "CAAP_SECRET_CITY": CITY}
-            app = subprocess.Popen([sys.executable, str(FORM), str(state), "--geometry", "480x260+0+0"], env=env)
-            try:
-                assert _window_shown(display.name, "caap test form"), "the Tk form never showed"
-                time.sleep(0.5)
-                run = subprocess.run(
-                    [sys.executable, "-m", "caap.cli", "run", task, "--base-url", planner.base_url, "--model",
-                     "scripted", "--max-steps", "6", "--backend", "xdotool", "--no-confirm", "--detector",
-                     str(DETECTOR), "--trace-dir", str(traces), "--experience", str(kept / "experience"),
-                     "--auto-context", str(kept / "demos"), "--cache", str(kept / "cache.json"),
-                     "--save-test", str(kept / "test.json"), "--json"],
-                    env=env, capture_output=True, text=True, timeout=240, cwd=REPO)
-                assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-                deadline = time.monotonic() + 5
-                while not state.exists() and time.monotonic() < deadline:
-                    time.sleep(0.1)
-                assert json.loads(state.read_text())["city"] == CITY  # the executor typed the value
-            finally:
-                app.kill()
-                app.wait(timeout=10)
-    finally:
-        planner.stop()
+    run, saved, planner = run_on_tk_form(
+        tmp_path, task, "--trace-dir", str(traces), "--experience", str(kept / "experience"), "--auto-context",
+        str(kept / "demos"), "--cache", str(kept / "cache.json"), "--save-test", str(kept / "test.json"),
+        env={"CAAP_SECRET_CITY": CITY})
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert saved is not None and saved["city"] == CITY  # the executor typed the value
     sent = json.dumps(planner.requests)
     assert "{CITY}" in sent and CITY not in sent and "Transylvania" not in sent
     assert CITY not in run.stdout + run.stderr
-    files = [p for p in tmp_path.rglob("*") if p.is_file() and p != state]  # trace, memory, test, demo
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]  # trace, memory, test, demo
     names = {p.name for p in files}
     assert {"steps.jsonl", "summary.json", "test.json", "cache.json"} <= names, names
     assert any(p.suffix == ".png" for p in files) and any(p.parent.name == "demos" for p in files), names

@@ -367,11 +367,8 @@ class Agent:
             self._appeared = appeared_regions(frame, fresh)
             timings["act"] += time.perf_counter() - looked
             if self._appeared:
-                message = (f"{first.name} was not done: something appeared on the screen while you were "
-                           "deciding; the screen has been read again and what appeared is marked")
-                errors.append(ActionError("screen_moved_on", message, first.name))
-                executed.append(ActionRecord.of(first, Outcome.NOT_DONE, reason=message))
-                self._moved_on_before = True
+                self._hold_back(first, "something appeared on the screen while you were deciding; the screen has "
+                                "been read again and what appeared is marked", errors, executed)
                 return executed, self.screen.settle(fresh), None, timings, None
         for index, action in enumerate(planned):
             if action.terminal:
@@ -395,11 +392,8 @@ class Agent:
             if moved_on:
                 # Something drawn after the screen was read (a suggestion list that opens a moment after
                 # typing) now lies where the action aims: read the screen again instead of acting blind.
-                message = (f"{action.name} was not done: the screen changed where it was aimed after it was "
-                           "read; it has been read again")
-                errors.append(ActionError("screen_moved_on", message, action.name))
-                executed.append(ActionRecord.of(action, Outcome.NOT_DONE, reason=message))
-                self._moved_on_before = True
+                self._hold_back(action, "the screen changed where it was aimed after it was read; it has been "
+                                "read again", errors, executed)
                 return executed, self.screen.settle(frame), None, timings, None
             self._moved_on_before = False
             number = (history[-1].number if history else 1) + 1
@@ -436,6 +430,15 @@ class Agent:
             if drop:
                 break
         return executed, frame, None, timings, None
+
+    def _hold_back(self, action: PlannedAction, why: str, errors: list[ActionError],
+                   executed: list[ActionRecord]) -> None:
+        """Record an action not done because the screen moved on (``why``), for the model to read; the
+        next batch is not held back again, so a screen that keeps changing cannot stall the episode."""
+        message = f"{action.name} was not done: {why}"
+        errors.append(ActionError("screen_moved_on", message, action.name))
+        executed.append(ActionRecord.of(action, Outcome.NOT_DONE, reason=message))
+        self._moved_on_before = True
 
     def _secret_refusal(self, action: PlannedAction, elements: list[Element]) -> str | None:
         """Why a secret may not be typed here, or None: only into a field, never into something
