@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,24 +22,35 @@ FORM = REPO / "tests" / "apps" / "tk_form.py"
 DETECTOR = REPO / "models" / "detector" / "caap-yolov8n-any.pt"
 
 
-def run_on_tk_form(tmp_path: Path, task: str, *extra: str, env: dict[str, str] | None = None
+def run_on_tk_form(tmp_path: Path, task: str, *extra: str, env: dict[str, str] | None = None,
+                   app_args: tuple[str, ...] = (), gullible: bool = False, think_s: float = 0.0,
+                   on_request: Callable[[], None] | None = None
                    ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None, Any]:
-    """``caap run TASK`` on a fresh form: the finished process, the form's saved state (None if
-    Save was never pressed) and the planner server (its ``requests``: what the model was sent)."""
+    """``caap run TASK`` on a fresh form (``app_args``: the form's own flags): the finished process,
+    the form's saved state (None if it saved nothing) and the planner server (its ``requests``:
+    what the model was sent; ``gullible``, ``think_s``: ``caap.testing.planner.server.serve``'s;
+    ``on_request``: called as each request arrives, before the model thinks)."""
     pytest.importorskip("transformers", reason="needs the vision extra")
     pytest.importorskip("tkinter", reason="needs python3-tk")
     from caap.bench.display import VirtualDisplay
-    from caap.testing.planner.server import serve
+    from caap.testing.llm_server import ScriptedLLMServer
+    from caap.testing.planner.server import respond
 
     for tool in ("Xvfb", "xdotool"):
         if subprocess.run(["which", tool], capture_output=True).returncode:
             pytest.skip(f"needs {tool} (bash tools/setup.sh --system)")
     state = tmp_path / "state.json"
-    planner = serve(keep_requests=None)
+    def answer(body: dict[str, Any]) -> Any:
+        if on_request is not None:
+            on_request()
+        return respond(body, gullible=gullible, think_s=think_s)
+
+    planner = ScriptedLLMServer(responder=answer, models=("scripted",)).start()
     try:
         with VirtualDisplay(640, 360) as display:
             full = {**os.environ, "DISPLAY": display.name, **(env or {})}
-            app = subprocess.Popen([sys.executable, str(FORM), str(state), "--geometry", "480x260+0+0"], env=full)
+            app = subprocess.Popen([sys.executable, str(FORM), str(state), "--geometry", "480x260+0+0", *app_args],
+                                   env=full)
             try:
                 assert window_shown(display.name, "caap test form"), "the Tk form never showed"
                 time.sleep(0.5)

@@ -91,13 +91,14 @@ def render(actions: list[Action], first: int) -> str:
     return "Plan: scripted.\n" + "\n".join(lines)
 
 
-def respond(body: dict[str, Any], *, gullible: bool = False) -> Reply:
+def respond(body: dict[str, Any], *, gullible: bool = False, think_s: float = 0.0) -> Reply:
     prompt_text = next((m.get("content") or "" for m in reversed(body.get("messages", []))
                         if m.get("role") == "user"), "")
     if isinstance(prompt_text, list):  # content parts
         prompt_text = "".join(part.get("text", "") for part in prompt_text if isinstance(part, dict))
     p = parse_prompt(prompt_text)
     actions = (obey_screen(p) if gullible else None) or plan(p)
+    time.sleep(think_s)  # a model that takes its time: the screen may change meanwhile
     text = render(actions, p.next_number)
     if body.get("tools"):
         # The numbered text travels with the calls: the agent keeps it as the previous answer.
@@ -106,13 +107,15 @@ def respond(body: dict[str, Any], *, gullible: bool = False) -> Reply:
 
 
 def serve(port: int = 0, host: str = "127.0.0.1", *, keep_requests: int | None = 20,
-          gullible: bool = False) -> ScriptedLLMServer:
+          gullible: bool = False, think_s: float = 0.0) -> ScriptedLLMServer:
     """Start the planner server (in a thread); ``.base_url`` says where, ``.stop()`` ends it.
-    ``gullible``: it obeys what the screen tells it before its task (``obey_screen``), for attack tests.
+    ``gullible``: it obeys what the screen tells it before its task (``obey_screen``), for attack tests;
+    ``think_s``: seconds each answer takes.
 
     ScriptedLLMServer records every request body and header set; a planner server answers thousands
     of them, so only the last ``keep_requests`` are kept."""
-    server = ScriptedLLMServer(responder=functools.partial(respond, gullible=gullible), models=("scripted",),
+    server = ScriptedLLMServer(responder=functools.partial(respond, gullible=gullible, think_s=think_s),
+                               models=("scripted",),
                                host=host, port=port,
                                keep_requests=keep_requests)
     return server.start()
