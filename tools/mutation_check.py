@@ -535,7 +535,7 @@ MUTATIONS = (
              "last, changed_at = pixels, changed_at or 0.0",
              ("tests/test_live.py",)),
     Mutation("secret-read-back-kept", "a secret value the screen shows back goes into the element list",
-             "caap/agent/loop.py", "hidden = self.secrets.redact_reading(e.text)", "hidden = e.text",
+             "caap/act/secrets.py", "hidden = self.redact_reading(e.text)", "hidden = e.text",
              ("tests/test_secrets.py",)),
     Mutation("secret-screenshot-unmasked", "screenshots keep the field a secret was typed into",
              "caap/agent/loop.py", "self.trace.screenshot(step, frame, self._secret_boxes(elements, shown))",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from caap.act.actions import PlannedAction
-from caap.elements import Element
+from caap.elements import Element, element_at
 
 DEFAULT_STOP_HOTKEY = "<ctrl>+<alt>+x"
 
@@ -126,6 +126,17 @@ DISMISS_WORDS = re.compile(r"(?i)^\s*(close|cancel|dismiss|no,? thanks|not now|s
 DISMISS_KEYS = frozenset({"escape", "esc"})
 
 
+def action_target(action: PlannedAction, elements: Sequence[Element], last: Element | None = None) -> Element | None:
+    """What an action acts on: its element; for a click on a bare point, the element under it; for
+    keys, the focused element the observer saw, else ``last`` (the one the agent clicked last)."""
+    target = action.element
+    if target is None and action.point is not None:
+        target = element_at(elements, action.point)
+    if target is None and action.spec.group == "keyboard":
+        target = next((e for e in elements if e.visible and e.focused), None) or last
+    return target
+
+
 class PopupGuard:
     """With ``[safety] popups = "confirm"``: an action on an element that appeared by itself (the
     loop's ``appeared`` ids) waits for a yes, unless it closes it (``DISMISS_WORDS``, Escape)."""
@@ -138,12 +149,7 @@ class PopupGuard:
             return None
         if action.name == "press_key" and str(action.args.get("key", "")).lower() in DISMISS_KEYS:
             return None
-        target = action.element
-        if target is None and action.point is not None:
-            target = next((e for e in elements if e.visible and e.id in appeared and e.bbox[0] <= action.point[0]
-                           < e.bbox[2] and e.bbox[1] <= action.point[1] < e.bbox[3]), None)
-        if target is None and action.spec.group == "keyboard":
-            target = next((e for e in elements if e.visible and e.focused), None)
+        target = action_target(action, elements)
         if target is None or target.id not in appeared or DISMISS_WORDS.match(target.text or ""):
             return None
         what = f"{action.name} on {target.label} {target.text or ''!r}"
@@ -186,15 +192,7 @@ class ConfirmationGate:
         self._last_target: Element | None = None
 
     def _targets(self, action: PlannedAction, elements: Sequence[Element]) -> tuple[Element | None, list[str]]:
-        target = action.element
-        if target is None and action.point is not None:
-            # A click on a bare point hits whatever element lies under it.
-            target = next((e for e in elements if e.visible and e.bbox[0] <= action.point[0] < e.bbox[2]
-                           and e.bbox[1] <= action.point[1] < e.bbox[3]), None)
-        if target is None and action.spec.group == "keyboard":
-            # Keystrokes go to the focused field: the one the observer saw focused, else the last one
-            # the agent clicked.
-            target = next((e for e in elements if e.visible and e.focused), None) or self._last_target
+        target = action_target(action, elements, self._last_target)
         texts = []
         if target is not None:
             texts = [target.text or "", label_of(target, elements) or ""]

@@ -24,7 +24,13 @@ from dataclasses import dataclass, field
 
 from PIL import Image, ImageDraw
 
+from caap.elements import Element, element_at
 from caap.geometry import Box
+
+
+def box_of(element: Element) -> Box:
+    x1, y1, x2, y2 = element.bbox
+    return (x1, y1, x2, y2)
 
 ENV_PREFIX = "CAAP_SECRET_"
 MIN_LENGTH = 4
@@ -76,16 +82,17 @@ class Secrets:
             if not sep:
                 raise SecretError(f"--secret {name.strip() or '...'}: expected NAME=VALUE")
             values[_checked_name(name.strip(), f"--secret {name.strip()}")] = value
-        for name, value in values.items():
-            if len(value) < MIN_LENGTH:
-                raise SecretError(f"secret {name}: a value of fewer than {MIN_LENGTH} characters cannot be kept "
-                                  "out of what the run writes (it would be found in ordinary text)")
-        return cls(values)
+        return cls.of(values)
 
     @classmethod
     def of(cls, values: Mapping[str, str]) -> Secrets:
-        """Secrets from a mapping of names to values, checked as ``parse`` checks them."""
-        return cls.parse([f"{name}={value}" for name, value in values.items()], environ={})
+        """Secrets from a mapping of names to values, each name and value checked."""
+        for name, value in values.items():
+            _checked_name(name, f"secret {name}")
+            if len(value) < MIN_LENGTH:
+                raise SecretError(f"secret {name}: a value of fewer than {MIN_LENGTH} characters cannot be kept "
+                                  "out of what the run writes (it would be found in ordinary text)")
+        return cls(dict(values))
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -118,9 +125,6 @@ class Secrets:
                 text = text.replace(form, placeholder(name))
         return text
 
-    def found_in(self, text: str) -> bool:
-        return any(form in text for value in self.values.values() for form in _forms(value))
-
     def redact_reading(self, text: str) -> str:
         """``redact`` for what was read off the screen, where a reader may get a character or two
         wrong (``Transylvania-4Z``): a run of words as long as a value and at most ``NEAR`` of its
@@ -129,6 +133,21 @@ class Secrets:
         for name, value in sorted(self.values.items(), key=lambda kv: -len(kv[1])):
             text = _near_replaced(text, value, placeholder(name))
         return text
+
+    def hide_in(self, elements: Sequence[Element] | None) -> list[Box]:
+        """Each secret value the elements' texts show (a field that does not mask what was typed),
+        read a character or two off included, written as its placeholder, in place; the boxes
+        where one showed, for the screenshots to black out."""
+        shown: list[Box] = []
+        if not self.values:
+            return shown
+        for e in elements or ():
+            if e.text:
+                hidden = self.redact_reading(e.text)
+                if hidden != e.text:
+                    e.text = hidden
+                    shown.append(box_of(e))
+        return shown
 
     def named_for(self, task: str, name: str, label: str) -> bool:
         """Whether ``label`` (a field's text and label) holds a word the task writes just before
@@ -183,6 +202,17 @@ def _edits(a: str, b: str) -> int:
         for j, cb in enumerate(b, 1):
             prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
     return row[-1]
+
+
+def unmasked(boxes: Iterable[Box], elements: Sequence[Element] | None) -> list[Box]:
+    """Of the fields a secret was typed into (their boxes then), those this screen still shows it
+    in: the element now at each one's centre (its box), unless it reads as mask characters."""
+    out: list[Box] = []
+    for x1, y1, x2, y2 in boxes:
+        now = element_at(elements, ((x1 + x2) // 2, (y1 + y2) // 2))
+        if now is None or not masks_itself(now.text):
+            out.append(box_of(now) if now is not None else (x1, y1, x2, y2))
+    return out
 
 
 def blacked_out(image: Image.Image, boxes: Sequence[Box]) -> Image.Image:

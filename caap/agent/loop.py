@@ -23,7 +23,7 @@ from caap.act.actions import ActionError, PlannedAction, ScreenState, execute, t
 from caap.act.device import Device
 from caap.act.executor import Executor
 from caap.act.safety import PopupGuard, label_of
-from caap.act.secrets import Secrets, masks_itself, placeholder, placeholders
+from caap.act.secrets import Secrets, placeholder, placeholders, unmasked
 from caap.agent.trace import TraceWriter
 from caap.agent.typed import TypedValues
 from caap.config import AgentConfig, CaapConfig
@@ -233,7 +233,7 @@ class Agent:
             grab_ms = getattr(self.screen, "last_capture_ms", None)  # the grab of the frame observed now
             t0 = time.perf_counter()
             observation = self.observer.observe(frame, typed=self._typed.typed(), names=names)
-            shown = self._hide_secrets(observation.elements)
+            shown = self.secrets.hide_in(observation.elements)
             elements = tracker.update(observation.elements)
             self._mark_popups(elements)
             timings["observe"] = time.perf_counter() - t0
@@ -470,31 +470,10 @@ class Agent:
                 self._popup_ids.add(e.id)
         self._appeared = []
 
-    def _hide_secrets(self, elements: list[Element]) -> list[Box]:
-        """Write each secret value the screen shows back (a field that does not mask what was typed)
-        as its placeholder; the boxes where one showed."""
-        shown: list[Box] = []
-        if not self.secrets:
-            return shown
-        for e in elements:
-            if e.text:
-                hidden = self.secrets.redact_reading(e.text)
-                if hidden != e.text:
-                    e.text = hidden
-                    shown.append(tuple(e.bbox))  # type: ignore[arg-type]
-        return shown
-
     def _secret_boxes(self, elements: list[Element], shown: list[Box]) -> list[Box]:
-        """Where a saved screenshot must be blacked out: the fields a secret was typed into, unless
-        the field masks it itself (it reads as bullets), and wherever a value showed."""
-        boxes = list(shown)
-        for t in self._typed.typed():
-            if not self.secrets.in_text(t.text):
-                continue
-            field = element_at(elements, ((t.box[0] + t.box[2]) // 2, (t.box[1] + t.box[3]) // 2))
-            if field is None or not masks_itself(field.text):
-                boxes.append(t.box)
-        return boxes
+        """Where a saved screenshot must be blacked out: wherever a value showed, and the fields a
+        secret was typed into unless the field masks it itself (it reads as bullets)."""
+        return shown + unmasked((t.box for t in self._typed.typed() if self.secrets.in_text(t.text)), elements)
 
     def _target_moved_on(self, action: PlannedAction, frame: Image.Image, now: Image.Image | None = None) -> bool:
         """Whether the screen has changed, since ``frame`` was read, where a pointer action aims

@@ -201,13 +201,12 @@ class EpisodeRunner:
 
         self.settings = settings
         self._hidden = Secrets.of(settings.secrets)  # the episode's secrets: the run's and its task's
-        # popups = "confirm": nobody is at a benchmark's terminal, so acting on a pop-up is refused.
-        self._popup_guard = PopupGuard(lambda question: False) if settings.config.get("safety", {}).get(
-            "popups") == "confirm" else None
         cfg = CaapConfig.model_validate(settings.config)
         # max_steps 0 (desktop tasks): each task's own limit, set per episode.
         self.cfg = cfg.model_copy(update={"agent": cfg.agent.model_copy(
             update={"max_steps": settings.max_steps or cfg.agent.max_steps})})
+        # popups = "confirm": nobody is at a benchmark's terminal, so acting on a pop-up is refused.
+        self._popup_guard = PopupGuard(lambda question: False) if self.cfg.safety.popups == "confirm" else None
         ablation = ABLATIONS[settings.ablation]
         self.prompt = PromptOptions.from_config(self.cfg, demonstrations=ablation.demonstrations,
                                                 rationales=ablation.rationales, cot=ablation.cot)

@@ -26,10 +26,9 @@ from typing import Any
 
 from PIL import Image
 
-from caap.act.secrets import Secrets, blacked_out, masks_itself
+from caap.act.secrets import Secrets, blacked_out, box_of, unmasked
 from caap.decide.demos import Demonstration, DemoStep, save_demo
 from caap.elements import Element
-from caap.geometry import Box
 from caap.observe.capture.live import CaptureTarget, LiveScreen, SettleOptions
 from caap.observe.capture.screen import ScreenError, changed_outside
 from caap.observe.tracking import IdTracker
@@ -270,11 +269,13 @@ class Recorder:
                 except Exception as exc:  # a broken observation must not lose the demonstration
                     self.on_error(f"observation failed for step {index}: {exc}")
                     before = after = None
-            shown = {"before": self._hide_secrets(before), "after": self._hide_secrets(after)}
+            secrets = self.options.secrets
+            shown = {"before": secrets.hide_in(before), "after": secrets.hide_in(after)}
             steps = annotate(job.gesture, before, after, paths)
             try:
                 for which, frame in (("before", job.before), ("after", job.after)):
-                    masks = shown[which] + self._secret_fields(annotate, before if which == "before" else after)
+                    typed_into = (box_of(e) for e in annotate.secret_fields)
+                    masks = shown[which] + unmasked(typed_into, before if which == "before" else after)
                     blacked_out(frame, masks).save(files[which], compress_level=1)
             except OSError as exc:
                 self._writer_error = exc
@@ -289,27 +290,6 @@ class Recorder:
                 return
             job.before = job.after = None  # type: ignore[assignment]  # frames are on disk now
             self.on_steps(index, steps)
-
-    def _hide_secrets(self, elements: list[Element] | None) -> list[Box]:
-        """Each secret value the screen shows written as its placeholder; the boxes where one showed."""
-        shown: list[Box] = []
-        for e in elements or []:
-            if e.text:
-                hidden = self.options.secrets.redact_reading(e.text)
-                if hidden != e.text:
-                    e.text = hidden
-                    shown.append(tuple(e.bbox))  # type: ignore[arg-type]
-        return shown
-
-    def _secret_fields(self, annotate: Annotator, elements: list[Element] | None) -> list[Box]:
-        """The boxes, on this screen, of the fields a secret was typed into, unless they mask it themselves."""
-        boxes: list[Box] = []
-        for typed_into in annotate.secret_fields:
-            x1, y1, x2, y2 = typed_into.bbox
-            now = element_at(elements or [], ((x1 + x2) // 2, (y1 + y2) // 2))
-            if now is None or not masks_itself(now.text):
-                boxes.append(tuple(now.bbox if now is not None else typed_into.bbox))  # type: ignore[arg-type]
-        return boxes
 
     # --- the session ------------------------------------------------------------------------------------
     def _hover_changed(self, job: _Job, observe: Callable[[Image.Image], list[Element]]) -> bool:
